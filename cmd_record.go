@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/proxy"
+	"github.com/tapedeck/tapedeck/recorder"
+	"github.com/tapedeck/tapedeck/store"
+)
+
+// ingestWait bounds how long a finished shim waits for the database; past
+// it the spool stays and the next tapedeck command ingests it.
+const ingestWait = time.Second
+
+func (e *env) recordCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "record",
+		Usage:     "run a plugin and record everything it says and hears",
+		ArgsUsage: "[--name N] [--tag k=v]… -- COMMAND [ARGS…]",
+		Description: "A transparent shim: stdin, stdout and stderr pass through byte for byte,\n" +
+			"every line is stored with its time, and the plugin's exit status is ours.\n" +
+			"Nothing but the plugin's own output ever reaches stdout.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", Usage: "a name for the session"},
+			&cli.StringSliceFlag{Name: "tag", Usage: "a `key=value` tag (repeatable)"},
+			&cli.IntFlag{Name: "max-frame", Value: proxy.DefaultMaxLine, Usage: "store at most this many `bytes` of a line; longer lines pass whole and are stored cut"},
+		},
+		Action: e.record,
+	}
+}
+
+func (e *env) record(c *cli.Context) error {
+	argv := c.Args().Slice()
+	if len(argv) == 0 {
+		return fail(2, "record: no command given: tapedeck record -- COMMAND [ARGS…]")
+	}
+	tags := map[string]string{}
+	for _, t := range c.StringSlice("tag") {
+		k, v, ok := strings.Cut(t, "=")
+		if !ok || k == "" {
+			return fail(2, "record: --tag %q is not key=value", t)
+		}
+		tags[k] = v
+	}
+	cwd, _ := os.Getwd()
+	started := time.Now()
+	meta := &frame.Session{
+		ID:       frame.NewID(started),
+		Name:     c.String("name"),
+		Command:  argv,
+		Cwd:      cwd,
+		Env:      agenttyEnv(),
+		Started:  started,
+		Status:   frame.StatusRecording,
+		Tapedeck: version(),
+	}
+	if len(tags) > 0 {
+		meta.Tags = tags
+	}
+
+	// Signals for the child; SIGPIPE and SIGXFSZ are caught (not ignored,
+	// which the child would inherit) so that a closed stdout or a file size
+	// limit turns into an error we handle instead of killing the shim.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	quiet := make(chan os.Signal, 1)
+	signal.Notify(quiet, syscall.SIGPIPE, syscall.SIGXFSZ)
+	defer signal.Stop(sigs)
+	defer signal.Stop(quiet)
+
+	var rec *recorder.Recorder
+	st, err := store.Open(c.String("store"), nil)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tapedeck: cannot record (%v); the plugin runs unrecorded\n", err)
+	} else {
+		rec, _ = recorder.Start(st.SpoolPath(meta.ID), meta, e.stderr)
+	}
+	var sink proxy.Sink
+	if rec != nil {
+		sink = rec
+	}
+
+	res, runErr := proxy.Run(c.Context, proxy.Config{
+		Command: argv,
+		Stdin:   e.stdin,
+		Stdout:  e.stdout,
+		Stderr:  e.stderr,
+		Sink:    sink,
+		Signals: sigs,
+		MaxLine: c.Int("max-frame"),
+	})
+
+	end := frame.End{Ended: time.Now(), Status: frame.StatusComplete}
+	code := res.Code
+	var msg string
+	switch {
+	case errors.Is(runErr, proxy.ErrNotFound):
+		code, msg = 127, fmt.Sprintf("%s: command not found", argv[0])
+	case errors.Is(runErr, proxy.ErrNotExecutable):
+		code, msg = 126, fmt.Sprintf("%s: permission denied (not executable)", argv[0])
+	case runErr != nil:
+		code, msg = 126, runErr.Error()
+	default:
+		if res.Signal != 0 {
+			end.Exit.Signal = frame.SignalName(int(res.Signal))
+		} else {
+			c := res.Code
+			end.Exit.Code = &c
+		}
+	}
+	if runErr != nil {
+		end.Status, end.Error = frame.StatusFailedToStart, msg
+	}
+	if rec != nil && rec.Spool() != nil {
+		w := rec.Spool()
+		if err := rec.Finish(end); err == nil {
+			if err := st.Ingest(w.Path(), ingestWait); err != nil && !errors.Is(err, store.ErrBusy) {
+				fmt.Fprintf(e.stderr, "tapedeck: session %s stays in %s: %v\n", meta.ID, w.Path(), err)
+			}
+		}
+		w.Close()
+	}
+	if msg != "" {
+		return fail(code, "%s", msg)
+	}
+	return &exitError{code: code}
+}
+
+// agenttyEnv collects the AGENTTY_* variables the host set.
+func agenttyEnv() map[string]string {
+	m := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "AGENTTY_") {
+			m[k] = v
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}

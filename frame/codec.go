@@ -1,0 +1,127 @@
+package frame
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+const (
+	flagNoEOL = 1 << iota
+	flagCut
+	flagEvent
+	flagCode
+)
+
+// AppendHeader appends the binary encoding of everything in f but Raw to dst.
+// A full encoding is the header followed by Raw; see Decode.
+func AppendHeader(dst []byte, f *Frame) []byte {
+	var flags byte
+	if f.NoEOL {
+		flags |= flagNoEOL
+	}
+	if f.Cut != nil {
+		flags |= flagCut
+	}
+	if f.Event != "" {
+		flags |= flagEvent
+	}
+	if f.Code != nil {
+		flags |= flagCode
+	}
+	dst = append(dst, flags, byte(f.Dir))
+	dst = binary.AppendUvarint(dst, f.Seq)
+	dst = binary.AppendVarint(dst, f.At)
+	if f.Cut != nil {
+		dst = binary.AppendUvarint(dst, uint64(f.Cut.Len))
+		dst = append(dst, f.Cut.SHA256[:]...)
+	}
+	if f.Event != "" {
+		dst = appendString(dst, f.Event)
+		dst = appendString(dst, f.Signal)
+	}
+	if f.Code != nil {
+		dst = binary.AppendVarint(dst, int64(*f.Code))
+	}
+	return dst
+}
+
+// Append appends the full binary encoding of f (header and Raw) to dst.
+func Append(dst []byte, f *Frame) []byte {
+	return append(AppendHeader(dst, f), f.Raw...)
+}
+
+// DecodeHeader decodes a header written by AppendHeader and returns the frame
+// (Raw unset) and the bytes that follow the header.
+func DecodeHeader(b []byte) (Frame, []byte, error) {
+	var f Frame
+	if len(b) < 2 {
+		return f, nil, ErrTruncated
+	}
+	flags, dir := b[0], Dir(b[1])
+	if dir > Err {
+		return f, nil, fmt.Errorf("decode frame: %w: %d", ErrBadDir, dir)
+	}
+	f.Dir = dir
+	f.NoEOL = flags&flagNoEOL != 0
+	b = b[2:]
+	var n int
+	if f.Seq, n = binary.Uvarint(b); n <= 0 {
+		return f, nil, ErrTruncated
+	}
+	b = b[n:]
+	if f.At, n = binary.Varint(b); n <= 0 {
+		return f, nil, ErrTruncated
+	}
+	b = b[n:]
+	if flags&flagCut != 0 {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || len(b) < n+32 || l > 1<<62 {
+			return f, nil, ErrTruncated
+		}
+		f.Cut = &Cut{Len: int64(l)}
+		copy(f.Cut.SHA256[:], b[n:n+32])
+		b = b[n+32:]
+	}
+	if flags&flagEvent != 0 {
+		var err error
+		if f.Event, b, err = readString(b); err != nil {
+			return f, nil, err
+		}
+		if f.Signal, b, err = readString(b); err != nil {
+			return f, nil, err
+		}
+	}
+	if flags&flagCode != 0 {
+		c, n := binary.Varint(b)
+		if n <= 0 {
+			return f, nil, ErrTruncated
+		}
+		code := int(c)
+		f.Code = &code
+		b = b[n:]
+	}
+	return f, b, nil
+}
+
+// Decode decodes a full encoding written by Append. Raw aliases b.
+func Decode(b []byte) (Frame, error) {
+	f, rest, err := DecodeHeader(b)
+	if err != nil {
+		return f, err
+	}
+	f.Raw = rest
+	return f, nil
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func readString(b []byte) (string, []byte, error) {
+	l, n := binary.Uvarint(b)
+	if n <= 0 || uint64(len(b)-n) < l {
+		return "", nil, ErrTruncated
+	}
+	return string(b[n : n+int(l)]), b[n+int(l):], nil
+}

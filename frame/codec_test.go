@@ -1,0 +1,56 @@
+package frame
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+)
+
+func TestCodecRoundTrip(t *testing.T) {
+	code := 3
+	cases := []Frame{
+		{Seq: 1, At: 0, Dir: In, Raw: []byte(`{"jsonrpc":"2.0"}`)},
+		{Seq: 2, At: 12345, Dir: Out, Raw: []byte("a\rb\x00\xff"), NoEOL: true},
+		{Seq: 1 << 40, At: -5, Dir: Err, Raw: []byte{}},
+		{Seq: 7, At: 9, Dir: Out, Raw: []byte("first"), Cut: &Cut{Len: 1 << 30, SHA256: [32]byte{1, 2, 3}}},
+		{Seq: 8, At: 10, Event: EventExit, Code: &code},
+		{Seq: 9, At: 11, Event: EventSignal, Signal: "SIGTERM"},
+		{Seq: 10, At: 12, Dir: In, Event: EventEOF},
+	}
+	for _, want := range cases {
+		enc := Append(nil, &want)
+		got, err := Decode(enc)
+		if err != nil {
+			t.Fatalf("Decode(Append(%+v)): %v", want, err)
+		}
+		if got.Raw == nil {
+			got.Raw = []byte{}
+		}
+		if want.Raw == nil {
+			want.Raw = []byte{}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	code := 1
+	f.Add(Append(nil, &Frame{Seq: 1, Dir: In, Raw: []byte("x")}))
+	f.Add(Append(nil, &Frame{Seq: 2, Event: EventExit, Code: &code, Cut: &Cut{Len: 9}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fr, err := Decode(b)
+		if err != nil {
+			return
+		}
+		// What decodes must encode back to the same bytes' meaning.
+		again, err := Decode(Append(nil, &fr))
+		if err != nil {
+			t.Fatalf("re-decode: %v", err)
+		}
+		if !bytes.Equal(again.Raw, fr.Raw) || again.Seq != fr.Seq || again.Event != fr.Event {
+			t.Fatalf("re-decode differs: %+v vs %+v", again, fr)
+		}
+	})
+}

@@ -1,0 +1,168 @@
+// Package frame owns tapedeck's data model: the frame (one line as it crossed
+// the shim), the lifecycle events that sit between frames on a session's
+// timeline, and the session metadata. It also owns the compact binary codec
+// that the spool and the store share. It imports only the standard library
+// and knows nothing of processes, files or databases.
+package frame
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Dir is the stream a frame crossed.
+type Dir uint8
+
+// The three streams of a plugin process.
+const (
+	In  Dir = 1 // host → plugin (the plugin's stdin)
+	Out Dir = 2 // plugin → host (the plugin's stdout)
+	Err Dir = 3 // the plugin's stderr
+)
+
+// String returns "in", "out" or "err" (the tape spelling).
+func (d Dir) String() string {
+	switch d {
+	case In:
+		return "in"
+	case Out:
+		return "out"
+	case Err:
+		return "err"
+	}
+	return fmt.Sprintf("dir(%d)", uint8(d))
+}
+
+// ParseDir is the inverse of String.
+func ParseDir(s string) (Dir, error) {
+	switch s {
+	case "in":
+		return In, nil
+	case "out":
+		return Out, nil
+	case "err":
+		return Err, nil
+	}
+	return 0, fmt.Errorf("%w: %q (want in, out or err)", ErrBadDir, s)
+}
+
+// Lifecycle event names, as spelled on tapes.
+const (
+	EventEOF    = "eof"    // the host closed the plugin's stdin
+	EventSignal = "signal" // a signal reached the shim and was passed on
+	EventClosed = "closed" // the plugin closed its stdout
+	EventExit   = "exit"   // the plugin exited (Code or Signal)
+	EventGone   = "gone"   // the host stopped reading our stdout (EPIPE); output is recorded, not delivered
+)
+
+// Sentinel errors of this package.
+var (
+	ErrBadDir    = errors.New("bad direction")
+	ErrTruncated = errors.New("truncated frame encoding")
+)
+
+// Cut describes a frame whose stored Raw holds only its first bytes because
+// the line was longer than the recording cap.
+type Cut struct {
+	Len    int64    // the full length of the line, without its newline
+	SHA256 [32]byte // the hash of the full line
+}
+
+// Frame is one entry of a session's timeline: a line (Event == "") or a
+// lifecycle event (Event != "").
+type Frame struct {
+	Seq uint64 // 1, 2, 3 … in the order the shim saw complete lines and events
+	At  int64  // nanoseconds since the session started (monotonic clock)
+	Dir Dir    // the stream; for events the stream concerned, or 0
+	Raw []byte // the exact bytes of the line without its "\n"
+	// NoEOL marks an unterminated last line.
+	NoEOL bool
+	// Cut is non-nil when Raw is only the first bytes of a longer line.
+	Cut *Cut
+
+	Event  string // lifecycle event name, "" for a line
+	Signal string // for signal and exit events: the signal name, e.g. "SIGTERM"
+	Code   *int   // for exit events: the exit code when the plugin exited normally
+}
+
+// IsEvent reports whether f is a lifecycle event rather than a line.
+func (f *Frame) IsEvent() bool { return f.Event != "" }
+
+// Counts holds one number per stream.
+type Counts struct {
+	In  int64 `json:"in"`
+	Out int64 `json:"out"`
+	Err int64 `json:"err"`
+}
+
+// Add adds n to the count of d.
+func (c *Counts) Add(d Dir, n int64) {
+	switch d {
+	case In:
+		c.In += n
+	case Out:
+		c.Out += n
+	case Err:
+		c.Err += n
+	}
+}
+
+// Plugin identifies the plugin, as the host told it in `initialize`.
+type Plugin struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Exit is how the plugin ended: Code for a normal exit, Signal when a signal
+// killed it. Both empty when it never ran.
+type Exit struct {
+	Code   *int   `json:"code"`
+	Signal string `json:"signal,omitempty"`
+}
+
+// Lost says what a recording could not keep.
+type Lost struct {
+	Frames int64  `json:"frames"`
+	Bytes  int64  `json:"bytes"`
+	Reason string `json:"reason"`
+}
+
+// Session statuses.
+const (
+	StatusRecording     = "recording"
+	StatusComplete      = "complete"
+	StatusInterrupted   = "interrupted"
+	StatusFailedToStart = "failed-to-start"
+)
+
+// Session is the metadata of one recording.
+type Session struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+	Command     []string          `json:"command"`
+	Cwd         string            `json:"cwd"`
+	Env         map[string]string `json:"env,omitempty"`
+	Plugin      Plugin            `json:"plugin"`
+	APIVersion  int               `json:"apiVersion,omitempty"`
+	HostVersion string            `json:"hostVersion,omitempty"`
+	Started     time.Time         `json:"started"`
+	Ended       *time.Time        `json:"ended"`
+	Status      string            `json:"status"`
+	Exit        Exit              `json:"exit"`
+	Frames      Counts            `json:"frames"`
+	Bytes       Counts            `json:"bytes"`
+	Lost        *Lost             `json:"lost,omitempty"`
+	Error       string            `json:"error,omitempty"`
+	Tapedeck    string            `json:"tapedeck"`
+}
+
+// Duration is how long the session ran (until now when it has not ended).
+func (s *Session) Duration(now time.Time) time.Duration {
+	if s.Ended != nil {
+		return s.Ended.Sub(s.Started)
+	}
+	return now.Sub(s.Started)
+}

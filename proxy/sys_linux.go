@@ -1,0 +1,9 @@
+package proxy
+
+import "syscall"
+
+// sysProcAttr makes the kernel kill the child when the thread that started it
+// ends: if the shim is SIGKILLed, the plugin does not live on as an orphan.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package proxy
+
+import "syscall"
+
+// sysProcAttr: outside Linux there is no parent-death signal. On macOS a
+// plugin whose shim is SIGKILLed sees its stdin close (the shim held the only
+// write end) and is expected to exit on EOF, as the protocol asks.
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }

@@ -1,0 +1,296 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/spool"
+)
+
+// Sessions lists every session, newest first: those in the database and those
+// still in spools (recording, or finished but not yet ingested).
+func (s *Store) Sessions() ([]frame.Session, error) {
+	var list []frame.Session
+	seen := map[string]bool{}
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSessions)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var m frame.Session
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("session %s: %w", k, err)
+			}
+			seen[m.ID] = true
+			list = append(list, m)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	live, err := s.liveSessions(seen)
+	if err != nil {
+		return nil, err
+	}
+	list = append(list, live...)
+	sort.SliceStable(list, func(i, j int) bool {
+		if !list[i].Started.Equal(list[j].Started) {
+			return list[i].Started.After(list[j].Started)
+		}
+		return list[i].ID > list[j].ID
+	})
+	return list, nil
+}
+
+// liveSessions reads the sessions that are still spools.
+func (s *Store) liveSessions(skip map[string]bool) ([]frame.Session, error) {
+	paths, err := s.spools()
+	if err != nil {
+		return nil, err
+	}
+	var list []frame.Session
+	for _, path := range paths {
+		m, err := s.spoolSession(path, nil)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // ingested meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !skip[m.ID] {
+			list = append(list, *m)
+		}
+	}
+	return list, nil
+}
+
+// spoolSession reads a spool's metadata and counts, streaming its frames to
+// fn when fn is set. A spool whose writer holds its lock is recording; one
+// with an end record is finished; one without, whose writer is gone, is
+// interrupted.
+func (s *Store) spoolSession(path string, fn func(*frame.Frame) error) (*frame.Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := spool.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("read spool %s: %w", path, err)
+	}
+	meta, err := readSpoolMeta(r)
+	if err != nil {
+		return nil, fmt.Errorf("read spool %s: %w", path, err)
+	}
+	d := deriver{meta: meta}
+	var end *frame.End
+	var lastAt int64
+	for {
+		typ, p, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read spool %s: %w", path, err)
+		}
+		switch typ {
+		case spool.TypeFrame:
+			fr, err := frame.Decode(p)
+			if err != nil {
+				return nil, fmt.Errorf("read spool %s: %w", path, err)
+			}
+			d.see(&fr)
+			lastAt = fr.At
+			if fn != nil {
+				if err := fn(&fr); err != nil {
+					return nil, err
+				}
+			}
+		case spool.TypeEnd:
+			end = new(frame.End)
+			if err := json.Unmarshal(p, end); err != nil {
+				return nil, fmt.Errorf("read spool %s: end record: %w", path, err)
+			}
+		}
+	}
+	if end != nil {
+		applyEnd(meta, end, lastAt)
+		return meta, nil
+	}
+	if l, err := spool.TryLock(path); err == nil {
+		l.Release()
+		applyEnd(meta, nil, lastAt)
+		return meta, nil
+	}
+	meta.Status = frame.StatusRecording
+	return meta, nil
+}
+
+// Session returns the metadata of the session with exactly this id.
+func (s *Store) Session(id string) (*frame.Session, error) {
+	var m *frame.Session
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSessions)
+		if b == nil {
+			return nil
+		}
+		if v := b.Get([]byte(id)); v != nil {
+			m = new(frame.Session)
+			return json.Unmarshal(v, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	if m != nil {
+		return m, nil
+	}
+	m, err = s.spoolSession(s.SpoolPath(id), nil)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return m, err
+}
+
+// Resolve turns a session reference into a session: a full id, a unique id
+// prefix, a name (the newest session of that name wins only when it is the
+// only one), or "last" (the newest session).
+func (s *Store) Resolve(ref string) (*frame.Session, error) {
+	list, err := s.Sessions()
+	if err != nil {
+		return nil, err
+	}
+	return resolve(list, ref)
+}
+
+func resolve(list []frame.Session, ref string) (*frame.Session, error) {
+	if ref == "" {
+		return nil, fmt.Errorf("%w: empty session reference", ErrNotFound)
+	}
+	if ref == "last" {
+		if len(list) == 0 {
+			return nil, fmt.Errorf("%w: the store has no sessions yet", ErrNotFound)
+		}
+		return &list[0], nil
+	}
+	var byID, byName []*frame.Session
+	for i := range list {
+		m := &list[i]
+		if m.ID == ref {
+			return m, nil
+		}
+		if strings.HasPrefix(m.ID, strings.ToLower(ref)) {
+			byID = append(byID, m)
+		}
+		if m.Name == ref {
+			byName = append(byName, m)
+		}
+	}
+	for _, cands := range [][]*frame.Session{byName, byID} {
+		switch len(cands) {
+		case 0:
+			continue
+		case 1:
+			return cands[0], nil
+		}
+		var b strings.Builder
+		for i, c := range cands {
+			if i == 8 {
+				fmt.Fprintf(&b, ", … %d more", len(cands)-8)
+				break
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(c.ID)
+			if c.Name != "" {
+				fmt.Fprintf(&b, " (%s)", c.Name)
+			}
+		}
+		return nil, fmt.Errorf("%w: %q matches %d sessions: %s; give more of the id", ErrAmbiguous, ref, len(cands), b.String())
+	}
+	return nil, fmt.Errorf("%w: %q (see tapedeck ls)", ErrNotFound, ref)
+}
+
+// Frames calls fn with every frame of session id in order, from the database
+// or, for a session not yet ingested, from its spool. The frame and its Raw
+// are valid only during the call. An error from fn stops the walk and is
+// returned as it is.
+func (s *Store) Frames(id string, fn func(*frame.Frame) error) error {
+	found := false
+	err := s.view(func(tx *bolt.Tx) error {
+		frames := tx.Bucket(bucketFrames).Bucket([]byte(id))
+		if tx.Bucket(bucketSessions).Get([]byte(id)) == nil {
+			return nil
+		}
+		found = true
+		if frames == nil {
+			return nil
+		}
+		chunks := tx.Bucket(bucketChunks).Bucket([]byte(id))
+		var big []byte
+		c := frames.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			f, err := decodeValue(k, v, chunks, &big)
+			if err != nil {
+				return fmt.Errorf("frame %x: %w", k, err)
+			}
+			if err := fn(&f); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || found {
+		return err
+	}
+	_, err = s.spoolSession(s.SpoolPath(id), fn)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return err
+}
+
+func decodeValue(key, v []byte, chunks *bolt.Bucket, big *[]byte) (frame.Frame, error) {
+	if len(v) == 0 {
+		return frame.Frame{}, fmt.Errorf("%w: empty value", ErrDamaged)
+	}
+	switch v[0] {
+	case valInline:
+		return frame.Decode(v[1:])
+	case valChunked:
+		f, rest, err := frame.DecodeHeader(v[1:])
+		if err != nil {
+			return f, err
+		}
+		size, n := binary.Uvarint(rest)
+		if n <= 0 || chunks == nil {
+			return f, fmt.Errorf("%w: chunked frame without chunks", ErrDamaged)
+		}
+		buf := (*big)[:0]
+		c := chunks.Cursor()
+		for k, ch := c.Seek(key); k != nil && bytes.HasPrefix(k, key); k, ch = c.Next() {
+			buf = append(buf, ch...)
+		}
+		if uint64(len(buf)) != size {
+			return f, fmt.Errorf("%w: frame has %d of %d bytes", ErrDamaged, len(buf), size)
+		}
+		*big = buf
+		f.Raw = buf
+		return f, nil
+	}
+	return frame.Frame{}, fmt.Errorf("%w: value kind %q", ErrDamaged, v[0])
+}

@@ -1,0 +1,232 @@
+// Package store owns tapedeck's database: a bbolt file of sessions and their
+// frames, the folder of per-session spools beside it, the ingest of finished
+// and orphaned spools, and the queries the commands make. It knows nothing of
+// processes. No caller keeps the database open: every operation takes the
+// store's lock file, opens bbolt, does one short piece of work and closes it,
+// so many recorders and readers share one store.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Schema is the database layout version this package reads and writes.
+const Schema = 1
+
+// File names inside the store folder.
+const (
+	dbName    = "tapedeck.db"
+	lockName  = "tapedeck.lock"
+	spoolDir  = "spool"
+	chunkSize = 4000
+)
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketSessions = []byte("sessions")
+	bucketFrames   = []byte("frames")
+	bucketChunks   = []byte("chunks")
+	keySchema      = []byte("schema")
+)
+
+// Sentinel errors.
+var (
+	ErrBusy        = errors.New("store is busy")
+	ErrNewerSchema = errors.New("store was written by a newer tapedeck")
+	ErrDamaged     = errors.New("database file is damaged")
+	ErrNotFound    = errors.New("no such session")
+	ErrAmbiguous   = errors.New("ambiguous session reference")
+	ErrExists      = errors.New("session already stored")
+)
+
+// Options tunes a Store. A nil *Options means the defaults.
+type Options struct {
+	// LockTimeout bounds how long an operation waits for the database.
+	// Zero means 10 s.
+	LockTimeout time.Duration
+}
+
+// Store is a store folder. It holds no open files between calls and is safe
+// for concurrent use, including from several processes.
+type Store struct {
+	dir         string
+	lockTimeout time.Duration
+}
+
+// Open prepares the store in dir, creating the folder (0700) and its spool
+// folder when missing. It does not open the database.
+func Open(dir string, opts *Options) (*Store, error) {
+	s := &Store{dir: dir, lockTimeout: 10 * time.Second}
+	if opts != nil && opts.LockTimeout > 0 {
+		s.lockTimeout = opts.LockTimeout
+	}
+	if err := os.MkdirAll(filepath.Join(dir, spoolDir), 0o700); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// Dir is the store folder.
+func (s *Store) Dir() string { return s.dir }
+
+// SpoolPath is where the spool of session id lives while it records.
+func (s *Store) SpoolPath(id string) string {
+	return filepath.Join(s.dir, spoolDir, id+".spool")
+}
+
+func (s *Store) dbPath() string { return filepath.Join(s.dir, dbName) }
+
+// lock takes the store's lock file: shared for readers, exclusive for
+// writers. bbolt polls its own flock every 50 ms, unfairly; this lock polls
+// briefly and keeps every holder short.
+func (s *Store) lock(exclusive bool, timeout time.Duration) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock store %s: %w", s.dir, err)
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	deadline := time.Now().Add(timeout)
+	wait := 500 * time.Microsecond
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock store %s: %w", s.dir, err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("%w: %s stayed locked for %v; another tapedeck is writing, try again", ErrBusy, s.dir, timeout)
+		}
+		time.Sleep(wait)
+		wait = min(wait*2, 10*time.Millisecond)
+	}
+}
+
+// db opens the database under the store lock. write asks for a read-write
+// handle; a read-only call on a store without a database returns (nil, nil).
+// The returned close func releases both.
+func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) {
+	if timeout <= 0 {
+		timeout = s.lockTimeout
+	}
+	start := time.Now()
+	unlock, err := s.lock(write, timeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !write {
+		if _, err := os.Stat(s.dbPath()); errors.Is(err, os.ErrNotExist) {
+			unlock()
+			return nil, nil, nil
+		}
+	}
+	opts := &bolt.Options{
+		Timeout:         max(timeout-time.Since(start), 10*time.Millisecond),
+		ReadOnly:        !write,
+		InitialMmapSize: 0,
+	}
+	db, err := bolt.Open(s.dbPath(), 0o600, opts)
+	if err != nil {
+		unlock()
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, nil, fmt.Errorf("%w: %s is locked by another process; try again", ErrBusy, s.dbPath())
+		}
+		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) {
+			return nil, nil, fmt.Errorf("open %s: %w (%v): move it aside and tapedeck starts a new one; unrecorded spools stay in %s",
+				s.dbPath(), ErrDamaged, err, filepath.Join(s.dir, spoolDir))
+		}
+		return nil, nil, fmt.Errorf("open %s: %w", s.dbPath(), err)
+	}
+	closeFn := func() {
+		db.Close()
+		unlock()
+	}
+	if err := checkSchema(db, write); err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return db, closeFn, nil
+}
+
+func checkSchema(db *bolt.DB, write bool) error {
+	check := func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketMeta)
+		if b == nil {
+			return nil
+		}
+		v := b.Get(keySchema)
+		var n int
+		if _, err := fmt.Sscanf(string(v), "%d", &n); err != nil {
+			return fmt.Errorf("%w: schema version %q unreadable", ErrDamaged, v)
+		}
+		if n > Schema {
+			return fmt.Errorf("%w: %s has schema %d, this tapedeck reads up to %d: upgrade tapedeck", ErrNewerSchema, db.Path(), n, Schema)
+		}
+		return nil
+	}
+	if !write {
+		return safely(func() error { return db.View(check) })
+	}
+	return safely(func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			if err := check(tx); err != nil {
+				return err
+			}
+			b, err := tx.CreateBucketIfNotExists(bucketMeta)
+			if err != nil {
+				return err
+			}
+			if b.Get(keySchema) == nil {
+				if err := b.Put(keySchema, []byte(fmt.Sprint(Schema))); err != nil {
+					return err
+				}
+			}
+			for _, name := range [][]byte{bucketSessions, bucketFrames, bucketChunks} {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// safely turns a panic inside bbolt (it panics on some damaged pages) into
+// an error, so a damaged file is reported, not crashed on.
+func safely(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if re, ok := r.(runtime.Error); ok {
+				err = fmt.Errorf("%w: %v", ErrDamaged, re)
+				return
+			}
+			err = fmt.Errorf("%w: %v", ErrDamaged, r)
+		}
+	}()
+	return fn()
+}
+
+// view runs fn in a read transaction; fn is not called when there is no
+// database yet.
+func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+	db, closeDB, err := s.db(false, 0)
+	if err != nil || db == nil {
+		return err
+	}
+	defer closeDB()
+	return safely(func() error { return db.View(fn) })
+}
