@@ -122,10 +122,10 @@ func (e *env) record(c *cli.Context) error {
 	}
 	if rec != nil && rec.Spool() != nil {
 		w := rec.Spool()
-		if err := rec.Finish(end); err == nil {
-			if err := st.Ingest(w.Path(), ingestWait); err != nil && !errors.Is(err, store.ErrBusy) {
-				fmt.Fprintf(e.stderr, "tapedeck: session %s stays in %s: %v\n", meta.ID, w.Path(), err)
-			}
+		end.Lost = rec.Lost()
+		rec.Finish(end) // on failure the end record is handed to Ingest instead
+		if err := st.Ingest(w.Path(), ingestWait, &end); err != nil && !errors.Is(err, store.ErrBusy) {
+			fmt.Fprintf(e.stderr, "tapedeck: session %s stays in %s until the store can take it: %v\n", meta.ID, w.Path(), err)
 		}
 		w.Close()
 	}

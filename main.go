@@ -87,6 +87,7 @@ func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			e.recordCommand(),
 			e.lsCommand(),
+			e.exportCommand(),
 		},
 	}
 	for _, c := range app.Commands {

@@ -201,6 +201,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		p := pump{stream: Stdout, sink: cfg.Sink, max: cfg.MaxLine}
 		if p.run(outR, cfg.Stdout) {
 			cfg.Sink.Event(Event{Kind: EventClosed})
+			hangUp(cfg.Stdout)
 		}
 	}()
 	errDone := make(chan struct{})

@@ -7,3 +7,6 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
+
+// dup2 points newfd at oldfd's file (closing what newfd was).
+func dup2(oldfd, newfd int) error { return syscall.Dup3(oldfd, newfd, 0) }

@@ -8,3 +8,5 @@ import "syscall"
 // plugin whose shim is SIGKILLed sees its stdin close (the shim held the only
 // write end) and is expected to exit on EOF, as the protocol asks.
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
+
+func dup2(oldfd, newfd int) error { return syscall.Dup2(oldfd, newfd) }

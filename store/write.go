@@ -194,8 +194,11 @@ func (d *deriver) see(f *frame.Frame) {
 // Ingest stores the finished or orphaned spool at path and removes it. The
 // caller holds the spool's lock (as its writer, or through spool.TryLock).
 // A spool whose session is stored already is just removed. timeout bounds
-// the wait for the database (zero: the store's default).
-func (s *Store) Ingest(path string, timeout time.Duration) error {
+// the wait for the database (zero: the store's default). end, when not nil,
+// stands in for an end record the spool lacks: the recorder passes it when
+// it could not append one (a full disk), so the session still says how it
+// ended and what was lost.
+func (s *Store) Ingest(path string, timeout time.Duration, fallback *frame.End) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("ingest %s: %w", path, err)
@@ -231,7 +234,12 @@ func (s *Store) Ingest(path string, timeout time.Duration) error {
 			}
 		}
 	}
-	finish := func(m *frame.Session, lastAt int64) { applyEnd(m, end, lastAt) }
+	finish := func(m *frame.Session, lastAt int64) {
+		if end == nil {
+			end = fallback
+		}
+		applyEnd(m, end, lastAt)
+	}
 	err = s.put(meta, next, finish, timeout)
 	if err != nil && !errors.Is(err, ErrExists) {
 		return fmt.Errorf("ingest %s: %w", meta.ID, err)
@@ -297,7 +305,7 @@ func (s *Store) Recover() error {
 			continue
 		}
 		if _, err := os.Stat(path); err == nil { // not ingested by another process meanwhile
-			if err := s.Ingest(path, 0); err != nil {
+			if err := s.Ingest(path, 0, nil); err != nil {
 				errs = append(errs, fmt.Errorf("recover: %w", err))
 			}
 		}

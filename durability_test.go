@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tapedeck/tapedeck/frame"
+)
+
+// checkDB runs bbolt's consistency check on the store's database.
+func checkDB(t *testing.T, store string) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(store, "tapedeck.db"), 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			t.Errorf("tx.Check: %v", err)
+		}
+		return nil
+	})
+}
+
+// lines splits complete lines (a trailing partial line is left out).
+func lines(b []byte) [][]byte {
+	var out [][]byte
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return out
+		}
+		out = append(out, b[:i])
+		b = b[i+1:]
+	}
+}
+
+func framesOf(frames []frame.Frame, d frame.Dir) [][]byte {
+	var out [][]byte
+	for _, f := range frames {
+		if !f.IsEvent() && f.Dir == d {
+			out = append(out, f.Raw)
+		}
+	}
+	return out
+}
+
+// isPrefix reports whether want[:len] equals have[:len(want)].
+func checkPrefix(t *testing.T, what string, delivered, stored [][]byte) {
+	t.Helper()
+	if len(stored) < len(delivered) {
+		t.Fatalf("%s: %d lines delivered, only %d stored", what, len(delivered), len(stored))
+	}
+	for i := range delivered {
+		if !bytes.Equal(delivered[i], stored[i]) {
+			t.Fatalf("%s: line %d delivered %.40q, stored %.40q", what, i, delivered[i], stored[i])
+		}
+	}
+}
+
+// TestSIGKILLLosesNothingDelivered streams lines both ways and SIGKILLs the
+// shim at a random moment: every line the host received and every line the
+// plugin received must be in the store, in order.
+func TestSIGKILLLosesNothingDelivered(t *testing.T) {
+	rounds := 50
+	if testing.Short() {
+		rounds = 10
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for round := range rounds {
+		store := t.TempDir()
+		journal := filepath.Join(t.TempDir(), "journal")
+		s := startShim(t, store, "journal", "FIXTURE_JOURNAL="+journal)
+		killAfter := rng.IntN(400)
+		var writer sync.WaitGroup
+		writer.Add(1)
+		go func() {
+			defer writer.Done()
+			w := bufio.NewWriter(s.stdin)
+			for i := 0; ; i++ {
+				pad := 10
+				if i%37 == 0 {
+					pad = 200000 // some lines are big, so kills land mid-write too
+				}
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"n","params":{"i":%d,"pad":"%s"}}`+"\n", i, strings.Repeat("p", pad))
+				if w.Flush() != nil {
+					return
+				}
+			}
+		}()
+		var received [][]byte
+		for len(received) < killAfter {
+			line, err := s.stdout.ReadBytes('\n')
+			if err != nil {
+				break
+			}
+			received = append(received, bytes.TrimSuffix(line, []byte("\n")))
+		}
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+		s.outR.Close()
+		writer.Wait()
+
+		j, _ := os.ReadFile(journal)
+		if len(lsJSON(t, store)) == 0 {
+			// Killed before the session began: then nothing may have crossed.
+			if len(received) > 0 || len(lines(j)) > 0 {
+				t.Fatalf("round %d: no session stored, but %d lines reached the host and %d the plugin", round, len(received), len(lines(j)))
+			}
+			continue
+		}
+		_, frames := exported(t, store, "last")
+		checkPrefix(t, fmt.Sprintf("round %d (kill after %d): host side", round, killAfter), received, framesOf(frames, frame.Out))
+		checkPrefix(t, fmt.Sprintf("round %d: plugin side", round), lines(j), framesOf(frames, frame.In))
+		checkDB(t, store)
+	}
+}
+
+// TestManyShimsOneStore runs 8 recording shims at once while ls --json runs
+// in a loop: every session completes with every frame and ls never fails.
+// The shims send half their lines, wait until ls shows all eight recording,
+// then send the rest, so the listing provably overlaps live recordings.
+func TestManyShimsOneStore(t *testing.T) {
+	store := t.TempDir()
+	const shims, perShim = 8, 2000
+	errs := make(chan error, shims+1)
+	allLive := make(chan struct{})
+	done := make(chan struct{})
+	var lister sync.WaitGroup
+	lister.Add(1)
+	lsRuns, liveSeen := 0, 0
+	go func() {
+		defer lister.Done()
+		signalled := false
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			out, err := exec.Command(tapedeckBin, "--store", store, "ls", "--json").Output()
+			var list []frame.Session
+			if err == nil {
+				err = json.Unmarshal(out, &list)
+			}
+			if err != nil {
+				errs <- fmt.Errorf("ls --json failed during recording: %v", err)
+				if !signalled {
+					close(allLive)
+				}
+				return
+			}
+			lsRuns++
+			live := 0
+			for _, s := range list {
+				if s.Status == frame.StatusRecording {
+					live++
+				}
+			}
+			liveSeen = max(liveSeen, live)
+			if live == shims && !signalled {
+				signalled = true
+				close(allLive)
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for n := range shims {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var in bytes.Buffer
+			for i := range perShim {
+				fmt.Fprintf(&in, `{"jsonrpc":"2.0","method":"m","params":{"shim":%d,"i":%d}}`+"\n", n, i)
+			}
+			argv, env := fixture("echo")
+			cmd := exec.Command(tapedeckBin, append([]string{"--store", store, "record", "--name", fmt.Sprintf("shim-%d", n)}, argv...)...)
+			cmd.Env = append(os.Environ(), env...)
+			stdin, _ := cmd.StdinPipe()
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				errs <- err
+				return
+			}
+			half := in.Len() / 2
+			stdin.Write(in.Bytes()[:half])
+			<-allLive
+			stdin.Write(in.Bytes()[half:])
+			stdin.Close()
+			err := cmd.Wait()
+			if err != nil || !bytes.Equal(out.Bytes(), in.Bytes()) {
+				errs <- fmt.Errorf("shim %d: %v, %d of %d bytes echoed", n, err, out.Len(), in.Len())
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	lister.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("ls --json ran %d times; at most %d sessions were live in one listing", lsRuns, liveSeen)
+	list := lsJSON(t, store)
+	if len(list) != shims {
+		t.Fatalf("%d sessions, want %d", len(list), shims)
+	}
+	for _, s := range list {
+		if s.Status != frame.StatusComplete || s.Frames.In != perShim || s.Frames.Out != perShim {
+			t.Errorf("session %s: status %s, frames %+v", s.Name, s.Status, s.Frames)
+		}
+	}
+	checkDB(t, store)
+}
+
+// TestForwardingIgnoresTheDatabaseLock holds the database's lock from another
+// process while a shim forwards 1,000 round trips: all of them complete while
+// the lock is held (forwarding never waits for the database), and the
+// session reaches the database once the lock is free.
+func TestForwardingIgnoresTheDatabaseLock(t *testing.T) {
+	store := t.TempDir()
+	if r := recordFixture(t, store, "echo", []byte("{}\n")); r.code != 0 {
+		t.Fatalf("first record: %d %s", r.code, r.stderr)
+	}
+	holder := exec.Command(os.Args[0])
+	holder.Env = append(os.Environ(), "TAPEDECK_FIXTURE=holddb", "FIXTURE_DB="+filepath.Join(store, "tapedeck.db"))
+	holdIn, _ := holder.StdinPipe()
+	holdOut, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Wait()
+	defer holdIn.Close()
+	if line, err := bufio.NewReader(holdOut).ReadString('\n'); err != nil || line != "locked\n" {
+		t.Fatalf("lock holder: %q %v", line, err)
+	}
+
+	s := startShim(t, store, "echo")
+	lat := make([]time.Duration, 0, 1000)
+	for i := range 1000 {
+		line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"m","params":{"i":%d,"pad":"%0180d"}}`, i, 0)
+		start := time.Now()
+		io.WriteString(s.stdin, line+"\n")
+		if got := s.readLine(t); got != line {
+			t.Fatalf("round trip %d: got %.60q", i, got)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	if gone(holder.Process.Pid) {
+		t.Fatal("the lock holder exited early; the test proves nothing")
+	}
+	p50, p99 := percentile(lat, 50), percentile(lat, 99)
+	t.Logf("round trip through the shim with the database locked: p50 %v, p99 %v", p50, p99)
+	s.stdin.Close()
+	if code := s.wait(t); code != 0 {
+		t.Fatalf("shim exit %d: %s", code, s.stderr.String())
+	}
+	holdIn.Close()
+	holder.Wait()
+	list := lsJSON(t, store)
+	if len(list) != 2 || list[0].Status != frame.StatusComplete || list[0].Frames.In != 1000 {
+		t.Fatalf("after the lock was released: %+v", list)
+	}
+}
+
+func percentile(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
+}

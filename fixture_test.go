@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The test binary doubles as the nasty fixture plugins: with
+// TAPEDECK_FIXTURE set, TestMain runs one of these instead of the tests.
+// Each mode is a plugin behaviour that the shim must survive.
+var fixtures = map[string]func() int{
+	// echo copies stdin to stdout byte for byte.
+	"echo": func() int {
+		io.Copy(os.Stdout, os.Stdin)
+		return 0
+	},
+	// tee copies stdin to stdout and to stderr.
+	"tee": func() int {
+		io.Copy(io.MultiWriter(os.Stdout, os.Stderr), os.Stdin)
+		return 0
+	},
+	// exit exits at once with FIXTURE_CODE, without reading stdin.
+	"exit": func() int {
+		n, _ := strconv.Atoi(os.Getenv("FIXTURE_CODE"))
+		return n
+	},
+	// segv kills itself with SIGSEGV after echoing one line.
+	"segv": func() int {
+		br := bufio.NewReader(os.Stdin)
+		line, _ := br.ReadBytes('\n')
+		os.Stdout.Write(line)
+		// The Go runtime owns SIGSEGV; a shell dies of it plainly.
+		syscall.Exec("/bin/sh", []string{"sh", "-c", "kill -SEGV $$"}, os.Environ())
+		return 99
+	},
+	// stubborn ignores SIGTERM, SIGINT, SIGHUP and stdin EOF; it prints its
+	// pid and then "ready", and sleeps forever.
+	"stubborn": func() int {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		fmt.Printf("%d\nready\n", os.Getpid())
+		io.Copy(io.Discard, os.Stdin)
+		return blockForever()
+	},
+	// signals prints "ready", then a line per SIGTERM/SIGINT/SIGHUP it gets;
+	// it exits 0 on stdin EOF.
+	"signals": func() int {
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		fmt.Println("ready")
+		done := make(chan struct{})
+		go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
+		for {
+			select {
+			case s := <-ch:
+				fmt.Printf("got %d\n", s.(syscall.Signal))
+			case <-done:
+				return 0
+			}
+		}
+	},
+	// closeout writes one line, closes stdout, then reads stdin to EOF and
+	// exits 7.
+	"closeout": func() int {
+		fmt.Println(`{"jsonrpc":"2.0","method":"bye"}`)
+		os.Stdout.Close()
+		io.Copy(io.Discard, os.Stdin)
+		return 7
+	},
+	// grandchild starts a child of its own that keeps stdout open (and
+	// prints its pid), writes a line and exits 5.
+	"grandchild": func() int {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "TAPEDECK_FIXTURE=sleeper")
+		cmd.Stdout = os.Stdout
+		if err := cmd.Start(); err != nil {
+			return 99
+		}
+		fmt.Fprintf(os.Stderr, "grandchild %d\n", cmd.Process.Pid)
+		fmt.Println(`{"jsonrpc":"2.0","method":"last"}`)
+		return 5
+	},
+	// sleeper blocks until killed.
+	"sleeper": func() int { return blockForever() },
+	// early reads one line, answers it and exits 4 while the host keeps writing.
+	"early": func() int {
+		br := bufio.NewReader(os.Stdin)
+		line, _ := br.ReadBytes('\n')
+		os.Stdout.Write(line)
+		return 4
+	},
+	// journal echoes every line and appends it to FIXTURE_JOURNAL first, one
+	// write per line, so a test knows what the plugin received.
+	"journal": func() int {
+		j, err := os.OpenFile(os.Getenv("FIXTURE_JOURNAL"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return 98
+		}
+		br := bufio.NewReader(os.Stdin)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				j.Write(line)
+				os.Stdout.Write(line)
+			}
+			if err != nil {
+				return 0
+			}
+		}
+	},
+}
+
+func init() {
+	// holddb opens the bbolt database FIXTURE_DB read-write, which holds its
+	// lock, says "locked", and keeps it until stdin closes.
+	fixtures["holddb"] = func() int {
+		db, err := bolt.Open(os.Getenv("FIXTURE_DB"), 0o600, nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 97
+		}
+		fmt.Println("locked")
+		io.Copy(io.Discard, os.Stdin)
+		db.Close()
+		return 0
+	}
+}
+
+// blockForever blocks until the process is killed. (A bare select{} would
+// end in the runtime's deadlock error once no other goroutine runs.)
+func blockForever() int {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGUSR2)
+	for {
+		<-ch
+	}
+}

@@ -1,0 +1,853 @@
+// Package tape owns reading and writing tapes, the JSONL form of a session
+// that is meant to live in git: a header line with the format version and
+// the session metadata, then one line per frame or lifecycle event.
+//
+// Writing then reading gives back every frame exactly (Raw byte for byte,
+// and NoEOL, Cut, Event, Signal, Code, Seq, At, Dir), and a tape written by
+// Writer, read by Reader and written again is byte-identical. The package
+// imports only the standard library and the frame package; it knows nothing
+// of files, stores or processes, and never logs.
+package tape
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/tapedeck/tapedeck/frame"
+)
+
+// Version is the format version Writer writes. Reader reads this version and
+// older ones, and refuses newer ones with ErrNewer.
+const Version = 1
+
+// Sentinel errors of this package.
+var (
+	// ErrNewer is wrapped by NewReader's error for a tape written in a newer
+	// format than this tapedeck reads.
+	ErrNewer = errors.New("tape format is newer than this tapedeck")
+	// ErrMalformed is wrapped by every error about a line that is not a valid
+	// tape line; the error text names the line number and what is wrong.
+	ErrMalformed = errors.New("malformed tape")
+)
+
+// Writer writes a tape. It buffers: call Flush when done. It is not safe for
+// concurrent use. After a write error every later call returns that error.
+type Writer struct {
+	bw    *bufio.Writer
+	buf   []byte
+	seq   uint64
+	err   error
+	wrote bool // a line was written (so seq holds its Seq)
+}
+
+// NewWriter returns a Writer on w and writes (into its buffer) the header
+// line {"tapedeck":1,"session":…}, the session being json.Marshal(meta). A
+// nil meta is written as the zero Session. NewWriter fails only when meta
+// cannot be marshalled; write errors surface from Write or Flush.
+func NewWriter(w io.Writer, meta *frame.Session) (*Writer, error) {
+	if meta == nil {
+		meta = &frame.Session{}
+	}
+	sess, err := json.Marshal(meta)
+	if err != nil {
+		return nil, fmt.Errorf("write tape header: %w", err)
+	}
+	tw := &Writer{bw: bufio.NewWriter(w)}
+	tw.buf = append(tw.buf, `{"tapedeck":`...)
+	tw.buf = strconv.AppendInt(tw.buf, Version, 10)
+	tw.buf = append(tw.buf, `,"session":`...)
+	tw.buf = append(tw.buf, sess...)
+	tw.buf = append(tw.buf, "}\n"...)
+	_, tw.err = tw.bw.Write(tw.buf)
+	return tw, nil
+}
+
+// Write appends one line for f: a frame line when f.Event is "", an event
+// line otherwise. It refuses (without writing anything) what a tape cannot
+// hold or Reader would reject, so that everything written reads back the
+// same: a Seq not greater than the previous one, a frame whose Dir is not
+// In, Out or Err or that carries Signal or Code, an unknown event, an event
+// with Raw, NoEOL or Cut, an event whose Dir is not the one its name implies
+// (In for eof, Out for closed and gone, 0 otherwise), Signal on an event
+// other than signal and exit, Code on an event other than exit. Write does
+// not keep f.
+func (w *Writer) Write(f *frame.Frame) error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := check(f, w.seq, w.wrote); err != nil {
+		return fmt.Errorf("write tape seq %d: %w", f.Seq, err)
+	}
+	w.seq, w.wrote = f.Seq, true
+	w.buf = appendLine(w.buf[:0], f)
+	_, w.err = w.bw.Write(w.buf)
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil // do not hold on to one huge frame's buffer
+	}
+	return w.err
+}
+
+// Flush writes any buffered data to the underlying io.Writer.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	w.err = w.bw.Flush()
+	return w.err
+}
+
+// check says why f cannot be written after a frame with sequence number prev
+// (when any was written).
+func check(f *frame.Frame, prev uint64, wrote bool) error {
+	if f.Seq == 0 {
+		return errors.New("seq must be at least 1")
+	}
+	if wrote && f.Seq <= prev {
+		return fmt.Errorf("seq must increase (%d after %d)", f.Seq, prev)
+	}
+	if f.Event == "" {
+		switch {
+		case f.Dir != frame.In && f.Dir != frame.Out && f.Dir != frame.Err:
+			return fmt.Errorf("frame has %v, want in, out or err", f.Dir)
+		case f.Signal != "" || f.Code != nil:
+			return errors.New("a frame (not an event) has a signal or a code")
+		}
+		return nil
+	}
+	dir, ok := eventDir(f.Event)
+	switch {
+	case !ok:
+		return fmt.Errorf("unknown event %q", f.Event)
+	case len(f.Raw) > 0 || f.NoEOL || f.Cut != nil:
+		return fmt.Errorf("%s event has bytes, eol or cut", f.Event)
+	case f.Dir != dir:
+		return fmt.Errorf("%s event has dir %v, want %v", f.Event, f.Dir, dir)
+	case f.Signal != "" && f.Event != frame.EventSignal && f.Event != frame.EventExit:
+		return fmt.Errorf("%s event has a signal", f.Event)
+	case f.Code != nil && f.Event != frame.EventExit:
+		return fmt.Errorf("%s event has a code", f.Event)
+	}
+	return nil
+}
+
+// eventDir is the Dir an event has on a tape, and whether the event is known.
+func eventDir(event string) (frame.Dir, bool) {
+	switch event {
+	case frame.EventEOF:
+		return frame.In, true
+	case frame.EventClosed, frame.EventGone:
+		return frame.Out, true
+	case frame.EventSignal, frame.EventExit:
+		return 0, true
+	}
+	return 0, false
+}
+
+// appendLine appends f's tape line, "\n" included, to dst. f has passed check.
+func appendLine(dst []byte, f *frame.Frame) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendUint(dst, f.Seq, 10)
+	dst = append(dst, `,"at":`...)
+	dst = strconv.AppendInt(dst, f.At, 10)
+	if f.Event != "" {
+		dst = append(dst, `,"event":`...)
+		dst = appendString(dst, []byte(f.Event))
+		if f.Signal != "" {
+			dst = append(dst, `,"signal":`...)
+			dst = appendString(dst, []byte(f.Signal))
+		}
+		if f.Code != nil {
+			dst = append(dst, `,"code":`...)
+			dst = strconv.AppendInt(dst, int64(*f.Code), 10)
+		}
+		return append(dst, "}\n"...)
+	}
+	dst = append(dst, `,"dir":"`...)
+	dst = append(dst, f.Dir.String()...)
+	dst = append(dst, '"')
+	switch {
+	case verbatim(f.Raw):
+		dst = append(dst, `,"json":`...)
+		dst = append(dst, f.Raw...)
+	case utf8.Valid(f.Raw):
+		dst = append(dst, `,"text":`...)
+		dst = appendString(dst, f.Raw)
+	default:
+		dst = append(dst, `,"b64":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, f.Raw)
+		dst = append(dst, '"')
+	}
+	if f.NoEOL {
+		dst = append(dst, `,"eol":false`...)
+	}
+	if f.Cut != nil {
+		dst = append(dst, `,"cut":{"len":`...)
+		dst = strconv.AppendInt(dst, f.Cut.Len, 10)
+		dst = append(dst, `,"sha256":"`...)
+		dst = hex.AppendEncode(dst, f.Cut.SHA256[:])
+		dst = append(dst, `"}`...)
+	}
+	return append(dst, "}\n"...)
+}
+
+// verbatim reports whether raw can be written as a "json" member: a JSON
+// value, valid UTF-8, with no whitespace around it (so json.RawMessage gives
+// back exactly these bytes) and no CR or LF (so it cannot break the line,
+// even for tools that split on CR).
+func verbatim(raw []byte) bool {
+	if len(raw) == 0 || isSpace(raw[0]) || isSpace(raw[len(raw)-1]) {
+		return false
+	}
+	return bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 &&
+		utf8.Valid(raw) && json.Valid(raw)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s, valid UTF-8, as a JSON string. The encoding is
+// fixed: '"', '\\' and control characters are escaped (\n, \r, \t, \b, \f
+// in short form, others as \u00xx), as are U+2028 and U+2029; every other
+// character is written as itself.
+func appendString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var esc string
+		switch {
+		case c == '"':
+			esc = `\"`
+		case c == '\\':
+			esc = `\\`
+		case c == '\n':
+			esc = `\n`
+		case c == '\r':
+			esc = `\r`
+		case c == '\t':
+			esc = `\t`
+		case c == '\b':
+			esc = `\b`
+		case c == '\f':
+			esc = `\f`
+		case c < 0x20:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			start = i + 1
+			continue
+		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9):
+			if s[i+2] == 0xa8 {
+				esc = `\u2028`
+			} else {
+				esc = `\u2029`
+			}
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, esc...)
+			i += 2
+			start = i + 1
+			continue
+		default:
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		dst = append(dst, esc...)
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// Reader reads a tape. It is not safe for concurrent use.
+type Reader struct {
+	br      *bufio.Reader
+	sess    *frame.Session
+	n       int    // number of the last line read
+	blank   int    // number of the first blank line of a run not yet followed by a line, or 0
+	seq     uint64 // seq of the last line
+	seen    bool   // a line was read (so seq holds its seq)
+	err     error  // sticky
+	line    []byte
+	members []member
+	f       frame.Frame
+	raw     []byte
+	cut     frame.Cut
+	code    int
+}
+
+// NewReader reads and checks the header line of the tape r. It returns an
+// error wrapping ErrNewer for a newer format version, one wrapping
+// ErrMalformed for a missing or invalid header, or the read error.
+// The Reader reads r as needed and does not close it.
+func NewReader(r io.Reader) (*Reader, error) {
+	tr := &Reader{br: bufio.NewReader(r)}
+	line, err := tr.readLine()
+	if err == io.EOF {
+		tr.n = 1
+		return nil, tr.malformed("empty tape, want the header line")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if blank(line) {
+		return nil, tr.malformed("blank line, want the header line")
+	}
+	if err := tr.header(line); err != nil {
+		return nil, err
+	}
+	return tr, nil
+}
+
+// Session returns the session metadata from the header. Unlike frames, it
+// stays valid and unchanged for the life of the Reader. Members of the
+// session that frame.Session does not know are ignored: the session is
+// metadata, not a frame.
+func (r *Reader) Session() *frame.Session { return r.sess }
+
+// Next returns the next frame or event. It returns io.EOF at the end of the
+// tape, an error wrapping ErrMalformed for an invalid line, or the read
+// error; after an error it keeps returning it. The returned Frame and
+// everything it points to (Raw, Cut, Code) belong to the Reader and are
+// overwritten by the next call: copy what you keep. Raw is nil for events
+// and non-nil for frames.
+func (r *Reader) Next() (*frame.Frame, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			r.err = err
+			return nil, err
+		}
+		if blank(line) {
+			if r.blank == 0 {
+				r.blank = r.n
+			}
+			continue
+		}
+		if r.blank != 0 {
+			r.n = r.blank
+			r.err = r.malformed("blank line (only allowed at the end)")
+			return nil, r.err
+		}
+		if err := r.parse(line); err != nil {
+			r.err = err
+			return nil, err
+		}
+		return &r.f, nil
+	}
+}
+
+// readLine returns the next line without its "\n", or io.EOF when there is
+// none. Lines have no length limit.
+func (r *Reader) readLine() ([]byte, error) {
+	r.line = r.line[:0]
+	for {
+		b, err := r.br.ReadSlice('\n')
+		r.line = append(r.line, b...)
+		switch {
+		case err == nil:
+			r.n++
+			return r.line[:len(r.line)-1], nil
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && len(r.line) > 0:
+			r.n++
+			return r.line, nil
+		case err == io.EOF:
+			return nil, io.EOF
+		default:
+			return nil, fmt.Errorf("read tape line %d: %w", r.n+1, err)
+		}
+	}
+}
+
+func blank(line []byte) bool {
+	for _, c := range line {
+		if !isSpace(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// lineError is a malformed line: its Error is "tape line N: what".
+type lineError struct {
+	line int
+	what string
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("tape line %d: %s", e.line, e.what) }
+func (e *lineError) Unwrap() error { return ErrMalformed }
+
+// malformed returns an error about the current line.
+func (r *Reader) malformed(format string, args ...any) error {
+	return &lineError{line: r.n, what: fmt.Sprintf(format, args...)}
+}
+
+// member is one member of a JSON object: its key (still quoted) and value.
+type member struct {
+	key, val []byte
+}
+
+// object checks that line is valid UTF-8 and one JSON object, and splits it
+// into its members (into r.members). Keys are compared as written, quotes
+// included: an escaped key is not one a tape has.
+func (r *Reader) object(line []byte) error {
+	if !utf8.Valid(line) {
+		return r.malformed("not valid UTF-8")
+	}
+	if !json.Valid(line) {
+		var syn *json.SyntaxError
+		if err := json.Unmarshal(line, new(json.RawMessage)); errors.As(err, &syn) {
+			return r.malformed("not valid JSON: %v (at byte %d)", syn, syn.Offset)
+		}
+		return r.malformed("not valid JSON")
+	}
+	ms, ok := members(r.members[:0], line)
+	r.members = ms
+	if !ok {
+		return r.malformed("want a JSON object")
+	}
+	return nil
+}
+
+// members appends to dst the members of the JSON object b, which must be
+// valid JSON; ok is false when b is not an object.
+func members(dst []member, b []byte) (_ []member, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return dst, false
+	}
+	i = skipSpace(b, i+1)
+	if b[i] == '}' {
+		return dst, true
+	}
+	for {
+		k := skipValue(b, i)
+		key := b[i:k]
+		i = skipSpace(b, k)
+		i = skipSpace(b, i+1) // ':'
+		v := skipValue(b, i)
+		dst = append(dst, member{key: key, val: b[i:v]})
+		i = skipSpace(b, v)
+		if b[i] == '}' {
+			return dst, true
+		}
+		i = skipSpace(b, i+1) // ','
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value that starts at b[i]; b is
+// valid JSON.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for i < len(b) && !isSpace(b[i]) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+		i++
+	}
+	return i
+}
+
+// skipString returns the end of the JSON string that starts at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// header parses the header line.
+func (r *Reader) header(line []byte) error {
+	if err := r.object(line); err != nil {
+		return err
+	}
+	var version, session, unknown []byte
+	for _, m := range r.members {
+		switch string(m.key) {
+		case `"tapedeck"`:
+			if version != nil {
+				return r.malformed(`duplicate member "tapedeck"`)
+			}
+			version = m.val
+		case `"session"`:
+			if session != nil {
+				return r.malformed(`duplicate member "session"`)
+			}
+			session = m.val
+		default:
+			if unknown == nil {
+				unknown = m.key
+			}
+		}
+	}
+	if version == nil {
+		return r.malformed(`not a tape header: missing "tapedeck"`)
+	}
+	v, err := strconv.ParseInt(string(version), 10, 64)
+	if err != nil || v < 1 {
+		return r.malformed(`"tapedeck" must be a positive integer (the format version)`)
+	}
+	if v > Version {
+		return fmt.Errorf("%w: the tape is version %d, this tapedeck reads versions up to %d: upgrade tapedeck",
+			ErrNewer, v, Version)
+	}
+	if unknown != nil {
+		return r.malformed("unknown member %s in the header", unknown)
+	}
+	if session == nil {
+		return r.malformed(`missing "session"`)
+	}
+	if session[0] != '{' {
+		return r.malformed(`"session" must be an object`)
+	}
+	r.sess = new(frame.Session)
+	if err := json.Unmarshal(session, r.sess); err != nil {
+		return r.malformed(`"session": %v`, err)
+	}
+	return nil
+}
+
+// parse parses a frame or event line into r.f.
+func (r *Reader) parse(line []byte) error {
+	if err := r.object(line); err != nil {
+		return err
+	}
+	var seq, at, dir, event, signal, code, eol, cut, data []byte
+	var form string
+	for _, m := range r.members {
+		var p *[]byte
+		switch k := string(m.key); k {
+		case `"seq"`:
+			p = &seq
+		case `"at"`:
+			p = &at
+		case `"dir"`:
+			p = &dir
+		case `"event"`:
+			p = &event
+		case `"signal"`:
+			p = &signal
+		case `"code"`:
+			p = &code
+		case `"eol"`:
+			p = &eol
+		case `"cut"`:
+			p = &cut
+		case `"json"`, `"text"`, `"b64"`:
+			if form == k {
+				return r.malformed("duplicate member %s", k)
+			}
+			if form != "" {
+				return r.malformed(`want exactly one of "json", "text" or "b64", have %s and %s`, form, k)
+			}
+			form, p = k, &data
+		default:
+			return r.malformed("unknown member %s", m.key)
+		}
+		if *p != nil {
+			return r.malformed("duplicate member %s", m.key)
+		}
+		*p = m.val
+	}
+
+	f := &r.f
+	*f = frame.Frame{}
+	if seq == nil {
+		return r.malformed(`missing "seq"`)
+	}
+	s, err := strconv.ParseUint(string(seq), 10, 64)
+	if err != nil || s == 0 {
+		return r.malformed(`"seq" must be a positive integer`)
+	}
+	if r.seen && s <= r.seq {
+		return r.malformed(`"seq" must increase (%d after %d)`, s, r.seq)
+	}
+	f.Seq = s
+	if at == nil {
+		return r.malformed(`missing "at"`)
+	}
+	if f.At, err = strconv.ParseInt(string(at), 10, 64); err != nil {
+		return r.malformed(`"at" must be an integer (nanoseconds since the start)`)
+	}
+
+	if event != nil {
+		err = r.event(f, event, signal, code, dir, form, eol, cut)
+	} else {
+		err = r.frame(f, dir, form, data, eol, cut, signal, code)
+	}
+	if err != nil {
+		return err
+	}
+	r.seq, r.seen = f.Seq, true
+	return nil
+}
+
+// event fills in an event line's members.
+func (r *Reader) event(f *frame.Frame, event, signal, code, dir []byte, form string, eol, cut []byte) error {
+	name, ok := r.str(event)
+	if !ok {
+		return r.malformed(`"event" must be a string`)
+	}
+	f.Event = string(name)
+	if f.Dir, ok = eventDir(f.Event); !ok {
+		return r.malformed("unknown event %q (want eof, signal, closed, exit or gone)", f.Event)
+	}
+	switch {
+	case dir != nil:
+		return r.malformed(`"dir" is not allowed on an event line`)
+	case form != "":
+		return r.malformed(`%s is not allowed on an event line`, form)
+	case eol != nil:
+		return r.malformed(`"eol" is not allowed on an event line`)
+	case cut != nil:
+		return r.malformed(`"cut" is not allowed on an event line`)
+	}
+	if signal != nil {
+		if f.Event != frame.EventSignal && f.Event != frame.EventExit {
+			return r.malformed(`"signal" is not allowed on a %s event`, f.Event)
+		}
+		s, ok := r.str(signal)
+		if !ok || len(s) == 0 {
+			return r.malformed(`"signal" must be a non-empty string`)
+		}
+		f.Signal = string(s)
+	}
+	if code != nil {
+		if f.Event != frame.EventExit {
+			return r.malformed(`"code" is not allowed on a %s event`, f.Event)
+		}
+		c, err := strconv.ParseInt(string(code), 10, strconv.IntSize)
+		if err != nil {
+			return r.malformed(`"code" must be an integer`)
+		}
+		r.code = int(c)
+		f.Code = &r.code
+	}
+	return nil
+}
+
+// frame fills in a frame line's members.
+func (r *Reader) frame(f *frame.Frame, dir []byte, form string, data, eol, cut, signal, code []byte) error {
+	switch {
+	case signal != nil:
+		return r.malformed(`"signal" is only allowed on an event line`)
+	case code != nil:
+		return r.malformed(`"code" is only allowed on an event line`)
+	case dir == nil:
+		return r.malformed(`missing "dir" (or "event")`)
+	}
+	switch string(dir) {
+	case `"in"`:
+		f.Dir = frame.In
+	case `"out"`:
+		f.Dir = frame.Out
+	case `"err"`:
+		f.Dir = frame.Err
+	default:
+		return r.malformed(`"dir" must be in, out or err`)
+	}
+
+	switch form {
+	case "":
+		return r.malformed(`want exactly one of "json", "text" or "b64"`)
+	case `"json"`:
+		f.Raw = data // it belongs to r.line, which the next call overwrites
+	case `"text"`:
+		if data[0] != '"' {
+			return r.malformed(`"text" must be a string`)
+		}
+		raw, err := unquote(r.raw[:0], data)
+		if err != nil {
+			return r.malformed(`"text": %v`, err)
+		}
+		r.raw, f.Raw = raw, raw
+	case `"b64"`:
+		s, ok := r.str(data)
+		if !ok {
+			return r.malformed(`"b64" must be a string`)
+		}
+		raw, err := decode64(r.raw[:0], s)
+		if err != nil {
+			return r.malformed(`"b64" is not valid base64`)
+		}
+		r.raw, f.Raw = raw, raw
+	}
+
+	if f.Raw == nil {
+		f.Raw = []byte{} // an empty frame is not an event
+	}
+	if eol != nil {
+		if string(eol) != "false" {
+			return r.malformed(`"eol" may only be false (a last line without a newline)`)
+		}
+		f.NoEOL = true
+	}
+	if cut != nil {
+		if err := r.parseCut(cut); err != nil {
+			return err
+		}
+		f.Cut = &r.cut
+	}
+	return nil
+}
+
+// parseCut parses the "cut" member into r.cut.
+func (r *Reader) parseCut(v []byte) error {
+	ms, ok := members(nil, v)
+	if !ok {
+		return r.malformed(`"cut" must be an object with "len" and "sha256"`)
+	}
+	var n, sum []byte
+	for i, m := range ms {
+		for _, o := range ms[:i] {
+			if bytes.Equal(m.key, o.key) {
+				return r.malformed(`duplicate member %s in "cut"`, m.key)
+			}
+		}
+		switch string(m.key) {
+		case `"len"`:
+			n = m.val
+		case `"sha256"`:
+			sum = m.val
+		default:
+			return r.malformed(`unknown member %s in "cut"`, m.key)
+		}
+	}
+	if n == nil || sum == nil {
+		return r.malformed(`"cut" must have "len" and "sha256"`)
+	}
+	l, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil || l < 0 {
+		return r.malformed(`"cut.len" must be a non-negative integer`)
+	}
+	r.cut.Len = l
+	s, ok := r.str(sum)
+	if !ok || len(s) != 64 {
+		return r.malformed(`"cut.sha256" must be 64 hex digits`)
+	}
+	if _, err := hex.Decode(r.cut.SHA256[:], s); err != nil {
+		return r.malformed(`"cut.sha256" must be 64 hex digits`)
+	}
+	return nil
+}
+
+// str returns the contents of v when it is a JSON string without escapes
+// (all the strings a tape holds other than "text" are such strings).
+func (r *Reader) str(v []byte) ([]byte, bool) {
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return nil, false
+	}
+	return v[1 : len(v)-1], true
+}
+
+// decode64 appends to dst the standard base64 (padded) decoding of s,
+// refusing non-canonical encodings. (The decoder skips CR and LF, but s
+// comes from a JSON string without escapes, which cannot hold them.)
+func decode64(dst, s []byte) ([]byte, error) {
+	return base64.StdEncoding.Strict().AppendDecode(dst, s)
+}
+
+// unquote appends to dst the contents of the JSON string q (quotes
+// included), which is valid JSON and valid UTF-8. A \u escape of a lone
+// surrogate is an error: it stands for no character.
+func unquote(dst, q []byte) ([]byte, error) {
+	s := q[1 : len(q)-1]
+	for {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			return append(dst, s...), nil
+		}
+		dst = append(dst, s[:i]...)
+		c := s[i+1]
+		s = s[i+2:]
+		switch c {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := hex4(s)
+			s = s[4:]
+			if r >= 0xdc00 && r < 0xe000 {
+				return nil, fmt.Errorf(`lone surrogate \u%04x`, r)
+			}
+			if r >= 0xd800 && r < 0xdc00 {
+				if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+					return nil, fmt.Errorf(`lone surrogate \u%04x`, r)
+				}
+				r2 := hex4(s[2:])
+				if r2 < 0xdc00 || r2 >= 0xe000 {
+					return nil, fmt.Errorf(`lone surrogate \u%04x`, r)
+				}
+				s = s[6:]
+				r = 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00)
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, c)
+		}
+	}
+}
+
+// hex4 decodes the four hex digits at the start of s (valid JSON).
+func hex4(s []byte) rune {
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
