@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -187,11 +186,4 @@ func sharedDir(t *testing.T) string {
 		return ""
 	}
 	return d
-}
-
-func mustContain(t *testing.T, what string, got []byte, want string) {
-	t.Helper()
-	if !strings.Contains(string(got), want) {
-		t.Errorf("%s does not contain %q:\n%s", what, want, got)
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Schema is the database layout version this package reads and writes.
@@ -142,10 +143,10 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 	db, err := bolt.Open(s.dbPath(), 0o600, opts)
 	if err != nil {
 		unlock()
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, nil, fmt.Errorf("%w: %s is locked by another process; try again", ErrBusy, s.dbPath())
 		}
-		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) {
+		if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
 			return nil, nil, fmt.Errorf("open %s: %w (%v): move it aside and tapedeck starts a new one; unrecorded spools stay in %s",
 				s.dbPath(), ErrDamaged, err, filepath.Join(s.dir, spoolDir))
 		}

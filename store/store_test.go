@@ -220,4 +220,3 @@ func TestResolve(t *testing.T) {
 		t.Errorf("ambiguous error does not list the candidates: %v", err)
 	}
 }
-

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/spool"
@@ -53,7 +54,7 @@ func (s *Store) put(meta *frame.Session, next FrameSource, finish func(*frame.Se
 				return fmt.Errorf("%w: %s", ErrExists, meta.ID)
 			}
 			for _, name := range [][]byte{bucketFrames, bucketChunks} {
-				if err := tx.Bucket(name).DeleteBucket(id); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+				if err := tx.Bucket(name).DeleteBucket(id); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 					return err
 				}
 			}
@@ -148,9 +149,8 @@ func (s *Store) put(meta *frame.Session, next FrameSource, finish func(*frame.Se
 // deriver fills in what the frames tell about a session: counts, bytes and,
 // from the host's initialize request, the plugin's identity and API version.
 type deriver struct {
-	meta     *frame.Session
-	sawInit  bool
-	hadIdent bool
+	meta    *frame.Session
+	sawInit bool
 }
 
 func (d *deriver) see(f *frame.Frame) {
