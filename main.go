@@ -33,7 +33,7 @@ func fail(code int, format string, args ...any) error {
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.Run(args)
+	err := app.Run(intersperse(app, args))
 	if err == nil {
 		return 0
 	}
@@ -88,6 +88,11 @@ func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
 			e.recordCommand(),
 			e.lsCommand(),
 			e.exportCommand(),
+			e.wrapCommand(),
+			e.unwrapCommand(),
+			e.doctorCommand(),
+			e.replayCommand(),
+			e.testCommand(),
 		},
 	}
 	for _, c := range app.Commands {

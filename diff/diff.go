@@ -1,0 +1,475 @@
+// Package diff owns the comparison of what a plugin said in a recording with
+// what it says in a replay: it normalises frames (JSON values, not bytes;
+// plugin request ids by order; ignore rules), aligns the two sequences so that
+// a missing, an extra, a moved and a changed frame are told apart, names the
+// JSON paths that changed, and renders each difference with a unified line
+// diff of the pretty-printed JSON. It reads frames, never a database, and is
+// the only package that imports go-diff.
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/message"
+)
+
+// Kind names a kind of difference.
+type Kind string
+
+// Kinds of difference.
+const (
+	Changed Kind = "changed" // the same message (kind and method) with other content
+	Missing Kind = "missing" // recorded, not said in the replay
+	Extra   Kind = "extra"   // said in the replay, not in the recording
+	Moved   Kind = "moved"   // said in both, in another order
+	Exit    Kind = "exit"    // the plugin ended differently
+)
+
+// Options tunes a comparison.
+type Options struct {
+	// Strict compares bytes: member order and white space matter.
+	Strict bool
+	// CompareStderr compares stderr lines too (they are always shown).
+	CompareStderr bool
+	// Ignore reports whether the value at path (segments such as "params",
+	// "[3]", "label") of a message with method should be left out. For a
+	// response the method is the one of the request it answers. Nil ignores
+	// nothing.
+	Ignore func(method string, path []string) bool
+}
+
+// Change is one value that differs inside a changed frame.
+type Change struct {
+	Path string `json:"path"`
+	Old  string `json:"old"` // JSON text, "" when absent
+	New  string `json:"new"`
+	// Segments is the path as concrete segments ("params", "[3]", …).
+	Segments []string `json:"-"`
+}
+
+// Difference is one difference between the recording and the replay.
+type Difference struct {
+	Kind     Kind     `json:"kind"`
+	Dir      string   `json:"dir"`
+	Method   string   `json:"method,omitempty"`
+	What     string   `json:"what"`               // e.g. "request ui/setPanel", "response to initialize"
+	Recorded *Side    `json:"recorded,omitempty"` // nil for extra
+	Live     *Side    `json:"live,omitempty"`     // nil for missing
+	Changes  []Change `json:"changes,omitempty"`
+	Unified  string   `json:"unified,omitempty"` // unified diff of the pretty-printed JSON
+}
+
+// Side is one frame of a difference.
+type Side struct {
+	Seq    uint64          `json:"seq"`
+	At     int64           `json:"at"`
+	Index  int             `json:"index"` // position among the compared frames, from 1
+	Raw    string          `json:"raw,omitempty"`
+	Pretty string          `json:"-"`
+	JSON   json.RawMessage `json:"-"`
+	key    string          // normalised content, for move detection
+}
+
+// Result is the outcome of a comparison.
+type Result struct {
+	Differences []Difference `json:"differences"`
+	Compared    [2]int       `json:"compared"` // frames compared: recorded, live
+}
+
+// Same reports whether nothing differs.
+func (r *Result) Same() bool { return len(r.Differences) == 0 }
+
+// item is one compared frame, normalised.
+type item struct {
+	f      *frame.Frame
+	index  int
+	key    string // the normalised content: equal keys are the same frame
+	align  string // kind and method: frames that can be "changed" into each other
+	what   string
+	method string
+	value  any // the normalised JSON value; nil for non-JSON lines
+}
+
+// Frames compares the plugin's side of two timelines (recorded, live):
+// stdout lines, stderr lines when asked, and the exit.
+func Frames(recorded, live []frame.Frame, opts Options) Result {
+	a, b := normalise(recorded, opts), normalise(live, opts)
+	res := Result{Compared: [2]int{len(a), len(b)}}
+	res.Differences = align(a, b)
+	if d, ok := compareExit(recorded, live); ok {
+		res.Differences = append(res.Differences, d)
+	}
+	return res
+}
+
+// normalise picks the compared frames of one timeline and computes their keys.
+func normalise(frames []frame.Frame, opts Options) []item {
+	// Requests each side sent, by id, to name the responses that answer them.
+	hostCalls := map[string]string{}
+	pluginReqs := 0
+	var items []item
+	for i := range frames {
+		f := &frames[i]
+		if f.IsEvent() {
+			continue
+		}
+		m := message.Parse(f.Raw)
+		if f.Dir == frame.In {
+			if m.Kind == message.Request {
+				hostCalls[m.IDKey()] = m.Method
+			}
+			continue
+		}
+		if f.Dir == frame.Err && !opts.CompareStderr {
+			continue
+		}
+		it := item{f: f, index: len(items) + 1}
+		if f.Dir == frame.Err || m.Kind == message.Stray || m.Kind == message.Blank {
+			it.key = "raw:" + f.Dir.String() + ":" + string(f.Raw)
+			it.align = f.Dir.String() + ":" + m.Kind.String()
+			it.what = map[frame.Dir]string{frame.Out: "stray output", frame.Err: "stderr line"}[f.Dir]
+			items = append(items, it)
+			continue
+		}
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(bytes.TrimSuffix(f.Raw, []byte("\r"))))
+		dec.UseNumber()
+		if dec.Decode(&v) != nil {
+			v = nil
+		}
+		obj, _ := v.(map[string]any)
+		switch m.Kind {
+		case message.Request:
+			pluginReqs++
+			it.method = m.Method
+			it.what = "request " + m.Method
+			if obj != nil {
+				obj["id"] = "#" + strconv.Itoa(pluginReqs) // plugin ids compare by order
+			}
+		case message.Notification:
+			it.method = m.Method
+			it.what = "notification " + m.Method
+		case message.Response, message.ErrorReply:
+			it.method = hostCalls[m.IDKey()]
+			it.what = "response"
+			if m.Kind == message.ErrorReply {
+				it.what = "error response"
+			}
+			if it.method != "" {
+				it.what += " to " + it.method
+			}
+		}
+		it.align = "out:" + m.Kind.String() + ":" + it.method
+		if m.Kind == message.ErrorReply {
+			it.align = "out:response:" + it.method
+		}
+		if opts.Ignore != nil && v != nil {
+			v = prune(v, nil, func(p []string) bool { return opts.Ignore(it.method, p) })
+		}
+		it.value = v
+		if opts.Strict {
+			raw := f.Raw
+			if m.Kind == message.Request && len(m.ID) > 0 {
+				raw = bytes.Replace(raw, m.ID, []byte(strconv.Quote("#"+strconv.Itoa(pluginReqs))), 1)
+			}
+			it.key = "raw:" + string(raw)
+		} else {
+			js, _ := json.Marshal(v) // maps marshal with sorted keys
+			it.key = "json:" + string(js)
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// ignored replaces an ignored value, so that its presence still shows.
+const ignored = "«ignored»"
+
+// prune returns v with every value whose path ignore accepts replaced.
+func prune(v any, path []string, ignore func([]string) bool) any {
+	if len(path) > 0 && ignore(path) {
+		return ignored
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = prune(e, append(path[:len(path):len(path)], k), ignore)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = prune(e, append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]"), ignore)
+		}
+	}
+	return v
+}
+
+// runeOf maps an index to a rune go-diff keeps intact (no surrogates).
+func runeOf(i int) rune {
+	r := rune(i + 1)
+	if r >= 0xD800 {
+		r += 0x800
+	}
+	return r
+}
+
+func indexOf(r rune) int {
+	if r >= 0xE000 {
+		r -= 0x800
+	}
+	return int(r) - 1
+}
+
+// maxDistinct is how many distinct frames go-diff can tell apart.
+const maxDistinct = 0x10FFFF - 0x800
+
+// align aligns the two sequences by content and classifies what is left.
+func align(a, b []item) []Difference {
+	ids := map[string]int{}
+	toRunes := func(items []item) []rune {
+		rs := make([]rune, len(items))
+		for i, it := range items {
+			id, ok := ids[it.key]
+			if !ok {
+				id = min(len(ids), maxDistinct-1)
+				ids[it.key] = id
+			}
+			rs[i] = runeOf(id)
+		}
+		return rs
+	}
+	ra, rb := toRunes(a), toRunes(b)
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0 // deterministic: never a coarser diff under load
+	diffs := dmp.DiffMainRunes(ra, rb, false)
+
+	var out []Difference
+	var missing, extra []item
+	flush := func() {
+		out = append(out, pairChanged(&missing, &extra)...)
+	}
+	ia, ib := 0, 0
+	for _, d := range diffs {
+		n := len([]rune(d.Text))
+		switch d.Type {
+		case diffmatchpatch.DiffEqual:
+			flush()
+			ia, ib = ia+n, ib+n
+		case diffmatchpatch.DiffDelete:
+			missing = append(missing, a[ia:ia+n]...)
+			ia += n
+		case diffmatchpatch.DiffInsert:
+			extra = append(extra, b[ib:ib+n]...)
+			ib += n
+		}
+	}
+	flush()
+	return detectMoves(out)
+}
+
+// pairChanged pairs, in order, missing and extra frames of the same kind and
+// method inside one gap of the alignment: those are changed frames. The
+// rest stay missing or extra. It empties both lists.
+func pairChanged(missing, extra *[]item) []Difference {
+	var out []Difference
+	used := make([]bool, len(*extra))
+	for _, m := range *missing {
+		paired := false
+		for j, e := range *extra {
+			if used[j] || e.align != m.align {
+				continue
+			}
+			used[j], paired = true, true
+			out = append(out, changed(m, e))
+			break
+		}
+		if !paired {
+			out = append(out, Difference{Kind: Missing, Dir: m.f.Dir.String(), Method: m.method, What: m.what, Recorded: side(m)})
+		}
+	}
+	for j, e := range *extra {
+		if !used[j] {
+			out = append(out, Difference{Kind: Extra, Dir: e.f.Dir.String(), Method: e.method, What: e.what, Live: side(e)})
+		}
+	}
+	*missing, *extra = (*missing)[:0], (*extra)[:0]
+	sort.SliceStable(out, func(i, j int) bool { return position(out[i]) < position(out[j]) })
+	return out
+}
+
+func position(d Difference) int {
+	if d.Recorded != nil {
+		return d.Recorded.Index
+	}
+	return d.Live.Index
+}
+
+// detectMoves turns a missing frame and an extra frame with the same content
+// into one moved frame.
+func detectMoves(diffs []Difference) []Difference {
+	byKey := map[string][]int{}
+	for i, d := range diffs {
+		if d.Kind == Extra {
+			byKey[d.Live.key] = append(byKey[d.Live.key], i)
+		}
+	}
+	drop := map[int]bool{}
+	for i := range diffs {
+		d := &diffs[i]
+		if d.Kind != Missing {
+			continue
+		}
+		cands := byKey[d.Recorded.key]
+		for k, j := range cands {
+			if drop[j] {
+				continue
+			}
+			d.Kind, d.Live = Moved, diffs[j].Live
+			drop[j] = true
+			byKey[d.Recorded.key] = cands[k+1:]
+			break
+		}
+	}
+	out := diffs[:0]
+	for i, d := range diffs {
+		if !drop[i] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func side(it item) *Side {
+	s := &Side{Seq: it.f.Seq, At: it.f.At, Index: it.index, Raw: string(it.f.Raw), key: it.key}
+	if it.value != nil {
+		pretty, _ := json.MarshalIndent(it.value, "", "  ")
+		s.Pretty = string(pretty)
+		s.JSON, _ = json.Marshal(it.value)
+	} else {
+		s.Pretty = string(it.f.Raw)
+	}
+	return s
+}
+
+func changed(m, e item) Difference {
+	d := Difference{Kind: Changed, Dir: m.f.Dir.String(), Method: m.method, What: m.what, Recorded: side(m), Live: side(e)}
+	if m.value != nil && e.value != nil {
+		d.Changes = paths(m.value, e.value, nil, nil)
+	}
+	d.Unified = Unified(d.Recorded.Pretty, d.Live.Pretty, "recorded", "replayed")
+	return d
+}
+
+// paths lists the leaf values that differ between a and b.
+func paths(a, b any, path []string, out []Change) []Change {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			break
+		}
+		keys := make([]string, 0, len(x)+len(y))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		for k := range y {
+			if _, ok := x[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			va, oka := x[k]
+			vb, okb := y[k]
+			p := append(path[:len(path):len(path)], k)
+			switch {
+			case !oka:
+				out = append(out, Change{Path: joinPath(p), New: brief(vb), Segments: p})
+			case !okb:
+				out = append(out, Change{Path: joinPath(p), Old: brief(va), Segments: p})
+			default:
+				out = paths(va, vb, p, out)
+			}
+		}
+		return out
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			break
+		}
+		for i := 0; i < max(len(x), len(y)); i++ {
+			p := append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]")
+			switch {
+			case i >= len(x):
+				out = append(out, Change{Path: joinPath(p), New: brief(y[i]), Segments: p})
+			case i >= len(y):
+				out = append(out, Change{Path: joinPath(p), Old: brief(x[i]), Segments: p})
+			default:
+				out = paths(x[i], y[i], p, out)
+			}
+		}
+		return out
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		out = append(out, Change{Path: joinPath(path), Old: brief(a), New: brief(b), Segments: path})
+	}
+	return out
+}
+
+// joinPath spells a path the way ignore rules do: params.tree.children[1].text.
+func joinPath(p []string) string {
+	var b strings.Builder
+	for i, s := range p {
+		if i > 0 && !strings.HasPrefix(s, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	if b.Len() == 0 {
+		return "(whole message)"
+	}
+	return b.String()
+}
+
+func brief(v any) string {
+	b, _ := json.Marshal(v)
+	s := string(b)
+	if len(s) > 120 {
+		s = s[:117] + "…"
+	}
+	return s
+}
+
+// compareExit compares the exit events.
+func compareExit(recorded, live []frame.Frame) (Difference, bool) {
+	ra, la := exitOf(recorded), exitOf(live)
+	if ra == la || ra == "no exit" { // an interrupted recording has no exit to compare
+		return Difference{}, false
+	}
+	return Difference{Kind: Exit, What: fmt.Sprintf("exit: recorded %s, replayed %s", ra, la)}, true
+}
+
+func exitOf(frames []frame.Frame) string {
+	for i := len(frames) - 1; i >= 0; i-- {
+		f := &frames[i]
+		if f.Event != frame.EventExit {
+			continue
+		}
+		if f.Signal != "" {
+			return "signal " + f.Signal
+		}
+		if f.Code != nil {
+			return "code " + strconv.Itoa(*f.Code)
+		}
+	}
+	return "no exit"
+}

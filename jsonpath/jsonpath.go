@@ -1,0 +1,327 @@
+// Package jsonpath owns the small path language that names places inside a
+// JSON-RPC message, as used by redaction rules (`export --redact`) and by
+// replay's ignore rules: a rule is `METHOD:PATH`, METHOD a glob over method
+// names and PATH a dotted path relative to the message object, with `[n]`
+// for an array index, `[*]` for any index, `*` for any member name and `..`
+// for any depth:
+//
+//	net/fetch:params.headers.Authorization
+//	session/get:result.turns[*].text
+//	storage/set:params..value
+//
+// A member name that is not a plain identifier is written in brackets as a
+// JSON string: params["content-type"]. The package parses paths and matches
+// them against concrete paths (the list of segments that leads to one value,
+// like params, tree, [3], label); it does not walk JSON itself. It imports
+// only the standard library.
+package jsonpath
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// ErrSyntax is wrapped by every Parse and ParseRule error.
+var ErrSyntax = errors.New("bad path")
+
+// segKind is what one pattern segment matches.
+type segKind uint8
+
+const (
+	segName     segKind = iota // one member with exactly this name
+	segAnyName                 // *: any one member
+	segIndex                   // [n]: one array element
+	segAnyIndex                // [*]: any one array element
+	segDescend                 // ..: zero or more segments of any kind
+)
+
+type segment struct {
+	kind segKind
+	name string // segName: the member name; segIndex: the canonical "[n]"
+}
+
+// Path is a parsed path. The zero Path matches only the message itself (the
+// empty concrete path). Paths are values: safe to copy and to use from
+// several goroutines.
+type Path struct {
+	segs []segment
+}
+
+// Rule is a parsed METHOD:PATH rule.
+type Rule struct {
+	Method string // a path.Match glob; "*" alone matches every method
+	Path   Path
+}
+
+// ParseRule parses "METHOD:PATH". The method is everything before the first
+// colon and must be a valid glob; the path must not be empty.
+func ParseRule(s string) (Rule, error) {
+	method, p, ok := strings.Cut(s, ":")
+	if !ok {
+		return Rule{}, fmt.Errorf("%w %q: want METHOD:PATH, e.g. net/fetch:params.headers.Authorization", ErrSyntax, s)
+	}
+	if method == "" {
+		return Rule{}, fmt.Errorf("%w %q: the method before the colon is empty (use * for every method)", ErrSyntax, s)
+	}
+	if _, err := path.Match(method, ""); err != nil {
+		return Rule{}, fmt.Errorf("%w %q: method glob %q: %v", ErrSyntax, s, method, err)
+	}
+	if p == "" {
+		return Rule{}, fmt.Errorf("%w %q: the path after the colon is empty", ErrSyntax, s)
+	}
+	parsed, err := Parse(p)
+	if err != nil {
+		return Rule{}, fmt.Errorf("rule %q: %w", s, err)
+	}
+	return Rule{Method: method, Path: parsed}, nil
+}
+
+// MatchMethod reports whether method m matches the rule's glob (path.Match
+// syntax; the glob "*" alone matches every method, slashes included).
+func (r Rule) MatchMethod(m string) bool {
+	if r.Method == "*" {
+		return true
+	}
+	ok, err := path.Match(r.Method, m)
+	return err == nil && ok
+}
+
+// String gives back the rule in the form ParseRule reads.
+func (r Rule) String() string { return r.Method + ":" + r.Path.String() }
+
+// Parse parses a path such as params.tree..updatedAt or result.turns[*].text.
+func Parse(s string) (Path, error) {
+	var p Path
+	i := 0
+	bad := func(format string, args ...any) (Path, error) {
+		return Path{}, fmt.Errorf("%w %q at byte %d: %s", ErrSyntax, s, i, fmt.Sprintf(format, args...))
+	}
+	if s == "" {
+		return bad("empty path")
+	}
+	needName := true // at the start or after a single dot: a name must follow
+	for i < len(s) {
+		switch c := s[i]; {
+		case c == '.':
+			if strings.HasPrefix(s[i:], "...") {
+				return bad("three dots")
+			}
+			if strings.HasPrefix(s[i:], "..") {
+				if n := len(p.segs); n > 0 && p.segs[n-1].kind == segDescend {
+					return bad("two .. in a row")
+				}
+				p.segs = append(p.segs, segment{kind: segDescend})
+				i += 2
+				if i == len(s) {
+					return bad(".. at the end: name what to look for at any depth, e.g. ..value")
+				}
+				needName = false
+				if s[i] != '[' {
+					needName = true
+				}
+				continue
+			}
+			if needName {
+				return bad("a dot where a name should be")
+			}
+			i++
+			if i == len(s) {
+				return bad("a dot at the end")
+			}
+			if s[i] == '[' || s[i] == '.' {
+				return bad("a dot before %q", s[i])
+			}
+			needName = true
+		case c == '[':
+			end := strings.IndexByte(s[i:], ']')
+			if i+1 < len(s) && s[i+1] == '"' {
+				// ["name"]: a JSON string, which may itself hold ']'.
+				q, n, err := quoted(s[i+1:])
+				if err != nil {
+					return bad("%v", err)
+				}
+				if i+1+n >= len(s) || s[i+1+n] != ']' {
+					return bad(`want ] after the quoted name`)
+				}
+				p.segs = append(p.segs, segment{kind: segName, name: q})
+				i += n + 2
+				needName = false
+				continue
+			}
+			if end < 0 {
+				return bad("[ without ]")
+			}
+			inner := s[i+1 : i+end]
+			switch {
+			case inner == "*":
+				p.segs = append(p.segs, segment{kind: segAnyIndex})
+			default:
+				n, err := strconv.ParseUint(inner, 10, 31)
+				if err != nil || (len(inner) > 1 && inner[0] == '0') {
+					return bad("want [n], [*] or [\"name\"], have [%s]", inner)
+				}
+				p.segs = append(p.segs, segment{kind: segIndex, name: "[" + strconv.FormatUint(n, 10) + "]"})
+			}
+			i += end + 1
+			needName = false
+		default:
+			if !needName {
+				return bad("want . or [ before %q", c)
+			}
+			j := i
+			for j < len(s) && s[j] != '.' && s[j] != '[' {
+				if s[j] == ']' || s[j] == '"' {
+					i = j
+					return bad("%q in a name: write odd names as [\"name\"]", s[j])
+				}
+				j++
+			}
+			name := s[i:j]
+			if name == "*" {
+				p.segs = append(p.segs, segment{kind: segAnyName})
+			} else {
+				p.segs = append(p.segs, segment{kind: segName, name: name})
+			}
+			i = j
+			needName = false
+		}
+	}
+	if needName {
+		return bad("a name is missing at the end")
+	}
+	return p, nil
+}
+
+// quoted reads the JSON string at the start of s and returns its contents
+// and its length in s.
+func quoted(s string) (string, int, error) {
+	for j := 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
+			var v string
+			if err := json.Unmarshal([]byte(s[:j+1]), &v); err != nil {
+				return "", 0, fmt.Errorf("bad quoted name %s", s[:j+1])
+			}
+			return v, j + 1, nil
+		}
+	}
+	return "", 0, errors.New("unterminated quoted name")
+}
+
+// Match reports whether the concrete path (member names and "[n]" indexes,
+// outermost first) is one the pattern names. A pattern names exactly the
+// values it reaches, not what lies below them: callers that act on whole
+// subtrees check the prefixes of a concrete path.
+func (p Path) Match(concrete []string) bool {
+	return match(p.segs, concrete)
+}
+
+func match(pat []segment, c []string) bool {
+	for len(pat) > 0 {
+		s := pat[0]
+		if s.kind == segDescend {
+			rest := pat[1:]
+			for k := 0; k <= len(c); k++ {
+				if match(rest, c[k:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(c) == 0 || !s.matches(c[0]) {
+			return false
+		}
+		pat, c = pat[1:], c[1:]
+	}
+	return len(c) == 0
+}
+
+func (s segment) matches(c string) bool {
+	switch s.kind {
+	case segName:
+		return c == s.name
+	case segAnyName:
+		return !isIndex(c)
+	case segIndex:
+		return c == s.name
+	case segAnyIndex:
+		return isIndex(c)
+	}
+	return false
+}
+
+// isIndex reports whether a concrete segment is an array index "[n]".
+func isIndex(c string) bool {
+	if len(c) < 3 || c[0] != '[' || c[len(c)-1] != ']' {
+		return false
+	}
+	for _, d := range c[1 : len(c)-1] {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Index is the concrete segment of array index n: "[n]".
+func Index(n int) string { return "[" + strconv.Itoa(n) + "]" }
+
+// String gives back the path in the form Parse reads (canonical: indexes
+// without leading zeros, odd names quoted).
+func (p Path) String() string {
+	var b strings.Builder
+	for i, s := range p.segs {
+		switch s.kind {
+		case segDescend:
+			b.WriteString("..")
+			continue
+		case segIndex:
+			b.WriteString(s.name)
+			continue
+		case segAnyIndex:
+			b.WriteString("[*]")
+			continue
+		}
+		name := "*"
+		if s.kind == segName {
+			name = s.name
+			if !plain(name) {
+				q, _ := json.Marshal(name)
+				b.WriteString("[" + string(q) + "]")
+				continue
+			}
+		}
+		if i > 0 && p.segs[i-1].kind != segDescend {
+			b.WriteByte('.')
+		}
+		b.WriteString(name)
+	}
+	return b.String()
+}
+
+// plain reports whether a member name can be written bare in a path.
+func plain(name string) bool {
+	if name == "" || name == "*" {
+		return false
+	}
+	return !strings.ContainsAny(name, `.[]"`)
+}
+
+// Segments is the number of segments of p, a `..` counting as one.
+func (p Path) Segments() int { return len(p.segs) }
+
+// Root returns the first member name of p when p starts with one (as
+// params.x or result[0] do), and "" when it starts with *, [ or `..`.
+// Callers use it to skip messages that cannot match.
+func (p Path) Root() string {
+	if len(p.segs) == 0 || p.segs[0].kind != segName {
+		return ""
+	}
+	return p.segs[0].name
+}

@@ -1,0 +1,367 @@
+package redact
+
+import (
+	"unicode/utf8"
+
+	"github.com/tapedeck/tapedeck/jsonpath"
+)
+
+// scanner walks JSON text without building values. It never panics, on any
+// input: a frame stored cut ends in the middle of a value, and the skip
+// methods report false when the text ends before the value does.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) eof() bool { return s.i >= len(s.b) }
+
+func (s *scanner) space() {
+	for s.i < len(s.b) && isSpace(s.b[s.i]) {
+		s.i++
+	}
+}
+
+func (s *scanner) consume(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// skipString moves past the string at s.i; false when there is none or it
+// is not terminated.
+func (s *scanner) skipString() bool {
+	if !s.consume('"') {
+		return false
+	}
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '\\':
+			s.i += 2
+		case '"':
+			s.i++
+			return true
+		default:
+			s.i++
+		}
+	}
+	s.i = len(s.b)
+	return false
+}
+
+// skipValue moves past the value at s.i; false when the text ends first or
+// there is no value.
+func (s *scanner) skipValue() bool {
+	if s.eof() {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		return s.skipString()
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				if !s.skipString() {
+					return false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return true
+				}
+			}
+			s.i++
+		}
+		return false
+	}
+	start := s.i
+	for s.i < len(s.b) && !isSpace(s.b[s.i]) && s.b[s.i] != ',' && s.b[s.i] != '}' && s.b[s.i] != ']' && s.b[s.i] != ':' {
+		s.i++
+	}
+	return s.i > start
+}
+
+// rewriter writes a compact copy of a JSON value with the values that the
+// Redactor's active rules name, and the regular expressions' matches inside
+// strings, replaced.
+type rewriter struct {
+	r       *Redactor
+	s       scanner
+	out     []byte
+	path    []string
+	changed bool
+}
+
+// rewrite rewrites the JSON value b (cut: b may end early) and reports
+// whether anything was redacted. The result is valid until the next call.
+func (w *rewriter) rewrite(b []byte, cut bool) ([]byte, bool) {
+	w.s = scanner{b: b}
+	w.out = w.out[:0]
+	w.path = w.path[:0]
+	w.changed = false
+	w.value()
+	if !cut && w.s.i < len(b) {
+		// Only white space can follow a valid value; keep it as it was.
+		w.out = append(w.out, b[w.s.i:]...)
+	}
+	if cap(w.out) > 1<<20 {
+		out := w.out
+		w.out = nil
+		return out, w.changed
+	}
+	return w.out, w.changed
+}
+
+// value rewrites the value at the scanner; false when the text ended first.
+func (w *rewriter) value() bool {
+	s := &w.s
+	s.space()
+	if s.eof() {
+		return false
+	}
+	if ru := w.r.matchValue(w.path); ru != nil {
+		start := s.i
+		complete := s.skipValue()
+		v := s.b[start:s.i]
+		if str, ok := decodeString(v); ok && isPlaceholder(str) {
+			w.out = append(w.out, v...) // redacted already
+			return complete
+		}
+		var canon []byte
+		if str, ok := decodeString(v); ok {
+			canon = str
+		} else {
+			canon = compact(v)
+		}
+		w.out = appendString(w.out, []byte(Placeholder(w.r.key, canon)))
+		ru.n++
+		w.changed = true
+		return complete
+	}
+	switch s.b[s.i] {
+	case '{':
+		s.i++
+		w.out = append(w.out, '{')
+		s.space()
+		if s.consume('}') {
+			w.out = append(w.out, '}')
+			return true
+		}
+		for {
+			s.space()
+			ks := s.i
+			if !s.skipString() {
+				w.out = append(w.out, s.b[ks:s.i]...)
+				return false
+			}
+			key := s.b[ks:s.i]
+			w.out = append(w.out, key...)
+			name, _ := decodeString(key)
+			s.space()
+			if !s.consume(':') {
+				return false
+			}
+			w.out = append(w.out, ':')
+			w.path = append(w.path, string(name))
+			ok := w.value()
+			w.path = w.path[:len(w.path)-1]
+			if !ok {
+				return false
+			}
+			s.space()
+			if s.consume('}') {
+				w.out = append(w.out, '}')
+				return true
+			}
+			if !s.consume(',') {
+				return false
+			}
+			w.out = append(w.out, ',')
+		}
+	case '[':
+		s.i++
+		w.out = append(w.out, '[')
+		s.space()
+		if s.consume(']') {
+			w.out = append(w.out, ']')
+			return true
+		}
+		for n := 0; ; n++ {
+			w.path = append(w.path, jsonpath.Index(n))
+			ok := w.value()
+			w.path = w.path[:len(w.path)-1]
+			if !ok {
+				return false
+			}
+			s.space()
+			if s.consume(']') {
+				w.out = append(w.out, ']')
+				return true
+			}
+			if !s.consume(',') {
+				return false
+			}
+			w.out = append(w.out, ',')
+		}
+	case '"':
+		start := s.i
+		complete := s.skipString()
+		v := s.b[start:s.i]
+		if complete && len(w.r.res) > 0 {
+			if str, ok := decodeString(v); ok && !isPlaceholder(str) {
+				if red, changed := w.r.replace(str); changed {
+					w.out = appendString(w.out, red)
+					w.changed = true
+					return true
+				}
+			}
+		}
+		w.out = append(w.out, v...)
+		return complete
+	}
+	start := s.i
+	ok := s.skipValue()
+	w.out = append(w.out, s.b[start:s.i]...)
+	return ok
+}
+
+// compact returns v without white space outside strings.
+func compact(v []byte) []byte {
+	out := make([]byte, 0, len(v))
+	in := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case in && c == '\\' && i+1 < len(v):
+			out = append(out, c, v[i+1])
+			i++
+			continue
+		case c == '"':
+			in = !in
+		case !in && isSpace(c):
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// decodeString returns the contents of the JSON string q (quotes included);
+// ok is false when q is not a whole string. Invalid escapes and lone
+// surrogates decode to U+FFFD; other bytes are kept as they are.
+func decodeString(q []byte) ([]byte, bool) {
+	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+		return nil, false
+	}
+	s := q[1 : len(q)-1]
+	esc := false
+	for _, c := range s {
+		if c == '\\' {
+			esc = true
+			break
+		}
+	}
+	if !esc {
+		return s, true
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i+1 >= len(s) {
+			return nil, false
+		}
+		i++
+		switch s[i] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(s[i+1:])
+			if !ok {
+				out = utf8.AppendRune(out, utf8.RuneError)
+				continue
+			}
+			i += 4
+			if r >= 0xd800 && r < 0xdc00 && i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+				if r2, ok := hex4(s[i+3:]); ok && r2 >= 0xdc00 && r2 < 0xe000 {
+					r = 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00)
+					i += 6
+				}
+			}
+			if r >= 0xd800 && r < 0xe000 {
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			out = append(out, s[i])
+		}
+	}
+	return out, true
+}
+
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string: '"', '\\' and control
+// characters escaped, every other byte as it is.
+func appendString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	for _, c := range s {
+		switch {
+		case c == '"':
+			dst = append(dst, '\\', '"')
+		case c == '\\':
+			dst = append(dst, '\\', '\\')
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}

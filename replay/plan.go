@@ -1,0 +1,210 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/message"
+)
+
+// stepKind is what the host does at one step of a replay.
+type stepKind uint8
+
+const (
+	sendFrame  stepKind = iota + 1 // write a recorded host frame
+	closeStdin                     // the host closed the plugin's stdin
+	sendSignal                     // the host signalled the plugin
+)
+
+// step is one host action, in recorded order.
+type step struct {
+	kind   stepKind
+	frame  *frame.Frame // the recorded frame (sendFrame) or event
+	signal int
+	// expectOut is how many stdout lines the plugin had written before this
+	// step in the recording, and awaits the plugin's requests whose answers
+	// the host had sent before it: the step waits until the live plugin has
+	// written as many lines and made those requests (or gone quiet, or the
+	// step timeout passed), so the plugin reads its stdin in recorded order.
+	expectOut int
+	awaits    []*call
+}
+
+// call is a request the plugin made in the recording, with the host's
+// recorded answer.
+type call struct {
+	method string
+	params string // canonical JSON of the params, for matching
+	answer *frame.Frame
+	used   bool
+}
+
+// plan is what a recording asks of a replay.
+type plan struct {
+	steps    []step
+	calls    map[string][]*call // by method, in recorded order
+	totalOut int                // stdout lines in the recording
+	awaits   []*call            // answers recorded after the last step
+}
+
+// makePlan reads the recording: host frames that are not answers become
+// steps; the plugin's requests, paired with the host's answers by id,
+// become calls that are answered on demand. Pairing does not trust order:
+// a host that pipes its input can have an answer on the plugin's stdin
+// before the plugin has even asked.
+func makePlan(recorded []frame.Frame) *plan {
+	p := &plan{calls: map[string][]*call{}}
+	replies := map[string][]*frame.Frame{} // host answers by id, in order
+	type req struct {
+		c  *call
+		id string
+	}
+	var reqs []req
+	for i := range recorded {
+		f := &recorded[i]
+		if f.IsEvent() || f.Dir == frame.Err {
+			continue
+		}
+		m := message.Parse(f.Raw)
+		switch {
+		case f.Dir == frame.Out && m.Kind == message.Request:
+			c := &call{method: m.Method, params: canonical(m.Params)}
+			p.calls[m.Method] = append(p.calls[m.Method], c)
+			reqs = append(reqs, req{c, m.IDKey()})
+		case f.Dir == frame.In && m.IsReply():
+			replies[m.IDKey()] = append(replies[m.IDKey()], f)
+		}
+	}
+	answered := map[*frame.Frame]*call{}
+	for _, r := range reqs {
+		if q := replies[r.id]; len(q) > 0 {
+			r.c.answer, replies[r.id] = q[0], q[1:]
+			answered[q[0]] = r.c
+		}
+	}
+
+	out := 0
+	var awaits []*call
+	add := func(s step) {
+		s.expectOut, s.awaits = out, awaits
+		awaits = nil
+		p.steps = append(p.steps, s)
+	}
+	for i := range recorded {
+		f := &recorded[i]
+		switch {
+		case f.Event == frame.EventEOF:
+			add(step{kind: closeStdin, frame: f})
+		case f.Event == frame.EventSignal:
+			if n := frame.SignalNumber(f.Signal); n > 0 {
+				add(step{kind: sendSignal, frame: f, signal: n})
+			}
+		case f.IsEvent():
+		case f.Dir == frame.Out:
+			out++
+		case f.Dir == frame.In:
+			if c, ok := answered[f]; ok {
+				awaits = append(awaits, c)
+				continue
+			}
+			if m := message.Parse(f.Raw); m.IsReply() {
+				continue // an answer to nothing the plugin asked: never sent
+			}
+			add(step{kind: sendFrame, frame: f})
+		}
+	}
+	p.totalOut = out
+	p.awaits = awaits
+	return p
+}
+
+// ready reports whether a step may go: the plugin has written expectOut
+// lines and made every awaited request.
+func ready(out, expectOut int, awaits []*call) bool {
+	if out < expectOut {
+		return false
+	}
+	for _, c := range awaits {
+		if !c.used {
+			return false
+		}
+	}
+	return true
+}
+
+// canonical is JSON with sorted keys and no white space; "" for nothing.
+func canonical(raw json.RawMessage) string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return ""
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// match takes the recorded call that answers a live request: the first
+// unused call of that method with equal params, else the first unused one.
+// differs reports that the params did not match.
+func (p *plan) match(method string, params json.RawMessage) (c *call, differs bool) {
+	want := canonical(params)
+	var first *call
+	for _, c := range p.calls[method] {
+		if c.used {
+			continue
+		}
+		if c.params == want {
+			c.used = true
+			return c, false
+		}
+		if first == nil {
+			first = c
+		}
+	}
+	if first != nil {
+		first.used = true
+		return first, true
+	}
+	return nil, false
+}
+
+// answerFor builds the host's answer to a live request from the recorded
+// answer, with the live id, in the host's compact member order.
+func answerFor(recorded *frame.Frame, liveID json.RawMessage) []byte {
+	var obj map[string]json.RawMessage
+	json.Unmarshal(bytes.TrimSuffix(recorded.Raw, []byte("\r")), &obj)
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(liveID)
+	if e, ok := obj["error"]; ok && string(e) != "null" {
+		b.WriteString(`,"error":`)
+		b.Write(e)
+	} else {
+		b.WriteString(`,"result":`)
+		if r, ok := obj["result"]; ok {
+			b.Write(r)
+		} else {
+			b.WriteString("null")
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// unmatchedAnswer is the error a live request gets when the recording has
+// nothing to answer it with.
+func unmatchedAnswer(method string, liveID json.RawMessage) []byte {
+	msg, _ := json.Marshal("tapedeck replay: the recording has no answer for " + method)
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(liveID)
+	b.WriteString(`,"error":{"code":-32601,"message":`)
+	b.Write(msg)
+	b.WriteString(`}}`)
+	return b.Bytes()
+}

@@ -1,0 +1,355 @@
+// Package wrap makes tapedeck a plugin's main and takes it out again.
+//
+// It owns the plugin folder's side of capture: reading agentty-plugin.json,
+// working out the command the Agentty host would run for the plugin (node
+// found the way the host finds it, python3, or the executable main),
+// writing a launcher that execs `tapedeck record` around that command,
+// pointing the manifest's runtime and main at the launcher with a
+// byte-level edit, keeping the original manifest bytes so that Unwrap
+// restores them exactly, and checking a wrapped folder (Doctor).
+//
+// Everything it writes lives in the plugin folder: the launcher and the
+// original manifest in .tapedeck/, and the edited manifest. It never
+// touches the store, never runs the plugin and never prints: callers
+// report. It imports only the standard library.
+package wrap
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Files inside the plugin folder. LauncherFile is also the manifest's new
+// main, so it is written with forward slashes, as the manifest wants.
+const (
+	ManifestFile = "agentty-plugin.json"
+	StateDir     = ".tapedeck"
+	LauncherFile = ".tapedeck/launch"
+	OrigFile     = ".tapedeck/agentty-plugin.json.orig"
+)
+
+// Errors, each wrapped with the folder and what to do.
+var (
+	ErrNoManifest   = errors.New("no " + ManifestFile)
+	ErrManifest     = errors.New("bad " + ManifestFile)
+	ErrWasm         = errors.New("wasm plugin")
+	ErrRuntime      = errors.New("unknown runtime")
+	ErrNoMain       = errors.New("no main")
+	ErrWrapped      = errors.New("already wrapped")
+	ErrNotWrapped   = errors.New("not wrapped")
+	ErrChanged      = errors.New(ManifestFile + " changed since wrap")
+	ErrNodeNotFound = errors.New("node not found")
+	ErrLauncher     = errors.New("not a launcher written by tapedeck wrap")
+)
+
+// Options says what a launcher runs.
+type Options struct {
+	// Tapedeck is the absolute path of the tapedeck binary to exec.
+	Tapedeck string
+	// Store is the absolute store folder the launcher passes as --store.
+	Store string
+	// Finder finds node for a node plugin; nil means NewFinder().
+	Finder *Finder
+}
+
+// Plan is a wrap worked out and checked but not yet written: Prepare makes
+// it, Apply writes it. Printing a Plan is a dry run.
+type Plan struct {
+	Dir      string // the plugin folder, absolute
+	Manifest *Manifest
+	Launch   Launch
+	// Node says where node was found, for a node plugin.
+	Node *Found
+	// Original and Wrapped are the manifest's bytes before and after.
+	Original, Wrapped []byte
+	// Warnings are things the host will mind that wrap does not refuse.
+	Warnings []string
+
+	mode fs.FileMode // the manifest's permissions
+}
+
+// LauncherPath is the launcher's absolute path: what the host will spawn.
+func (p *Plan) LauncherPath() string { return filepath.Join(p.Dir, filepath.FromSlash(LauncherFile)) }
+
+// Prepare reads the plugin folder dir and works out the wrap without
+// writing anything. It refuses, with an error naming the folder, the reason
+// and what to do: a folder without a manifest or with a bad one (ErrNoManifest,
+// ErrManifest), a wasm plugin (ErrWasm), an unknown runtime (ErrRuntime), a
+// main that is missing or not inside the folder or, for an executable
+// plugin, not executable (ErrNoMain, ErrManifest), a plugin already wrapped
+// (ErrWrapped), and a node plugin when node cannot be found
+// (ErrNodeNotFound). For node it runs the login shell (bounded by the
+// Finder's timeout).
+func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("wrap %s: %w", dir, err)
+	}
+	refuse := func(format string, args ...any) error {
+		return fmt.Errorf("wrap %s: "+format, append([]any{abs}, args...)...)
+	}
+	if !filepath.IsAbs(opts.Tapedeck) || !filepath.IsAbs(opts.Store) {
+		return nil, refuse("the tapedeck path (%q) and the store (%q) must be absolute", opts.Tapedeck, opts.Store)
+	}
+	manifestPath := filepath.Join(abs, ManifestFile)
+	raw, err := os.ReadFile(manifestPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, refuse("%w: give the plugin folder, the one that holds %s", ErrNoManifest, ManifestFile)
+	}
+	if err != nil {
+		return nil, refuse("read manifest: %w", err)
+	}
+	fi, err := os.Stat(manifestPath)
+	if err != nil {
+		return nil, refuse("read manifest: %w", err)
+	}
+	if _, err := os.Lstat(filepath.Join(abs, OrigFile)); err == nil {
+		return nil, refuse("%w (%s exists): run tapedeck unwrap %s first", ErrWrapped, OrigFile, abs)
+	}
+	m, err := ParseManifest(raw)
+	if err != nil {
+		return nil, refuse("%w", err)
+	}
+	if m.Runtime == RuntimeExecutable && m.Main == LauncherFile {
+		return nil, refuse("%w: main is already %s, but the original manifest (%s) is gone: restore %s by hand",
+			ErrWrapped, LauncherFile, OrigFile, ManifestFile)
+	}
+	runtime := m.EffectiveRuntime()
+	switch runtime {
+	case RuntimeNode, RuntimePython, RuntimeExecutable:
+	case RuntimeWasm:
+		return nil, refuse("%w: it runs inside the host, so there is no process for tapedeck to record", ErrWasm)
+	default:
+		return nil, refuse("%w %q in %s: tapedeck wraps node, python and executable plugins", ErrRuntime, m.Runtime, ManifestFile)
+	}
+	if m.Main == "" {
+		return nil, refuse("%w: %s names no \"main\" to run", ErrNoMain, ManifestFile)
+	}
+	if !filepath.IsLocal(filepath.FromSlash(m.Main)) {
+		return nil, refuse("%w: main %q is not a relative path inside the plugin folder", ErrManifest, m.Main)
+	}
+	if m.ID == "" {
+		return nil, refuse("%w: no \"id\" (tapedeck names the sessions after it)", ErrManifest)
+	}
+	mainPath := filepath.Join(abs, filepath.FromSlash(m.Main))
+	mfi, err := os.Stat(mainPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, refuse("%w: main %s does not exist: fix \"main\" in %s", ErrNoMain, m.Main, ManifestFile)
+	case err != nil:
+		return nil, refuse("%w: main %s: %w", ErrNoMain, m.Main, err)
+	case !mfi.Mode().IsRegular():
+		return nil, refuse("%w: main %s is not a file", ErrNoMain, m.Main)
+	}
+
+	p := &Plan{Dir: abs, Manifest: m, Original: raw, mode: fi.Mode().Perm()}
+	var command []string
+	switch runtime {
+	case RuntimeNode:
+		f := opts.Finder
+		if f == nil {
+			f = NewFinder()
+		}
+		found, err := f.Node(ctx)
+		if err != nil {
+			return nil, refuse("%w: install node, or put it on your login shell's PATH", err)
+		}
+		p.Node = &found
+		command = []string{found.Path, mainPath}
+	case RuntimePython:
+		// The host runs python3 by name, on the PATH it gives the plugin
+		// (login PATH first), and so does the launcher: the same python3.
+		command = []string{"python3", mainPath}
+	case RuntimeExecutable:
+		if mfi.Mode().Perm()&0o111 == 0 {
+			return nil, refuse("%w: main %s is not executable, and the host runs it directly: chmod +x %s", ErrNoMain, m.Main, mainPath)
+		}
+		command = []string{mainPath}
+	}
+	p.Launch = Launch{Tapedeck: opts.Tapedeck, Store: opts.Store, Name: m.ID, Command: command}
+	if p.Wrapped, err = m.Splice(RuntimeExecutable, LauncherFile); err != nil {
+		return nil, refuse("%w", err)
+	}
+	if base := filepath.Base(abs); base != m.ID {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("the plugin id %q differs from its folder name %q: the host loads a plugin only when they match", m.ID, base))
+	}
+	return p, nil
+}
+
+// Apply writes the plan: the original manifest to OrigFile (created
+// exclusively, so two wraps cannot both win), the launcher (mode 0755), then
+// the edited manifest, each file through a rename. On failure it removes
+// what it wrote and the manifest is as it was. It fails with ErrWrapped if
+// the folder was wrapped since Prepare and with ErrChanged if the manifest
+// changed since.
+func (p *Plan) Apply() (err error) {
+	state := filepath.Join(p.Dir, StateDir)
+	_, statErr := os.Lstat(state)
+	madeState := errors.Is(statErr, fs.ErrNotExist)
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return fmt.Errorf("wrap %s: %w", p.Dir, err)
+	}
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, f := range written {
+				os.Remove(f)
+			}
+			if madeState {
+				os.Remove(state)
+			}
+		}
+	}()
+
+	origPath := filepath.Join(p.Dir, filepath.FromSlash(OrigFile))
+	f, err := os.OpenFile(origPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, p.mode)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("wrap %s: %w (%s exists): run tapedeck unwrap %s first", p.Dir, ErrWrapped, OrigFile, p.Dir)
+	}
+	if err != nil {
+		return fmt.Errorf("wrap %s: keep the original manifest: %w", p.Dir, err)
+	}
+	written = append(written, origPath)
+	_, err = f.Write(p.Original)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("wrap %s: keep the original manifest in %s: %w", p.Dir, origPath, err)
+	}
+
+	launcher := p.LauncherPath()
+	if err := writeFile(launcher, p.Launch.Script(), 0o755); err != nil {
+		return fmt.Errorf("wrap %s: write the launcher: %w", p.Dir, err)
+	}
+	written = append(written, launcher)
+
+	manifestPath := filepath.Join(p.Dir, ManifestFile)
+	now, err := os.ReadFile(manifestPath)
+	if err != nil {
+		return fmt.Errorf("wrap %s: %w", p.Dir, err)
+	}
+	if !bytes.Equal(now, p.Original) {
+		return fmt.Errorf("wrap %s: %s changed while wrapping: run wrap again", p.Dir, ManifestFile)
+	}
+	if err := writeFile(manifestPath, p.Wrapped, p.mode); err != nil {
+		return fmt.Errorf("wrap %s: edit the manifest: %w", p.Dir, err)
+	}
+	return nil
+}
+
+// Undone says what Unwrap did.
+type Undone struct {
+	Dir string
+	// Restored is false when the manifest was already the original.
+	Restored bool
+	// Overwrote is true when --force put the original back over a manifest
+	// that had changed since wrap.
+	Overwrote bool
+	// StateKept is true when .tapedeck/ held other files and was left.
+	StateKept bool
+}
+
+// Unwrap puts back the manifest bytes kept by wrap and removes the launcher
+// and the kept copy (and .tapedeck/ when that leaves it empty). If the
+// manifest is neither what wrap wrote nor the original, someone edited it
+// since: Unwrap refuses (ErrChanged) unless force, which restores the
+// original anyway. A folder that was never wrapped gives ErrNotWrapped.
+func Unwrap(dir string, force bool) (*Undone, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("unwrap %s: %w", dir, err)
+	}
+	origPath := filepath.Join(abs, filepath.FromSlash(OrigFile))
+	orig, err := os.ReadFile(origPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("unwrap %s: %w (no %s): nothing to undo", abs, ErrNotWrapped, OrigFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("unwrap %s: %w", abs, err)
+	}
+	ofi, err := os.Stat(origPath)
+	if err != nil {
+		return nil, fmt.Errorf("unwrap %s: %w", abs, err)
+	}
+	u := &Undone{Dir: abs}
+	manifestPath := filepath.Join(abs, ManifestFile)
+	now, err := os.ReadFile(manifestPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("unwrap %s: %w", abs, err)
+	}
+	if err != nil || !bytes.Equal(now, orig) {
+		if err == nil && !isWrapOf(now, orig) {
+			if !force {
+				return nil, fmt.Errorf("unwrap %s: %w: compare it with %s, or run unwrap --force to put the original back and lose the changes",
+					abs, ErrChanged, OrigFile)
+			}
+			u.Overwrote = true
+		}
+		if err := writeFile(manifestPath, orig, ofi.Mode().Perm()); err != nil {
+			return nil, fmt.Errorf("unwrap %s: restore the manifest: %w", abs, err)
+		}
+		u.Restored = true
+	}
+	launcher := filepath.Join(abs, filepath.FromSlash(LauncherFile))
+	if err := os.Remove(launcher); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("unwrap %s: remove the launcher: %w", abs, err)
+	}
+	if err := os.Remove(origPath); err != nil {
+		return nil, fmt.Errorf("unwrap %s: remove %s: %w", abs, OrigFile, err)
+	}
+	if err := os.Remove(filepath.Join(abs, StateDir)); err != nil {
+		u.StateKept = true // not empty: somebody else's files
+	}
+	return u, nil
+}
+
+// isWrapOf reports whether manifest is exactly what wrap makes of orig.
+func isWrapOf(manifest, orig []byte) bool {
+	m, err := ParseManifest(orig)
+	if err != nil {
+		return false
+	}
+	w, err := m.Splice(RuntimeExecutable, LauncherFile)
+	return err == nil && bytes.Equal(w, manifest)
+}
+
+// writeFile replaces path with data through a temporary file in the same
+// folder and a rename, so that a reader (the host) sees the old file or
+// the new one, never half of one. A symlink at path is followed: its target
+// is replaced.
+func writeFile(path string, data []byte, perm fs.FileMode) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
