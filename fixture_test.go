@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -142,3 +144,89 @@ func blockForever() int {
 		<-ch
 	}
 }
+
+// mini is a small real plugin with knobs for the replay tests:
+// FIXTURE_LABEL changes a label, FIXTURE_DROP drops a notification,
+// FIXTURE_EXTRA adds one, FIXTURE_SWAP swaps two, FIXTURE_CRASH exits 3 on
+// the first ui/event, FIXTURE_HANG stops reading and writing on it,
+// FIXTURE_NOISE puts a value that differs on every run into a frame.
+func mini() int {
+	label := os.Getenv("FIXTURE_LABEL")
+	if label == "" {
+		label = "Hello"
+	}
+	knob := func(k string) bool { return os.Getenv(k) != "" }
+	out := func(s string) { os.Stdout.WriteString(s + "\n") }
+	notify := func(msg string) {
+		b, _ := json.Marshal(msg)
+		out(`{"jsonrpc":"2.0","method":"ui/notify","params":{"message":` + string(b) + `,"kind":"info"}}`)
+	}
+	pending := map[string]string{} // our request id → method
+	next := 0
+	request := func(method, params string) {
+		next++
+		id := strconv.Itoa(next)
+		pending[id] = method
+		out(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
+	}
+	br := bufio.NewReader(os.Stdin)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return 0
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+			Params struct {
+				Element string `json:"element"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &m) != nil {
+			continue
+		}
+		switch {
+		case m.Method == "initialize":
+			out(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}`)
+		case m.Method == "panel/open":
+			request("ui/setPanel", `{"tree":{"type":"column","children":[{"type":"text","text":"`+label+`"},{"type":"button","id":"go","label":"Go"}]}}`)
+		case m.Method == "ui/event" && knob("FIXTURE_CRASH"):
+			fmt.Fprintln(os.Stderr, "mini: crashing")
+			return 3
+		case m.Method == "ui/event" && knob("FIXTURE_HANG"):
+			fmt.Fprintln(os.Stderr, "mini: hanging")
+			return blockForever()
+		case m.Method == "ui/event" && m.Params.Element == "go":
+			badge := `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"1"}}`
+			if knob("FIXTURE_NOISE") { // a value that differs on every run
+				badge = fmt.Sprintf(`{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"1","nonce":%d}}`, time.Now().UnixNano())
+			}
+			switch {
+			case knob("FIXTURE_SWAP"):
+				out(badge)
+				notify("clicked")
+			case knob("FIXTURE_DROP"):
+				out(badge)
+			default:
+				notify("clicked")
+				out(badge)
+			}
+			if knob("FIXTURE_EXTRA") {
+				notify("extra")
+			}
+		case m.Method == "ui/event" && m.Params.Element == "both":
+			request("prompt/inject", `{"text":"hi"}`)
+			request("terminal/send", `{"text":"ls","submit":true}`)
+		case m.Method == "shutdown":
+			return 0
+		case m.Method == "" && len(m.ID) > 0:
+			if method := pending[string(m.ID)]; method != "ui/setPanel" && method != "" {
+				notify(method + " answered: " + string(m.Result))
+			}
+			delete(pending, string(m.ID))
+		}
+	}
+}
+
+func init() { fixtures["mini"] = mini }

@@ -13,6 +13,7 @@ type stepKind uint8
 
 const (
 	sendFrame  stepKind = iota + 1 // write a recorded host frame
+	sendAnswer                     // answer a plugin request, with its live id
 	closeStdin                     // the host closed the plugin's stdin
 	sendSignal                     // the host signalled the plugin
 )
@@ -23,12 +24,12 @@ type step struct {
 	frame  *frame.Frame // the recorded frame (sendFrame) or event
 	signal int
 	// expectOut is how many stdout lines the plugin had written before this
-	// step in the recording, and awaits the plugin's requests whose answers
-	// the host had sent before it: the step waits until the live plugin has
-	// written as many lines and made those requests (or gone quiet, or the
-	// step timeout passed), so the plugin reads its stdin in recorded order.
+	// step in the recording: the step waits until the live plugin has
+	// written as many (and, for an answer, made the request it answers), or
+	// has gone quiet, or the step timeout passed. So the plugin reads its
+	// stdin in the recorded order, answers included.
 	expectOut int
-	awaits    []*call
+	call      *call // sendAnswer: the call answered
 }
 
 // call is a request the plugin made in the recording, with the host's
@@ -37,7 +38,9 @@ type call struct {
 	method string
 	params string // canonical JSON of the params, for matching
 	answer *frame.Frame
-	used   bool
+	used   bool            // a live request was matched to it
+	liveID json.RawMessage // that request's id
+	done   bool            // its answer step has passed (sent or given up)
 }
 
 // plan is what a recording asks of a replay.
@@ -45,7 +48,6 @@ type plan struct {
 	steps    []step
 	calls    map[string][]*call // by method, in recorded order
 	totalOut int                // stdout lines in the recording
-	awaits   []*call            // answers recorded after the last step
 }
 
 // makePlan reads the recording: host frames that are not answers become
@@ -85,10 +87,8 @@ func makePlan(recorded []frame.Frame) *plan {
 	}
 
 	out := 0
-	var awaits []*call
 	add := func(s step) {
-		s.expectOut, s.awaits = out, awaits
-		awaits = nil
+		s.expectOut = out
 		p.steps = append(p.steps, s)
 	}
 	for i := range recorded {
@@ -105,7 +105,7 @@ func makePlan(recorded []frame.Frame) *plan {
 			out++
 		case f.Dir == frame.In:
 			if c, ok := answered[f]; ok {
-				awaits = append(awaits, c)
+				add(step{kind: sendAnswer, frame: f, call: c})
 				continue
 			}
 			if m := message.Parse(f.Raw); m.IsReply() {
@@ -115,22 +115,7 @@ func makePlan(recorded []frame.Frame) *plan {
 		}
 	}
 	p.totalOut = out
-	p.awaits = awaits
 	return p
-}
-
-// ready reports whether a step may go: the plugin has written expectOut
-// lines and made every awaited request.
-func ready(out, expectOut int, awaits []*call) bool {
-	if out < expectOut {
-		return false
-	}
-	for _, c := range awaits {
-		if !c.used {
-			return false
-		}
-	}
-	return true
 }
 
 // canonical is JSON with sorted keys and no white space; "" for nothing.

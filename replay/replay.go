@@ -11,6 +11,7 @@ package replay
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -123,6 +124,7 @@ type runner struct {
 	// exitFrame is the plugin's exit, held back until its pipes are read
 	// to the end so that it stands after its last line.
 	exitFrame *frame.Frame
+	stdin     *os.File // our end of the plugin's stdin, to see what it has not read
 }
 
 // Run replays recorded against a fresh plugin process and returns the live
@@ -139,30 +141,29 @@ func Run(ctx context.Context, recorded []frame.Frame, opts Options) (*Result, er
 	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
 	cmd.Dir, cmd.Env = opts.Dir, opts.Env
 	cmd.SysProcAttr = sysProcAttr()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStart, err)
+	var pipes [6]*os.File // stdin r/w, stdout r/w, stderr r/w
+	for i := 0; i < 6; i += 2 {
+		var err error
+		if pipes[i], pipes[i+1], err = os.Pipe(); err != nil {
+			for _, f := range pipes[:i] {
+				f.Close()
+			}
+			return nil, fmt.Errorf("%w: %v", ErrStart, err)
+		}
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStart, err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, fmt.Errorf("%w: %v", ErrStart, err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
+	inR, stdin, outR, outW, errR, errW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	r.start = time.Now()
 	if err := cmd.Start(); err != nil {
-		for _, f := range []*os.File{outR, outW, errR, errW} {
+		for _, f := range pipes {
 			f.Close()
 		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrStart, opts.Command[0], err)
 	}
+	inR.Close()
 	outW.Close()
 	errW.Close()
+	r.stdin = stdin
 	r.proc = cmd.Process
 	r.lastOut = r.start
 
@@ -209,7 +210,7 @@ func (r *runner) play(ctx context.Context, outR, errR *os.File) error {
 			r.note("the plugin exited before the recording's host frame seq %d; the rest was not sent", st.frame.Seq)
 			return nil
 		}
-		why, err := r.waitOut(ctx, st.expectOut, st.awaits, r.opts.StepTimeout, outR, errR)
+		why, err := r.waitOut(ctx, st.expectOut, st.call, r.opts.StepTimeout, outR, errR)
 		if err != nil {
 			return err
 		}
@@ -228,7 +229,7 @@ func (r *runner) play(ctx context.Context, outR, errR *os.File) error {
 	}
 	// Let the plugin say what it said after the last host frame.
 	if !r.exited {
-		if _, err := r.waitOut(ctx, r.plan.totalOut, r.plan.awaits, r.opts.StepTimeout, outR, errR); err != nil {
+		if _, err := r.waitOut(ctx, r.plan.totalOut, nil, r.opts.StepTimeout, outR, errR); err != nil {
 			return err
 		}
 	}
@@ -270,15 +271,16 @@ const (
 )
 
 // waitOut handles events until the plugin has written expect stdout lines
-// and made the awaited requests, has gone quiet, has exited, or limit passed.
-func (r *runner) waitOut(ctx context.Context, expect int, awaits []*call, limit time.Duration, outR, errR *os.File) (waitResult, error) {
+// (and made the request of awaited, when set), has gone quiet, has exited,
+// or limit passed.
+func (r *runner) waitOut(ctx context.Context, expect int, awaited *call, limit time.Duration, outR, errR *os.File) (waitResult, error) {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	quiet := time.NewTimer(r.opts.Quiet)
 	defer quiet.Stop()
 	for {
 		switch {
-		case ready(r.out, expect, awaits):
+		case r.out >= expect && (awaited == nil || awaited.used):
 			return waitReached, nil
 		case r.exited:
 			return waitExited, nil
@@ -290,7 +292,7 @@ func (r *runner) waitOut(ctx context.Context, expect int, awaits []*call, limit 
 				quiet.Reset(r.opts.Quiet)
 			}
 		case <-quiet.C:
-			if idle(r.proc.Pid) {
+			if r.quiet() {
 				return waitQuiet, nil
 			}
 			quiet.Reset(r.opts.Quiet)
@@ -336,6 +338,14 @@ func (r *runner) perform(st step) {
 			r.writes <- write{close: true}
 			r.add(frame.Frame{Event: frame.EventEOF, Dir: frame.In})
 		}
+	case sendAnswer:
+		c := st.call
+		c.done = true
+		if !c.used {
+			r.note("the plugin never made the request that the host answered at seq %d (%s); the answer was not sent", st.frame.Seq, c.method)
+			return
+		}
+		r.send(answerFor(c.answer, c.liveID))
 	case sendSignal:
 		r.writes <- write{signal: syscall.Signal(st.signal)}
 		r.add(frame.Frame{Event: frame.EventSignal, Signal: st.frame.Signal})
@@ -387,22 +397,28 @@ func (r *runner) handle(ev event, outR, errR *os.File) {
 	}
 }
 
-// answer replies to a live plugin request from the recording.
+// answer takes a live plugin request: it is matched to a recorded call,
+// whose answer goes out at its recorded place among the host frames (or at
+// once, when that place has passed). A request the recording has no call
+// for gets an error at once.
 func (r *runner) answer(m *message.Message) {
 	c, differs := r.plan.match(m.Method, m.Params)
-	var reply []byte
 	switch {
 	case c == nil:
 		r.res.Unmatched = append(r.res.Unmatched, fmt.Sprintf("%s (replay seq %d)", m.Method, r.seq))
-		reply = unmatchedAnswer(m.Method, m.ID)
-	case c.answer == nil:
-		return // the host never answered it in the recording either
-	default:
-		if differs {
-			r.note("%s (replay seq %d) answered from a recorded call whose params differed", m.Method, r.seq)
-		}
-		reply = answerFor(c.answer, m.ID)
+		r.send(unmatchedAnswer(m.Method, m.ID))
+		return
+	case differs:
+		r.note("%s (replay seq %d) answered from a recorded call whose params differed", m.Method, r.seq)
 	}
+	c.liveID = append(json.RawMessage(nil), m.ID...)
+	if c.done && c.answer != nil {
+		r.send(answerFor(c.answer, c.liveID))
+	}
+}
+
+// send writes a host answer line.
+func (r *runner) send(reply []byte) {
 	if r.closed {
 		return
 	}
@@ -467,6 +483,17 @@ func (r *runner) writeLoop(stdin io.WriteCloser) {
 		}
 	}
 	stdin.Close()
+}
+
+// quiet reports whether the plugin has gone quiet, beyond having said
+// nothing for a while (which the caller checked): it has read everything
+// sent to it and is not running on a CPU. A plugin still starting up, or
+// still working through its input, is not quiet however long it is silent.
+func (r *runner) quiet() bool {
+	if len(r.writes) > 0 || unread(r.stdin) > 0 {
+		return false
+	}
+	return idle(r.proc.Pid)
 }
 
 // idle reports whether the process is not running on a CPU right now (Linux:
