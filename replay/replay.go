@@ -10,6 +10,7 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -364,6 +365,9 @@ func (r *runner) handle(ev event, outR, errR *os.File) {
 		}
 		r.out++
 		r.lastOut = ev.at
+		if !mayBeRequest(ev.raw) {
+			return
+		}
 		if m := message.Parse(ev.raw); m.Kind == message.Request {
 			r.answer(&m)
 		}
@@ -415,6 +419,16 @@ func (r *runner) answer(m *message.Message) {
 	if c.done && c.answer != nil {
 		r.send(answerFor(c.answer, c.liveID))
 	}
+}
+
+// mayBeRequest is a cheap test that rules out most lines that cannot be
+// requests (which need both members), before the full parse. A line with
+// \u escapes may spell a member name escaped, so it is always parsed.
+func mayBeRequest(raw []byte) bool {
+	if bytes.Contains(raw, []byte(`\u`)) {
+		return true
+	}
+	return bytes.Contains(raw, []byte(`"method"`)) && bytes.Contains(raw, []byte(`"id"`))
 }
 
 // send writes a host answer line.
