@@ -118,7 +118,7 @@ func (e *env) wrap(c *cli.Context) error {
 	fmt.Fprintf(tw, "  the host runs\t%s\n", shellJoin([]string{plan.LauncherPath()}))
 	fmt.Fprintf(tw, "  which records\t%s\n", shellJoin(plan.Launch.Command))
 	if plan.Node != nil {
-		fmt.Fprintf(tw, "  node\tfound in %s\n", plan.Node.Where)
+		fmt.Fprintf(tw, "  node\tfound in %s; its folder goes first on PATH, as the host does\n", plan.Node.Where)
 	}
 	fmt.Fprintf(tw, "  into\t%s, sessions named %s\n", store, m.ID)
 	tw.Flush()
@@ -172,6 +172,9 @@ func (e *env) doctor(c *cli.Context) error {
 	fmt.Fprintf(e.stdout, "  in the folder:   %s\n", shellJoin([]string{r.Cwd}))
 	if r.Launch != nil {
 		fmt.Fprintf(e.stdout, "  which execs:     %s\n", shellJoin(r.Launch.Argv()))
+		if r.Launch.PathFirst != "" {
+			fmt.Fprintf(e.stdout, "  with PATH:       %s first, then the host's PATH\n", shellJoin([]string{r.Launch.PathFirst}))
+		}
 	}
 	problems := r.Problems()
 	if len(problems) == 0 {

@@ -265,11 +265,19 @@ func TestWrapAsTheHostNode(t *testing.T) {
 	if want := "-- " + wrap.Quote(node) + " " + wrap.Quote(main) + "\n"; !strings.HasSuffix(string(script), want) {
 		t.Errorf("launcher\n%s\nwant it to run the node wrap found: %s", script, want)
 	}
+	if want := "\nPATH=" + wrap.Quote(bin) + "${PATH:+:$PATH}\nexport PATH\n"; !strings.Contains(string(script), want) {
+		t.Errorf("launcher\n%s\nwant node's folder first on PATH, as the host does: %s", script, want)
+	}
 
 	// The host's PATH has neither bin nor the folder of the real node.
 	hostPath := t.TempDir()
 	sent, got := hostSession(t, dir, "hello-node", hostPath)
 	checkRecorded(t, store, dir, "hello-node", []string{node, main}, sent, got)
+
+	r = tapedeck(t, store, nil, []string{"HOME=" + home, "SHELL=" + shell}, "doctor", dir)
+	if r.code != 0 || !strings.Contains(string(r.stdout), node) {
+		t.Errorf("doctor: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	unwrapRestores(t, store, dir, orig)
 }
 
@@ -391,5 +399,19 @@ func TestDoctorFindsProblems(t *testing.T) {
 	r = tapedeck(t, store, nil, nil, "doctor", plain)
 	if r.code != 1 || !strings.Contains(string(r.stderr), "not wrapped: run tapedeck wrap") {
 		t.Errorf("doctor of an unwrapped plugin: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestWrapImportsOnlyStd keeps the wrap package on the standard library:
+// only main speaks urfave/cli, and wrap needs nothing else.
+func TestWrapImportsOnlyStd(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./wrap").Output()
+	if err != nil {
+		t.Fatalf("go list ./wrap: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep != "github.com/tapedeck/tapedeck/wrap" {
+			t.Errorf("wrap imports %s; it may import only the standard library", dep)
+		}
 	}
 }

@@ -107,21 +107,22 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 
 	// The launcher.
 	redo := "run tapedeck unwrap, then tapedeck wrap"
-	script, err := os.ReadFile(launcher)
-	switch {
-	case err != nil:
+	if script, err := os.ReadFile(launcher); err != nil {
 		add("launcher", launcher, fmt.Sprintf("%v: %s", bare(err), redo))
-	case isExecutable(launcher) != nil:
-		add("launcher", launcher, fmt.Sprintf("%v, and the host runs it directly: chmod 755 %s", isExecutable(launcher), Quote(launcher)))
-	default:
-		if l, err := ParseLauncher(script); err != nil {
-			add("launcher", launcher, fmt.Sprintf("%v: %s", err, redo))
-		} else if out, err := run(ctx, "/bin/sh", "-n", launcher); err != nil {
-			add("launcher", launcher, fmt.Sprintf("/bin/sh -n: %v %s", err, out))
-		} else {
-			r.Launch = l
-			add("launcher", launcher, "")
+	} else {
+		var problems []string
+		if err := isExecutable(launcher); err != nil {
+			problems = append(problems, fmt.Sprintf("%v, and the host runs it directly: chmod 755 %s", err, Quote(launcher)))
 		}
+		l, err := ParseLauncher(script)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%v: %s", err, redo))
+		} else if out, err := run(ctx, "/bin/sh", "-n", launcher); err != nil {
+			problems = append(problems, fmt.Sprintf("/bin/sh -n: %v %s", err, out))
+		} else {
+			r.Launch = l // read it even when it cannot run: the rest can still be checked
+		}
+		add("launcher", launcher, strings.Join(problems, "; "))
 	}
 	if r.Launch == nil {
 		return r, nil
@@ -164,6 +165,13 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 			add(what, name, fmt.Sprintf("%v: the plugin cannot start; install %s", err, name))
 		} else {
 			add(what, fmt.Sprintf("%s = %s (%s)", name, found.Path, found.Where), "")
+		}
+	}
+	if l.PathFirst != "" {
+		if fi, err := os.Stat(l.PathFirst); err != nil || !fi.IsDir() {
+			add("PATH first", l.PathFirst, "not a folder: the plugin would not find node's folder on PATH, as the host gives it; "+redo)
+		} else {
+			add("PATH first", l.PathFirst, "")
 		}
 	}
 	if len(l.Command) > 1 {

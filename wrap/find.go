@@ -20,8 +20,8 @@ const DefaultShellTimeout = 5 * time.Second
 
 // Finder finds programs the way the Agentty host does: on the login shell's
 // PATH first, then in fixed folders, and for node in Volta's and nvm's
-// folders. The zero value searches only Dirs' default; NewFinder fills it
-// in from the environment. A Finder is safe for concurrent use if nobody
+// folders. The zero value has no home and no shell, so it searches only
+// the fixed folders; NewFinder fills it in from the environment. A Finder is safe for concurrent use if nobody
 // changes its fields.
 type Finder struct {
 	// Home is the user's home folder, for ~/.volta/bin and ~/.nvm; "" skips
@@ -44,7 +44,7 @@ func NewFinder() *Finder {
 }
 
 // Found is a program a Finder found, and the place that yielded it, in
-// words ("login-shell PATH", "/usr/bin", "~/.nvm (v20.3.1)").
+// words ("the login-shell PATH", "/usr/bin", "~/.nvm (v20.3.1)").
 type Found struct {
 	Path  string
 	Where string
@@ -64,10 +64,15 @@ func (f *Finder) dirs() []string {
 func (f *Finder) Node(ctx context.Context) (Found, error) {
 	var looked []string
 	if f.Shell != "" {
-		if p, err := f.LoginPath(ctx, "node"); err == nil {
-			return Found{Path: p, Where: "login-shell PATH"}, nil
+		p, err := f.LoginPath(ctx, "node")
+		if err == nil {
+			return Found{Path: p, Where: "the login-shell PATH"}, nil
 		}
-		looked = append(looked, fmt.Sprintf("the login-shell PATH (%s -lc 'command -v node')", f.Shell))
+		how := fmt.Sprintf("%s -lc 'command -v node'", f.Shell)
+		if errors.Is(err, context.DeadlineExceeded) {
+			how += ", which gave no answer in time"
+		}
+		looked = append(looked, "the login-shell PATH ("+how+")")
 	}
 	dirs := slices.Clone(f.dirs())
 	if f.Home != "" {
@@ -112,7 +117,7 @@ func (f *Finder) LoginPath(ctx context.Context, name string) (string, error) {
 	cmd.WaitDelay = 500 * time.Millisecond // a background job of the profile may hold stdout
 	out, err := cmd.Output()
 	if ctx.Err() != nil {
-		return "", fmt.Errorf("find %s with %s -lc: gave no answer within %v", name, f.Shell, timeout)
+		return "", fmt.Errorf("find %s with %s -lc: gave no answer within %v: %w", name, f.Shell, timeout, context.DeadlineExceeded)
 	}
 	if err != nil {
 		return "", fmt.Errorf("find %s with %s -lc: %w", name, f.Shell, err)
@@ -237,7 +242,7 @@ func bare(err error) error {
 func (f *Finder) lookPath(ctx context.Context, name string) (Found, error) {
 	if f.Shell != "" {
 		if p, err := f.LoginPath(ctx, name); err == nil {
-			return Found{Path: p, Where: "login-shell PATH"}, nil
+			return Found{Path: p, Where: "the login-shell PATH"}, nil
 		}
 	}
 	p, err := exec.LookPath(name)

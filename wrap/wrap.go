@@ -9,9 +9,10 @@
 // restores them exactly, and checking a wrapped folder (Doctor).
 //
 // Everything it writes lives in the plugin folder: the launcher and the
-// original manifest in .tapedeck/, and the edited manifest. It never
-// touches the store, never runs the plugin and never prints: callers
-// report. It imports only the standard library.
+// original manifest in .tapedeck/, and the edited manifest. It never runs
+// the plugin, never opens the store (Doctor only creates and removes a
+// probe file in its folder) and never prints: callers report. It imports
+// only the standard library; the command glue is in package main.
 package wrap
 
 import (
@@ -149,6 +150,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 
 	p := &Plan{Dir: abs, Manifest: m, Original: raw, mode: fi.Mode().Perm()}
 	var command []string
+	var pathFirst string
 	switch runtime {
 	case RuntimeNode:
 		f := opts.Finder
@@ -161,6 +163,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 		}
 		p.Node = &found
 		command = []string{found.Path, mainPath}
+		pathFirst = filepath.Dir(found.Path)
 	case RuntimePython:
 		// The host runs python3 by name, on the PATH it gives the plugin
 		// (login PATH first), and so does the launcher: the same python3.
@@ -171,7 +174,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 		}
 		command = []string{mainPath}
 	}
-	p.Launch = Launch{Tapedeck: opts.Tapedeck, Store: opts.Store, Name: m.ID, Command: command}
+	p.Launch = Launch{Tapedeck: opts.Tapedeck, Store: opts.Store, Name: m.ID, Command: command, PathFirst: pathFirst}
 	if p.Wrapped, err = m.Splice(RuntimeExecutable, LauncherFile); err != nil {
 		return nil, refuse("%w", err)
 	}
