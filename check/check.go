@@ -1,0 +1,484 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/message"
+)
+
+// The host's limits that are code rather than schema.
+const (
+	window        = int64(time.Second) // the host's rate window
+	maxMessages   = 240                // messages (stdout and stderr lines) per window
+	maxLines      = 480                // stdout lines per window
+	notifyGap     = int64(700 * time.Millisecond)
+	openURLGap    = int64(700 * time.Millisecond)
+	termAfter     = int64(1500 * time.Millisecond) // shutdown → SIGTERM
+	killAfter     = int64(3000 * time.Millisecond) // shutdown → SIGKILL
+	toolsCallWait = int64(120 * time.Second)
+	maxLine       = 16 << 20 // bytes in one stdout line
+	maxLogLine    = 2000     // characters in one plugin log line
+	maxTimers     = 8
+	maxFetches    = 4
+	// maxPerFrame bounds the schema findings reported for one frame.
+	maxPerFrame = 20
+)
+
+// Options configure a Checker. The zero value checks without a manifest,
+// at API 1 until an initialize frame gives the plugin's API version.
+type Options struct {
+	// Manifest is the plugin's agentty-plugin.json. Nil skips the
+	// permission rules, with an info finding that says so.
+	Manifest *Manifest
+	// NoManifest says why Manifest is nil, for that finding ("no
+	// agentty-plugin.json in /x").
+	NoManifest string
+	// APIVersion is the plugin's API version until an initialize frame
+	// says otherwise; 0 means the manifest's, or 1.
+	APIVersion int
+}
+
+// call is a request waiting for its answer.
+type call struct {
+	seq    uint64
+	at     int64
+	method string
+	live   bool // the host works on it (a valid timer or fetch)
+}
+
+// rate is one of the host's fixed one-second windows: it opens with the
+// first message and the first message after it ends opens the next.
+type rate struct {
+	start int64
+	n     int
+	open  bool
+	hit   bool // the limit was passed in this window
+}
+
+// add counts one message at t and reports whether it is the first one over
+// limit in its window.
+func (r *rate) add(t int64, limit int) bool {
+	if !r.open || t >= r.start+window {
+		*r = rate{start: t, open: true}
+	}
+	r.n++
+	if r.n > limit && !r.hit {
+		r.hit = true
+		return true
+	}
+	return false
+}
+
+// stamp is a moment of the session: a frame's seq and at.
+type stamp struct {
+	seq uint64
+	at  int64
+	set bool
+}
+
+// Checker applies the rules to one session's frames, fed in order. It is
+// not safe for concurrent use.
+type Checker struct {
+	opts  Options
+	rules map[string]Rule
+	sch   *schemas
+	api   int
+	perms map[string]bool // nil without a manifest
+	noted bool            // the manifest finding was given
+
+	deaf        bool            // the host stopped reading stdout
+	blind       bool            // a host frame was stored cut, so its id is unknown
+	hostCalls   map[string]call // host requests the plugin has not answered
+	pluginCalls map[string]call // plugin requests the host has not answered
+	messages    rate
+	lines       rate
+	notified    stamp // the last ui/notify shown
+	opened      stamp // the last host/openUrl opened
+	stop        stamp // shutdown or stdin close, whichever came first
+	stopWhat    string
+
+	out []Finding
+}
+
+// New returns a Checker. It compiles the embedded schemas (about 15 ms on
+// a small machine); it panics only if they are broken, which the package's
+// tests rule out.
+func New(opts Options) *Checker {
+	sch, err := loadSchemas()
+	if err != nil {
+		panic("check: " + err.Error())
+	}
+	c := &Checker{
+		opts:        opts,
+		rules:       map[string]Rule{},
+		sch:         sch,
+		api:         1,
+		hostCalls:   map[string]call{},
+		pluginCalls: map[string]call{},
+	}
+	for _, r := range Rules() {
+		c.rules[r.ID] = r
+	}
+	if m := opts.Manifest; m != nil {
+		c.perms = map[string]bool{}
+		for _, p := range m.Permissions {
+			c.perms[p] = true
+		}
+		if m.APIVersion > 0 {
+			c.api = m.APIVersion
+		}
+	}
+	if opts.APIVersion > 0 {
+		c.api = opts.APIVersion
+	}
+	return c
+}
+
+// Feed checks the next frame or event of the session and returns what it
+// finds (nil for nothing). f and its bytes are not kept. Frames must come
+// in seq order.
+func (c *Checker) Feed(f *frame.Frame) []Finding {
+	c.out = nil
+	c.noteManifest()
+	switch {
+	case f.IsEvent():
+		c.event(f)
+	case f.Dir == frame.In:
+		c.host(f)
+	case f.Dir == frame.Out:
+		c.plugin(f)
+	case f.Dir == frame.Err:
+		c.stderr(f)
+	}
+	return c.out
+}
+
+// Finish reports what only the end of the session shows: host requests
+// the plugin never answered. Call it once, after the last Feed.
+func (c *Checker) Finish() []Finding {
+	c.out = nil
+	c.noteManifest()
+	pending := make([]call, 0, len(c.hostCalls))
+	ids := map[uint64]string{}
+	for id, p := range c.hostCalls {
+		pending = append(pending, p)
+		ids[p.seq] = id
+	}
+	sort.Slice(pending, func(i, j int) bool { return pending[i].seq < pending[j].seq })
+	for _, p := range pending {
+		rule := RuleRequestUnanswered
+		if p.method == "initialize" {
+			rule = RuleInitUnanswered
+		}
+		c.add(stamp{p.seq, p.at, true}, rule, p.method, "", false,
+			fmt.Sprintf("the host's %s request (id %s) was never answered", p.method, ids[p.seq]))
+	}
+	return c.out
+}
+
+// add records a finding of rule about the frame at s. notification says
+// the frame is a notification, whose failure nobody hears of.
+func (c *Checker) add(s stamp, rule, method, path string, notification bool, msg string) {
+	r := c.rules[rule]
+	host := r.Host
+	if notification && r.Code != 0 && rule != RuleMethodUnknown {
+		host += "; sent as a notification, it fails silently"
+	}
+	c.out = append(c.out, Finding{
+		Level: r.Level, Rule: rule, Seq: s.seq, At: s.at,
+		Method: method, Message: msg + ": " + host, Path: path,
+	})
+}
+
+func at(f *frame.Frame) stamp { return stamp{f.Seq, f.At, true} }
+
+// noteManifest gives, once, the finding that permission rules are off.
+func (c *Checker) noteManifest() {
+	if c.noted || c.perms != nil {
+		return
+	}
+	c.noted = true
+	why := c.opts.NoManifest
+	if why == "" {
+		why = "no manifest was given"
+	}
+	c.add(stamp{}, RuleManifestMissing, "", "", false, why)
+}
+
+// host follows what the host sent: its requests, its answers, shutdown.
+func (c *Checker) host(f *frame.Frame) {
+	if f.Cut != nil {
+		c.blind = true // a host request may be in it: its answer is not "unknown"
+		return
+	}
+	m := message.Parse(f.Raw)
+	switch m.Kind {
+	case message.Request:
+		c.hostCalls[m.IDKey()] = call{seq: f.Seq, at: f.At, method: m.Method}
+		fallthrough
+	case message.Notification:
+		switch m.Method {
+		case "initialize":
+			var p struct {
+				APIVersion json.Number `json:"apiVersion"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil {
+				if v, err := strconv.Atoi(string(p.APIVersion)); err == nil && v > 0 {
+					c.api = v
+				}
+			}
+		case "shutdown":
+			c.stopping(f, "shutdown")
+		}
+	case message.Response, message.ErrorReply:
+		delete(c.pluginCalls, m.IDKey())
+	}
+}
+
+func (c *Checker) stopping(f *frame.Frame, what string) {
+	if !c.stop.set {
+		c.stop, c.stopWhat = at(f), what
+	}
+}
+
+// event follows the lifecycle: stdin closed, the plugin exited.
+func (c *Checker) event(f *frame.Frame) {
+	switch f.Event {
+	case frame.EventEOF:
+		c.stopping(f, "stdin closed")
+	case frame.EventExit:
+		if !c.stop.set {
+			return
+		}
+		d := f.At - c.stop.at
+		msg := fmt.Sprintf("the plugin exited %s after %s (#%d)", seconds(d), c.stopWhat, c.stop.seq)
+		switch {
+		case d > killAfter:
+			c.add(at(f), RuleShutdownKill, "", "", false, msg)
+		case d > termAfter:
+			c.add(at(f), RuleShutdownTerm, "", "", false, msg)
+		}
+	}
+}
+
+// stderr counts a log line.
+func (c *Checker) stderr(f *frame.Frame) {
+	c.countMessage(f)
+	n := int64(utf8.RuneCount(f.Raw))
+	if f.Cut != nil {
+		n = f.Cut.Len
+	}
+	if n > maxLogLine {
+		c.add(at(f), RuleStderrLineCut, "", "", false, fmt.Sprintf("a stderr line of %d characters", n))
+	}
+}
+
+func (c *Checker) countMessage(f *frame.Frame) {
+	if c.messages.add(f.At, maxMessages) {
+		c.add(at(f), RuleRateMessages, "", "", false, fmt.Sprintf(
+			"message %d (stdout and stderr lines) within 1 s of the window opened at %s", c.messages.n, seconds(c.messages.start)))
+	}
+}
+
+// plugin checks a line of the plugin's stdout.
+func (c *Checker) plugin(f *frame.Frame) {
+	if c.deaf {
+		return // the host no longer reads stdout
+	}
+	size := int64(len(f.Raw))
+	if f.Cut != nil {
+		size = f.Cut.Len
+	}
+	if c.lines.add(f.At, maxLines) {
+		c.add(at(f), RuleRateLines, "", "", false, fmt.Sprintf(
+			"stdout line %d within 1 s of the window opened at %s", c.lines.n, seconds(c.lines.start)))
+	}
+	if size > maxLine {
+		c.deaf = true
+		c.add(at(f), RuleLineTooLong, "", "", false, fmt.Sprintf("a line of %d bytes, more than 16 MiB (%d)", size, maxLine))
+		return
+	}
+	if f.Cut != nil {
+		c.countMessage(f)
+		c.add(at(f), RuleLineCut, "", "", false, fmt.Sprintf("the recording kept %d of its %d bytes", len(f.Raw), size))
+		return
+	}
+	if !utf8.Valid(f.Raw) {
+		c.add(at(f), RuleLineInvalidUTF8, "", "", false, "the line is not valid UTF-8")
+	}
+	m := message.Parse(f.Raw)
+	if m.Kind == message.Blank {
+		return
+	}
+	c.countMessage(f)
+	if m.Kind == message.Stray {
+		c.stray(f, &m)
+		return
+	}
+	method := m.Method
+	if m.IsReply() {
+		method = c.hostCalls[m.IDKey()].method
+	}
+	if !m.HasJSONRPC {
+		c.add(at(f), RuleJSONRPCMissing, method, "", false, `no "jsonrpc" member`)
+	} else if m.JSONRPC != "2.0" {
+		c.add(at(f), RuleJSONRPCMissing, method, "jsonrpc", false, `"jsonrpc" is not "2.0"`)
+	}
+	if m.IsCall() {
+		c.call(f, &m)
+	} else {
+		c.answer(f, &m)
+	}
+}
+
+// stray names a line the host sets aside.
+func (c *Checker) stray(f *frame.Frame, m *message.Message) {
+	line := bytes.TrimSpace(bytes.ToValidUTF8(bytes.TrimSuffix(f.Raw, []byte("\r")), []byte("\uFFFD")))
+	rule := RuleLineNotJSON
+	switch {
+	case json.Valid(line) && line[0] == '{':
+		rule = RuleLineNoIDOrMethod
+	case json.Valid(line):
+		rule = RuleLineNotObject
+	}
+	c.add(at(f), rule, "", "", false, fmt.Sprintf("stray output, %s: %s", m.Problem, show(string(line))))
+}
+
+// call checks a request or notification from the plugin, in the host's
+// order: method, permission, params, then the rates that apply to calls
+// the host accepts.
+func (c *Checker) call(f *frame.Frame, m *message.Message) {
+	s := at(f)
+	name := m.Method
+	notif := m.Kind == message.Notification
+	key := m.IDKey()
+	if !notif {
+		if p, ok := c.pluginCalls[key]; ok {
+			c.add(s, RuleIDReused, name, "id", false, fmt.Sprintf("id %s is still waiting for the answer to %s (#%d)", key, p.method, p.seq))
+		}
+		c.pluginCalls[key] = call{seq: f.Seq, at: f.At, method: name}
+	}
+	spec, known := c.sch.methods[name]
+	if !known || spec.since > c.api {
+		msg := fmt.Sprintf("unknown method %q", name)
+		if known {
+			msg = fmt.Sprintf("%s needs apiVersion %d (the plugin's is %d)", name, spec.since, c.api)
+		}
+		c.add(s, RuleMethodUnknown, name, "method", notif, msg)
+		return
+	}
+	if spec.permission != "" && c.perms != nil && !c.perms[spec.permission] {
+		c.add(s, RulePermissionMissing, name, "", notif,
+			fmt.Sprintf("%s needs the %q permission, which the manifest does not grant", name, spec.permission))
+		return
+	}
+	params := any(map[string]any{})
+	if p := bytes.TrimSpace(m.Params); len(p) > 0 && string(p) != "null" {
+		v, err := parseDoc(p)
+		if err != nil {
+			c.add(s, RuleParamsInvalid, name, "params", notif, "params is not JSON")
+			return
+		}
+		params = v
+	}
+	l := c.sch.level(c.api)
+	var issues []issue
+	if err := l.params[name].Validate(params); err != nil {
+		issues = c.sch.issues(l, err, params, RuleParamsInvalid, "params", c.api)
+	}
+	if name == "ui/setPanel" {
+		if obj, ok := params.(map[string]any); ok {
+			issues = append(issues, treeIssues(obj["tree"], "params.tree")...)
+		}
+	}
+	failed := false
+	for i, is := range issues {
+		failed = failed || c.rules[is.rule].Level == Error
+		switch {
+		case i < maxPerFrame:
+			c.add(s, is.rule, name, is.path, notif, is.message)
+		case i == maxPerFrame:
+			c.add(s, is.rule, name, "params", notif, fmt.Sprintf("and %d more problems", len(issues)-i))
+		}
+	}
+	if failed {
+		return
+	}
+	switch name {
+	case "ui/notify":
+		if c.notified.set && f.At-c.notified.at < notifyGap {
+			c.add(s, RuleNotifyDropped, name, "", false,
+				fmt.Sprintf("ui/notify %s after the one shown at #%d", seconds(f.At-c.notified.at), c.notified.seq))
+			return
+		}
+		c.notified = s
+	case "host/openUrl":
+		if c.opened.set && f.At-c.opened.at < openURLGap {
+			c.add(s, RuleOpenURLRefused, name, "", notif,
+				fmt.Sprintf("host/openUrl %s after the one opened at #%d", seconds(f.At-c.opened.at), c.opened.seq))
+			return
+		}
+		c.opened = s
+	case "host/timer", "net/fetch":
+		if notif {
+			return
+		}
+		p := c.pluginCalls[key]
+		p.live = true
+		c.pluginCalls[key] = p
+		n := 0
+		for _, q := range c.pluginCalls {
+			if q.live && q.method == name {
+				n++
+			}
+		}
+		if name == "host/timer" && n > maxTimers {
+			c.add(s, RuleTimerTooMany, name, "", false, fmt.Sprintf("%d timers running at once", n))
+		} else if name == "net/fetch" && n > maxFetches {
+			c.add(s, RuleFetchTooMany, name, "", false, fmt.Sprintf("%d fetches running at once", n))
+		}
+	}
+}
+
+// answer checks the plugin's answer to a host request.
+func (c *Checker) answer(f *frame.Frame, m *message.Message) {
+	s := at(f)
+	key := m.IDKey()
+	p, ok := c.hostCalls[key]
+	if !ok && c.blind {
+		return
+	}
+	if !ok {
+		c.add(s, RuleAnswerUnknownID, "", "id", false,
+			fmt.Sprintf("an answer to id %s, which the host never asked or already had answered", key))
+		return
+	}
+	delete(c.hostCalls, key)
+	if p.method == "tools/call" && f.At-p.at > toolsCallWait {
+		c.add(s, RuleRequestLate, p.method, "", false,
+			fmt.Sprintf("the answer came %s after the tools/call (#%d)", seconds(f.At-p.at), p.seq))
+	}
+	line := bytes.ToValidUTF8(bytes.TrimSuffix(f.Raw, []byte("\r")), []byte("\uFFFD"))
+	v, err := parseDoc(line)
+	if err != nil {
+		return // message.Parse read it as an object: cannot happen
+	}
+	l := c.sch.level(c.api)
+	if err := l.response.Validate(v); err != nil {
+		for _, is := range c.sch.issues(l, err, v, RuleResponseMalformed, "", c.api) {
+			c.add(s, is.rule, p.method, is.path, false, is.message)
+		}
+	}
+}
+
+// seconds spells nanoseconds as a short duration ("512ms", "1.501s").
+func seconds(ns int64) string {
+	return time.Duration(ns).Round(time.Millisecond).String()
+}
