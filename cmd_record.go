@@ -21,6 +21,11 @@ import (
 // it the spool stays and the next tapedeck command ingests it.
 const ingestWait = time.Second
 
+// ingestInlineMax is the largest spool a finishing shim ingests itself
+// (about a quarter of a second of work); larger ones wait for the next
+// command.
+const ingestInlineMax = 32 << 20
+
 func (e *env) recordCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "record",
@@ -33,6 +38,8 @@ func (e *env) recordCommand() *cli.Command {
 			&cli.StringFlag{Name: "name", Usage: "a name for the session"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "a `key=value` tag (repeatable)"},
 			&cli.IntFlag{Name: "max-frame", Value: proxy.DefaultMaxLine, Usage: "store at most this many `bytes` of a line; longer lines pass whole and are stored cut"},
+			redactFlags()[0],
+			redactFlags()[1],
 		},
 		Action: e.record,
 	}
@@ -79,10 +86,19 @@ func (e *env) record(c *cli.Context) error {
 
 	var rec *recorder.Recorder
 	st, err := store.Open(c.String("store"), nil)
+	// Redaction keeps values out of the store; what is forwarded is never
+	// changed. Bad rules are refused before the plugin starts.
+	red, rerr := redactor(c, "record", st, false)
+	if rerr != nil {
+		return rerr
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tapedeck: cannot record (%v); the plugin runs unrecorded\n", err)
 	} else {
 		rec, _ = recorder.Start(st.SpoolPath(meta.ID), meta, e.stderr)
+		if red != nil {
+			rec.SetBeforeSave(red.Line)
+		}
 	}
 	var sink proxy.Sink
 	if rec != nil {
@@ -123,9 +139,15 @@ func (e *env) record(c *cli.Context) error {
 	if rec != nil && rec.Spool() != nil {
 		w := rec.Spool()
 		end.Lost = rec.Lost()
-		rec.Finish(end) // on failure the end record is handed to Ingest instead
-		if err := st.Ingest(w.Path(), ingestWait, &end); err != nil && !errors.Is(err, store.ErrBusy) {
-			fmt.Fprintf(e.stderr, "tapedeck: session %s stays in %s until the store can take it: %v\n", meta.ID, w.Path(), err)
+		// A finished spool is complete on its own: a large one is left for
+		// the next tapedeck command to ingest, so that the host sees the
+		// plugin's exit at once. One whose end record could not be written
+		// is ingested now, with the end handed over in memory.
+		finished := rec.Finish(end) == nil
+		if !finished || w.Size() <= ingestInlineMax {
+			if err := st.Ingest(w.Path(), ingestWait, &end); err != nil && !errors.Is(err, store.ErrBusy) {
+				fmt.Fprintf(e.stderr, "tapedeck: session %s stays in %s until the store can take it: %v\n", meta.ID, w.Path(), err)
+			}
 		}
 		w.Close()
 	}

@@ -77,6 +77,13 @@ type Sink interface {
 	Event(e Event)
 }
 
+// Flusher is a Sink that batches: Flush is called after the lines completed
+// by one read have been handed over and before the bytes that complete them
+// are forwarded, so a sink can store a whole read's lines with one write.
+type Flusher interface {
+	Flush()
+}
+
 // Config describes one run.
 type Config struct {
 	Command []string // argv; Command[0] is looked up in PATH when it has no slash
@@ -336,11 +343,14 @@ type pump struct {
 func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 	buf := make([]byte, bufSize)
 	deliver := true
+	flusher, _ := p.sink.(Flusher)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			data := buf[:n]
-			p.split(data)
+			if p.split(data) && flusher != nil {
+				flusher.Flush()
+			}
 			if deliver {
 				if _, werr := dst.Write(data); werr != nil {
 					deliver = false
@@ -353,6 +363,9 @@ func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 		if err != nil {
 			if p.total > 0 || len(p.acc) > 0 {
 				p.emit(nil, false)
+				if flusher != nil {
+					flusher.Flush()
+				}
 			}
 			return err == io.EOF
 		}
@@ -360,18 +373,21 @@ func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 }
 
 // split hands every line completed by data to the sink and keeps the rest.
-func (p *pump) split(data []byte) {
+// It reports whether it completed any line.
+func (p *pump) split(data []byte) (completed bool) {
 	for {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			break
 		}
 		p.emit(data[:i], true)
+		completed = true
 		data = data[i+1:]
 	}
 	if len(data) > 0 {
 		p.add(data)
 	}
+	return completed
 }
 
 func (p *pump) add(b []byte) {
@@ -384,10 +400,25 @@ func (p *pump) add(b []byte) {
 		p.hash = sha256.New()
 		p.hash.Write(p.acc)
 		p.hash.Write(b)
+		p.grow(room)
 		p.acc = append(p.acc, b[:room]...)
 		return
 	}
+	p.grow(len(b))
 	p.acc = append(p.acc, b...)
+}
+
+// grow makes room for n more bytes, doubling the buffer (append grows large
+// slices by a quarter, which copies a 16 MiB line some twenty times).
+func (p *pump) grow(n int) {
+	if len(p.acc)+n <= cap(p.acc) {
+		return
+	}
+	c := max(2*cap(p.acc), len(p.acc)+n, 4096)
+	c = min(c, max(p.max, len(p.acc)+n))
+	grown := make([]byte, len(p.acc), c)
+	copy(grown, p.acc)
+	p.acc = grown
 }
 
 // emit completes the current line with tail and hands it over.
@@ -407,8 +438,7 @@ func (p *pump) emit(tail []byte, eol bool) {
 		}
 	}
 	p.sink.Line(l)
-	if cap(p.acc) > 1<<20 {
-		p.acc = nil
-	}
+	// The buffer is kept, at the size of the longest line so far: a plugin
+	// that sends one long line usually sends more.
 	p.acc, p.total, p.hash = p.acc[:0], 0, nil
 }

@@ -29,6 +29,28 @@ type Recorder struct {
 	lost    frame.Lost
 	warn    io.Writer
 	warned  bool
+	// pendingFrames and pendingBytes describe the spool's unwritten batch,
+	// to count them as lost if its write fails.
+	pendingFrames int
+	pendingBytes  int64
+	save          BeforeSave
+}
+
+// BeforeSave is a hook that runs before each line is appended to the spool:
+// it gets the line's direction and bytes (cut: only the first bytes of a
+// longer line) and returns the bytes to store instead. It never changes
+// what is forwarded: the proxy passes every line on as it came. It runs
+// under the recorder's lock, one line at a time in recorded order; it must
+// not modify or keep raw, and its result need only stay valid until it
+// returns to the recorder.
+type BeforeSave func(dir frame.Dir, raw []byte, cut bool) []byte
+
+// SetBeforeSave installs the hook h (nil removes it). Call it before the
+// recorder is handed to the proxy. Without a hook no line is looked at.
+func (r *Recorder) SetBeforeSave(h BeforeSave) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.save = h
 }
 
 // Start creates the session's spool at path with meta as its first record.
@@ -65,7 +87,11 @@ func (r *Recorder) Line(l *proxy.Line) {
 	if l.SHA256 != nil {
 		f.Cut = &frame.Cut{Len: l.Len, SHA256: *l.SHA256}
 	}
-	r.append(f, l.Bytes, l.Len)
+	raw := l.Bytes
+	if r.save != nil {
+		raw = r.save(f.Dir, raw, f.Cut != nil)
+	}
+	r.append(f, raw, l.Len)
 }
 
 // Event implements proxy.Sink.
@@ -94,19 +120,47 @@ func (r *Recorder) Event(e proxy.Event) {
 		}
 	}
 	r.append(f, nil, 0)
+	r.flush() // events are few, and a signal's must be on disk before it is passed on
 }
 
-// append writes one frame; the caller holds mu.
+// append adds one frame to the spool's pending batch (a large one is
+// written at once); the caller holds mu. Flush writes the batch.
 func (r *Recorder) append(f *frame.Frame, raw []byte, size int64) {
 	if r.w == nil {
 		r.countLost(size)
 		return
 	}
 	r.hdr = frame.AppendHeader(r.hdr[:0], f)
-	if err := r.w.Append(spool.TypeFrame, r.hdr, raw); err != nil {
+	r.pendingFrames++
+	r.pendingBytes += size
+	lost, err := r.w.Add(spool.TypeFrame, r.hdr, raw)
+	if err != nil {
 		r.fail(err)
-		r.countLost(size)
+		r.lost.Frames += int64(lost)
+		r.lost.Bytes += size // the sizes of the batch that went with it are not known
+		r.pendingFrames, r.pendingBytes = 0, 0
 	}
+}
+
+// Flush implements proxy.Flusher: it writes the lines handed over since the
+// last Flush with one write, before the proxy forwards them.
+func (r *Recorder) Flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flush()
+}
+
+func (r *Recorder) flush() {
+	if r.w == nil {
+		return
+	}
+	lost, err := r.w.Flush()
+	if err != nil {
+		r.fail(err)
+		r.lost.Frames += int64(lost)
+		r.lost.Bytes += r.pendingBytes
+	}
+	r.pendingFrames, r.pendingBytes = 0, 0
 }
 
 func (r *Recorder) countLost(size int64) {

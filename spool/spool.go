@@ -33,14 +33,21 @@ var (
 	ErrNotSpool = errors.New("not a spool file")
 )
 
-// Writer appends records to one spool file. It is not safe for concurrent
-// use; the recorder serialises its calls.
+// Writer appends records to one spool file. Records are added to a pending
+// batch and written by Flush with a single write, so that many short lines
+// read together cost one system call; a large record is written on its own,
+// straight from the caller's buffers. It is not safe for concurrent use; the
+// recorder serialises its calls.
 type Writer struct {
-	f    *os.File
-	path string
-	off  int64
-	buf  []byte
+	f       *os.File
+	path    string
+	off     int64  // the end of the last record known to be written
+	pending []byte // records added but not yet written
+	count   int    // records in pending
 }
+
+// bigRecord is the size from which a record skips the pending batch.
+const bigRecord = 256 << 10
 
 // Create makes the spool at path: it writes Magic and first (the first record,
 // of type typ) under a temporary name while holding an exclusive lock, then
@@ -79,46 +86,88 @@ func (w *Writer) abandon(tmp string) {
 	os.Remove(tmp)
 }
 
+// Size is the length of the spool's written records, in bytes.
+func (w *Writer) Size() int64 { return w.off }
+
 // Path is where the spool lives.
 func (w *Writer) Path() string { return w.path }
 
-// Append writes one record of type typ whose payload is the concatenation of
-// parts, with a single write. On failure it cuts the file back to its last
-// good record, so a later Append can still succeed (for example once a full
-// disk has room again); the failed record is not in the spool.
+// Append writes one record at once: Add then Flush.
 func (w *Writer) Append(typ byte, parts ...[]byte) error {
+	if _, err := w.Add(typ, parts...); err != nil {
+		return err
+	}
+	_, err := w.Flush()
+	return err
+}
+
+// Add adds one record of type typ whose payload is the concatenation of
+// parts to the pending batch. A large record is written at once instead
+// (after the batch), without copying its payload; lost then counts the
+// records that failed, as Flush does.
+func (w *Writer) Add(typ byte, parts ...[]byte) (lost int, err error) {
 	n := 1
 	for _, p := range parts {
 		n += len(p)
 	}
 	if n > MaxRecord {
-		return fmt.Errorf("append spool record: %d bytes is over the %d limit", n, MaxRecord)
+		return 1, fmt.Errorf("append spool record: %d bytes is over the %d limit", n, MaxRecord)
 	}
-	buf := w.buf[:0]
-	if cap(buf) < headerLen+n {
-		buf = make([]byte, 0, headerLen+n)
-	}
-	buf = append(buf, 0, 0, 0, 0, 0, 0, 0, 0, typ)
+	crc := crc32.Update(0, castagnoli, []byte{typ})
 	for _, p := range parts {
-		buf = append(buf, p...)
+		crc = crc32.Update(crc, castagnoli, p)
 	}
-	binary.LittleEndian.PutUint32(buf[0:4], uint32(n))
-	binary.LittleEndian.PutUint32(buf[4:8], crc32.Checksum(buf[headerLen:], castagnoli))
-	_, err := w.f.Write(buf)
-	// Keep a big buffer only while lines stay big.
-	if cap(buf) <= 1<<20 {
-		w.buf = buf[:0]
-	} else {
-		w.buf = nil
-	}
-	if err != nil {
-		if terr := w.f.Truncate(w.off); terr == nil {
-			w.f.Seek(w.off, io.SeekStart)
+	var h [headerLen + 1]byte
+	binary.LittleEndian.PutUint32(h[0:4], uint32(n))
+	binary.LittleEndian.PutUint32(h[4:8], crc)
+	h[8] = typ
+	if n < bigRecord {
+		w.pending = append(w.pending, h[:]...)
+		for _, p := range parts {
+			w.pending = append(w.pending, p...)
 		}
-		return fmt.Errorf("append to spool %s: %w", w.path, err)
+		w.count++
+		return 0, nil
 	}
-	w.off += int64(len(buf))
-	return nil
+	if lost, err := w.Flush(); err != nil {
+		return lost + 1, err
+	}
+	bufs := append([][]byte{h[:]}, parts...)
+	if err := writeAll(w.f, bufs); err != nil {
+		w.cutBack()
+		return 1, fmt.Errorf("append to spool %s: %w", w.path, err)
+	}
+	w.off += int64(headerLen + n)
+	return 0, nil
+}
+
+// Flush writes the pending batch with one write. On failure it cuts the
+// file back to its last good record, so a later write can still succeed
+// (for example once a full disk has room again); lost is the number of
+// records of the batch that are not in the spool.
+func (w *Writer) Flush() (lost int, err error) {
+	if len(w.pending) == 0 {
+		return 0, nil
+	}
+	_, err = w.f.Write(w.pending)
+	n, count := len(w.pending), w.count
+	if cap(w.pending) > 4<<20 {
+		w.pending = nil // a burst is over: give its memory back
+	}
+	w.pending, w.count = w.pending[:0], 0
+	if err != nil {
+		w.cutBack()
+		return count, fmt.Errorf("append to spool %s: %w", w.path, err)
+	}
+	w.off += int64(n)
+	return 0, nil
+}
+
+// cutBack removes a partly written tail.
+func (w *Writer) cutBack() {
+	if err := w.f.Truncate(w.off); err == nil {
+		w.f.Seek(w.off, io.SeekStart)
+	}
 }
 
 // Remove deletes the spool file; the lock stays held until Close.

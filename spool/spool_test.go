@@ -147,3 +147,29 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+func TestBatchAndBigRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.spool")
+	w, err := Create(path, 'M', []byte("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	big := bytes.Repeat([]byte("b"), bigRecord+10)
+	w.Add('F', []byte("one"))
+	w.Add('F', []byte("two"))
+	if fi, _ := os.Stat(path); fi.Size() != int64(len(Magic)+headerLen+2) {
+		t.Fatalf("Add wrote before Flush: size %d", fi.Size())
+	}
+	w.Add('F', []byte("x"), big) // flushes the batch, then writes itself
+	w.Add('F', []byte("three"))
+	if _, err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	recs, torn := readAll(t, b)
+	if torn || len(recs) != 5 || string(recs[1]) != "Fone" || string(recs[2]) != "Ftwo" ||
+		!bytes.Equal(recs[3][2:], big) || string(recs[4]) != "Fthree" {
+		t.Fatalf("records out of order or damaged: %d records, torn %v", len(recs), torn)
+	}
+}

@@ -89,10 +89,9 @@ func main() {
 		return []string{td, "--store", store, "record", "--", echo}
 	}}
 	kinds := []kind{echoKind, tdKind}
-	var catKind *kind
 	if cat, err := exec.LookPath("cat"); err == nil {
-		catKind = &kind{"cat", func(string) []string { return []string{cat} }}
-		kinds = append([]kind{*catKind}, kinds...)
+		catKind := kind{"cat", func(string) []string { return []string{cat} }}
+		kinds = append([]kind{catKind}, kinds...)
 	}
 
 	type sizeRun struct {
@@ -112,16 +111,12 @@ func main() {
 	r := &runner{tmp: tmp}
 
 	// Latency.
-	lat := map[string]stats{}
-	for _, k := range kinds {
-		res, err := r.latency(k, *rounds, warm)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "relay: latency %s: %v\n", k.name, err)
-			continue
-		}
-		lat[k.name] = res
+	lat, err := r.latency(kinds, *rounds, warm)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "relay: latency: %v\n", err)
 	}
-	fmt.Printf("Round-trip latency, %d-byte line: write one, wait for its echo; %d rounds after %d warm-up\n", latencyLine, *rounds, warm)
+	fmt.Printf("Round-trip latency, %d-byte line: write one, wait for its echo; %d rounds after %d warm-up,\n", latencyLine, *rounds, warm)
+	fmt.Println("the relays taking turns round by round")
 	tw := &table{}
 	tw.row("relay", "p50", "p90", "p99", "max", "mean")
 	for _, k := range kinds {
@@ -137,7 +132,10 @@ func main() {
 	var addP50, addP99 time.Duration
 	if eok && tok {
 		addP50, addP99 = t.p50-e.p50, t.p99-e.p99
-		tw.row("added", us(addP50), us(t.p90-e.p90), us(addP99), "", us(t.mean-e.mean))
+		tw.row("added (tapedeck − echo)", us(addP50), us(t.p90-e.p90), us(addP99), "", us(t.mean-e.mean))
+	}
+	if c, ok := lat["cat"]; ok && tok {
+		tw.row("tapedeck − cat", us(t.p50-c.p50), us(t.p90-c.p90), us(t.p99-c.p99), "", us(t.mean-c.mean))
 	}
 	tw.print()
 	fmt.Println()
@@ -342,29 +340,40 @@ type stats struct {
 	p50, p90, p99, max, mean time.Duration
 }
 
-func (r *runner) latency(k kind, rounds, warm int) (stats, error) {
-	p, err := r.start(k)
-	if err != nil {
-		return stats{}, err
+// latency starts every relay and times round trips of one line on each,
+// interleaved: every round visits all relays, in an order that rotates, so
+// that a burst of noise on the machine hits them alike.
+func (r *runner) latency(kinds []kind, rounds, warm int) (map[string]stats, error) {
+	procs := make([]*proc, 0, len(kinds))
+	defer func() {
+		for _, p := range procs {
+			p.cleanup()
+		}
+	}()
+	for _, k := range kinds {
+		p, err := r.start(k)
+		if err != nil {
+			for _, p := range procs {
+				p.finish()
+			}
+			return nil, fmt.Errorf("%s: %w", k.name, err)
+		}
+		procs = append(procs, p)
 	}
-	defer p.cleanup()
 	line := make([]byte, latencyLine)
 	for i := range line {
 		line[i] = 'a' + byte(i%26)
 	}
 	line[len(line)-1] = '\n'
 	got := make([]byte, 64*kib)
-	in, out := int(p.in.Fd()), int(p.out.Fd())
-	samples := make([]time.Duration, 0, rounds)
+	samples := make([][]time.Duration, len(procs))
+	failed := make([]error, len(procs))
 
-	runtime.LockOSThread()
-	var loopErr error
-	for i := 0; i < warm+rounds && loopErr == nil; i++ {
-		copy(line, strconv.Itoa(i)) // make every line distinct
+	roundTrip := func(p *proc) (time.Duration, error) {
+		in, out := int(p.in.Fd()), int(p.out.Fd())
 		t0 := time.Now()
 		if _, err := syscall.Write(in, line); err != nil {
-			loopErr = fmt.Errorf("write: %w", err)
-			break
+			return 0, fmt.Errorf("write: %w", err)
 		}
 		n := 0
 		for n < len(line) {
@@ -373,27 +382,57 @@ func (r *runner) latency(k kind, rounds, warm int) (stats, error) {
 				continue
 			}
 			if err != nil || m == 0 {
-				loopErr = fmt.Errorf("read after %d rounds: %v (eof %v)", i, err, m == 0)
-				break
+				return 0, fmt.Errorf("read: %v (eof %v)", err, m == 0)
 			}
 			n += m
 		}
 		d := time.Since(t0)
-		if loopErr == nil && !bytes.Equal(got[:n], line) {
-			loopErr = fmt.Errorf("round %d: echo differs: got %d bytes %q", i, n, got[:min(n, 40)])
+		if !bytes.Equal(got[:n], line) {
+			return 0, fmt.Errorf("echo differs: got %d bytes %q", n, got[:min(n, 40)])
 		}
-		if i >= warm {
-			samples = append(samples, d)
+		return d, nil
+	}
+
+	runtime.LockOSThread()
+	for i := 0; i < warm+rounds; i++ {
+		copy(line, strconv.Itoa(i)) // every line distinct
+		for j := range procs {
+			k := (i + j) % len(procs)
+			if failed[k] != nil {
+				continue
+			}
+			d, err := roundTrip(procs[k])
+			if err != nil {
+				failed[k] = fmt.Errorf("round %d: %w", i, err)
+				continue
+			}
+			if i >= warm {
+				samples[k] = append(samples[k], d)
+			}
 		}
 	}
 	runtime.UnlockOSThread()
-	_, _, err = p.finish()
-	if loopErr != nil {
-		return stats{}, loopErr
+
+	res := map[string]stats{}
+	var errs []string
+	for k, p := range procs {
+		_, _, err := p.finish()
+		if failed[k] == nil {
+			failed[k] = err
+		}
+		if failed[k] != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", kinds[k].name, failed[k]))
+			continue
+		}
+		res[kinds[k].name] = summarize(samples[k])
 	}
-	if err != nil {
-		return stats{}, err
+	if len(errs) > 0 {
+		return res, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
+	return res, nil
+}
+
+func summarize(samples []time.Duration) stats {
 	slices.Sort(samples)
 	pct := func(q float64) time.Duration {
 		i := int(math.Ceil(q*float64(len(samples)))) - 1
@@ -409,7 +448,7 @@ func (r *runner) latency(k kind, rounds, warm int) (stats, error) {
 		p99:  pct(0.99),
 		max:  samples[len(samples)-1],
 		mean: sum / time.Duration(len(samples)),
-	}, nil
+	}
 }
 
 type tputResult struct {
