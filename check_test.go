@@ -101,7 +101,7 @@ func TestCheckFixturePlugins(t *testing.T) {
 // 0 without, and the finding's frame, method and words in both forms.
 func TestCheckTapes(t *testing.T) {
 	store := t.TempDir()
-	tapes := filepath.Join("testdata", "tapes", "check")
+	tapes := filepath.Join("check", "testdata", "rules")
 
 	found, r := checkJSON(t, store, filepath.Join(tapes, "notify-dropped.jsonl"))
 	if r.code != 1 {
@@ -141,7 +141,7 @@ func TestCheckTapes(t *testing.T) {
 // working directory is where the manifest is looked for otherwise.
 func TestCheckManifest(t *testing.T) {
 	store := t.TempDir()
-	tape := filepath.Join("testdata", "tapes", "check", "permission-missing.jsonl")
+	tape := filepath.Join("check", "testdata", "rules", "permission-missing.jsonl")
 	found, r := checkJSON(t, store, tape)
 	if r.code != 0 || len(found) != 1 || *found[0].Rule != "manifest-missing" || *found[0].Seq != 0 {
 		t.Errorf("without a manifest: exit %d, findings %v", r.code, found)
@@ -182,7 +182,7 @@ func TestCheckManifest(t *testing.T) {
 // TestCheckUsage: what cannot be checked exits 2 with one line.
 func TestCheckUsage(t *testing.T) {
 	store := t.TempDir()
-	tape := filepath.Join("testdata", "tapes", "check", "clean.jsonl")
+	tape := filepath.Join("check", "testdata", "rules", "clean.jsonl")
 	for _, tc := range []struct {
 		args []string
 		want string

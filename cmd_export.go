@@ -6,36 +6,139 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/jsonpath"
+	"github.com/tapedeck/tapedeck/redact"
+	"github.com/tapedeck/tapedeck/store"
 	"github.com/tapedeck/tapedeck/tape"
 )
 
 func (e *env) exportCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
+	}
+	flags = append(flags, redactFlags()...)
+	flags = append(flags, &cli.BoolFlag{Name: "no-default-redactions", Usage: "keep credential-like net/fetch header values (redacted by default)"})
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a session as a tape (JSONL) for git",
-		ArgsUsage: "SESSION",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
-		},
+		ArgsUsage: "SESSION (an id, a unique prefix, a name, or last)",
+		Description: "Secrets stay home: credential-like net/fetch header values (Authorization,\n" +
+			"Cookie, Set-Cookie, Proxy-Authorization, names with token, secret or key) are\n" +
+			"replaced by a stable placeholder unless --no-default-redactions; --redact and\n" +
+			"--redact-regex name more. stderr says what was redacted.",
+		Flags:  flags,
 		Action: e.export,
 	}
 }
 
+// redactFlags are the flags that name what to redact, shared by export and
+// record.
+func redactFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "redact", Usage: "replace the values at `METHOD:PATH` (e.g. net/fetch:params.headers.Authorization, session/get:result.turns[*].text, storage/set:params..value; repeatable)"},
+		&cli.StringSliceFlag{Name: "redact-regex", Usage: "replace text matching `RE` in strings, stderr and non-JSON lines (repeatable)"},
+	}
+}
+
+// redactor checks the redaction flags of c and builds the redactor they ask
+// for (defaults: add the default net/fetch credential rule), or nil when
+// nothing is to be redacted or st is nil. The placeholder key is $TAPEDECK_REDACT_KEY when set, else the
+// store's own key.
+func redactor(c *cli.Context, cmd string, st *store.Store, defaults bool) (*redact.Redactor, error) {
+	cfg := redact.Config{Defaults: defaults}
+	for _, s := range c.StringSlice("redact") {
+		r, err := jsonpath.ParseRule(s)
+		if err != nil {
+			return nil, fail(2, "%s: --redact: %v", cmd, err)
+		}
+		cfg.Rules = append(cfg.Rules, r)
+	}
+	for _, s := range c.StringSlice("redact-regex") {
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return nil, fail(2, "%s: --redact-regex %q: %v", cmd, s, err)
+		}
+		if re.MatchString("") {
+			return nil, fail(2, "%s: --redact-regex %q matches the empty string; it would redact nothing useful", cmd, s)
+		}
+		cfg.Regexps = append(cfg.Regexps, re)
+	}
+	if st == nil || len(cfg.Rules) == 0 && len(cfg.Regexps) == 0 && !cfg.Defaults {
+		return nil, nil // nothing to redact, or no store to record into
+	}
+	if k := os.Getenv("TAPEDECK_REDACT_KEY"); k != "" {
+		cfg.Key = []byte(k)
+	} else {
+		k, err := st.RedactKey()
+		if err != nil {
+			return nil, fail(1, "%s: %v", cmd, err)
+		}
+		cfg.Key = k
+	}
+	r, err := redact.New(cfg)
+	if err != nil {
+		return nil, fail(1, "%s: %v", cmd, err)
+	}
+	return r, nil
+}
+
+// reportRedactions says on w what r redacted: one line per rule, the
+// default rule only when it redacted something.
+func reportRedactions(w io.Writer, cmd string, r *redact.Redactor) {
+	if r == nil {
+		return
+	}
+	for _, c := range r.Counts() {
+		switch {
+		case c.Default && c.N == 0:
+		case c.Default:
+			fmt.Fprintf(w, "tapedeck: %s: redacted %d %s (--no-default-redactions keeps them)\n", cmd, c.N, c.Rule)
+		case c.Regexp:
+			fmt.Fprintf(w, "tapedeck: %s: redacted %s of --redact-regex %s\n", cmd, nounCount(c.N, "match", "matches"), c.Rule)
+		default:
+			fmt.Fprintf(w, "tapedeck: %s: redacted %s at %s\n", cmd, nounCount(c.N, "value", "values"), c.Rule)
+		}
+	}
+}
+
+func nounCount(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 func (e *env) export(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return fail(2, "export needs one SESSION (an id, a unique prefix, a name, or last)")
+		return fail(2, "export needs one SESSION (an id, a unique prefix, a name, or last); see tapedeck ls")
 	}
 	st, err := e.openStore(c)
 	if err != nil {
 		return err
 	}
-	meta, err := st.Resolve(c.Args().First())
+	red, err := redactor(c, "export", st, !c.Bool("no-default-redactions"))
 	if err != nil {
-		return fail(1, "%v", err)
+		return err
+	}
+	meta, err := resolveSession(st, "export", c.Args().First())
+	if err != nil {
+		return err
+	}
+	if red != nil {
+		// The header's byte counts are those of the frames as written, so
+		// that importing the tape gives the same header back: a first pass
+		// counts the redacted bytes, a fresh redactor then writes.
+		if meta.Bytes, err = redactedBytes(st, meta.ID, red); err != nil {
+			return fail(1, "export %s: %v", meta.ID, err)
+		}
+		if red, err = redactor(c, "export", st, !c.Bool("no-default-redactions")); err != nil {
+			return err
+		}
 	}
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
@@ -43,7 +146,12 @@ func (e *env) export(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		err = st.Frames(meta.ID, func(f *frame.Frame) error { return tw.Write(f) })
+		err = st.Frames(meta.ID, func(f *frame.Frame) error {
+			if red != nil && !f.IsEvent() {
+				f.Raw = red.Line(f.Dir, f.Raw, f.Cut != nil)
+			}
+			return tw.Write(f)
+		})
 		if err != nil {
 			return err
 		}
@@ -55,14 +163,36 @@ func (e *env) export(c *cli.Context) error {
 	out := c.String("output")
 	if out == "" {
 		if err := write(e.stdout); err != nil {
+			if isBrokenPipe(err) {
+				return nil
+			}
 			return fail(1, "export %s: %v", meta.ID, err)
 		}
-		return nil
-	}
-	if err := writeFileAtomic(out, write); err != nil {
+	} else if err := writeFileAtomic(out, write); err != nil {
 		return fail(1, "export %s: %v", meta.ID, err)
 	}
+	reportRedactions(e.stderr, "export", red)
 	return nil
+}
+
+// redactedBytes counts the bytes per direction of session id's frames as
+// red rewrites them (a frame stored cut counts its full length, as the
+// store does).
+func redactedBytes(st *store.Store, id string, red *redact.Redactor) (frame.Counts, error) {
+	var n frame.Counts
+	err := st.Frames(id, func(f *frame.Frame) error {
+		if f.IsEvent() {
+			return nil
+		}
+		if f.Cut != nil {
+			red.Line(f.Dir, f.Raw, true)
+			n.Add(f.Dir, f.Cut.Len)
+			return nil
+		}
+		n.Add(f.Dir, int64(len(red.Line(f.Dir, f.Raw, false))))
+		return nil
+	})
+	return n, err
 }
 
 // writeFileAtomic writes path through a temporary file in the same folder

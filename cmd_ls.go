@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -42,47 +46,67 @@ func (e *env) lsCommand() *cli.Command {
 
 func (e *env) ls(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return fail(2, "ls takes no arguments (got %q)", c.Args().First())
+		return fail(2, "ls takes no arguments (got %q); filter with --plugin ID or --limit N", c.Args().First())
+	}
+	if c.Int("limit") < 0 {
+		return fail(2, "ls: --limit %d: want a positive number", c.Int("limit"))
 	}
 	st, err := e.openStore(c)
 	if err != nil {
 		return err
 	}
-	list, err := st.Sessions()
-	if err != nil {
-		return fail(1, "%v", err)
-	}
-	if p := c.String("plugin"); p != "" {
-		kept := list[:0]
-		for _, s := range list {
-			if s.Plugin.ID == p {
-				kept = append(kept, s)
-			}
-		}
-		list = kept
-	}
-	if n := c.Int("limit"); n > 0 && len(list) > n {
-		list = list[:n]
-	}
+	q := &store.Query{Plugin: c.String("plugin"), Limit: c.Int("limit")}
 	if c.Bool("json") {
-		if list == nil {
-			list = []frame.Session{}
+		_, metas, err := st.ListJSON(q)
+		if err != nil {
+			return fail(1, "ls: %v", err)
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return writeJSONArray(e.stdout, metas)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	list, err := st.List(q)
+	if err != nil {
+		return fail(1, "ls: %v", err)
+	}
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tPLUGIN\tSTARTED\tDURATION\tIN\tOUT\tERR\tSTATUS\tEXIT")
 	now := time.Now()
-	for _, s := range list {
+	for i := range list {
+		s := &list[i]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n",
-			s.ID, orDash(s.Name), orDash(pluginLabel(s.Plugin)),
+			sanitize(s.ID), orDash(s.Name), orDash(pluginLabel(s.Plugin)),
 			s.Started.Local().Format("2006-01-02 15:04:05"),
 			formatDuration(s.Duration(now)),
-			s.Frames.In, s.Frames.Out, s.Frames.Err, s.Status, exitLabel(s))
+			s.Frames.In, s.Frames.Out, s.Frames.Err, sanitize(s.Status), exitLabel(s.Exit))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// writeJSONArray writes objects (each a JSON object as stored) as one
+// indented JSON array.
+func writeJSONArray(out io.Writer, objects []json.RawMessage) error {
+	w := bufio.NewWriterSize(out, 64<<10)
+	if len(objects) == 0 {
+		w.WriteString("[]\n")
+		return w.Flush()
+	}
+	w.WriteString("[\n  ")
+	var buf bytes.Buffer
+	for i, o := range objects {
+		if i > 0 {
+			w.WriteString(",\n  ")
+		}
+		buf.Reset()
+		if err := json.Indent(&buf, o, "  ", "  "); err != nil {
+			return fmt.Errorf("ls: session %d of the listing: %w", i+1, err)
+		}
+		w.Write(buf.Bytes())
+	}
+	w.WriteString("\n]\n")
+	return w.Flush()
 }
 
 func orDash(s string) string {
@@ -102,12 +126,12 @@ func pluginLabel(p frame.Plugin) string {
 	return p.ID
 }
 
-func exitLabel(s frame.Session) string {
+func exitLabel(e frame.Exit) string {
 	switch {
-	case s.Exit.Signal != "":
-		return s.Exit.Signal
-	case s.Exit.Code != nil:
-		return fmt.Sprint(*s.Exit.Code)
+	case e.Signal != "":
+		return sanitize(e.Signal)
+	case e.Code != nil:
+		return fmt.Sprint(*e.Code)
 	}
 	return "-"
 }
@@ -122,21 +146,45 @@ func formatDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// sanitize escapes control characters and terminal escapes so that text
-// from a recording can never drive the user's terminal.
+// sanitize escapes what could drive the user's terminal or hide text:
+// control characters (C0, DEL, C1, including ESC, so no escape sequence
+// survives), bidirectional overrides and isolates, line and paragraph
+// separators, and bytes that are not UTF-8 (as \xNN). Everything else is
+// kept as it is.
 func sanitize(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
 	var b strings.Builder
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\t':
 			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case r == 0xfffd:
-			b.WriteRune(r)
+		case r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) ||
+			(r >= 0x2066 && r <= 0x2069) || r == 0x2028 || r == 0x2029 || r == 0xfeff:
+			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
-			b.WriteRune(r)
+			b.WriteString(s[i : i+size])
 		}
+		i += size
 	}
 	return b.String()
 }

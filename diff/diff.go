@@ -220,13 +220,6 @@ func runeOf(i int) rune {
 	return r
 }
 
-func indexOf(r rune) int {
-	if r >= 0xE000 {
-		r -= 0x800
-	}
-	return int(r) - 1
-}
-
 // maxDistinct is how many distinct frames go-diff can tell apart.
 const maxDistinct = 0x10FFFF - 0x800
 

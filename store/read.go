@@ -167,16 +167,40 @@ func (s *Store) Session(id string) (*frame.Session, error) {
 
 // Resolve turns a session reference into a session: a full id, a unique id
 // prefix, a name (the newest session of that name wins only when it is the
-// only one), or "last" (the newest session).
+// only one), or "last" (the newest session). An ambiguous prefix or name is
+// an error wrapping ErrAmbiguous that lists the candidates; an unknown one
+// wraps ErrNotFound.
 func (s *Store) Resolve(ref string) (*frame.Session, error) {
-	list, err := s.Sessions()
+	list, _, err := s.list(nil, false, false)
 	if err != nil {
 		return nil, err
 	}
-	return resolve(list, ref)
+	sum, err := resolveIn(list, ref)
+	if err != nil {
+		return nil, err
+	}
+	return s.Session(sum.ID)
 }
 
+// resolve is resolveIn over full sessions.
 func resolve(list []frame.Session, ref string) (*frame.Session, error) {
+	sums := make([]Summary, len(list))
+	for i := range list {
+		sums[i] = summarize(&list[i])
+	}
+	sum, err := resolveIn(sums, ref)
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		if list[i].ID == sum.ID {
+			return &list[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q", ErrNotFound, ref)
+}
+
+func resolveIn(list []Summary, ref string) (*Summary, error) {
 	if ref == "" {
 		return nil, fmt.Errorf("%w: empty session reference", ErrNotFound)
 	}
@@ -186,7 +210,7 @@ func resolve(list []frame.Session, ref string) (*frame.Session, error) {
 		}
 		return &list[0], nil
 	}
-	var byID, byName []*frame.Session
+	var byID, byName []*Summary
 	for i := range list {
 		m := &list[i]
 		if m.ID == ref {
@@ -199,7 +223,7 @@ func resolve(list []frame.Session, ref string) (*frame.Session, error) {
 			byName = append(byName, m)
 		}
 	}
-	for _, cands := range [][]*frame.Session{byName, byID} {
+	for _, cands := range [][]*Summary{byName, byID} {
 		switch len(cands) {
 		case 0:
 			continue
@@ -228,40 +252,24 @@ func resolve(list []frame.Session, ref string) (*frame.Session, error) {
 // Frames calls fn with every frame of session id in order, from the database
 // or, for a session not yet ingested, from its spool. The frame and its Raw
 // are valid only during the call. An error from fn stops the walk and is
-// returned as it is.
+// returned as it is. The database is read in batches, each in a short
+// transaction, so fn may be slow without holding up recorders; a session
+// removed meanwhile ends the walk with ErrRemoved.
 func (s *Store) Frames(id string, fn func(*frame.Frame) error) error {
-	found := false
-	err := s.view(func(tx *bolt.Tx) error {
-		frames := tx.Bucket(bucketFrames).Bucket([]byte(id))
-		if tx.Bucket(bucketSessions).Get([]byte(id)) == nil {
-			return nil
+	for attempt := 0; ; attempt++ {
+		found, err := s.framesDB(id, fn)
+		if err != nil || found {
+			return err
 		}
-		found = true
-		if frames == nil {
-			return nil
+		_, err = s.spoolSession(s.SpoolPath(id), fn)
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
 		}
-		chunks := tx.Bucket(bucketChunks).Bucket([]byte(id))
-		var big []byte
-		c := frames.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			f, err := decodeValue(k, v, chunks, &big)
-			if err != nil {
-				return fmt.Errorf("frame %x: %w", k, err)
-			}
-			if err := fn(&f); err != nil {
-				return err
-			}
+		if attempt > 0 {
+			return fmt.Errorf("%w: %s", ErrNotFound, id)
 		}
-		return nil
-	})
-	if err != nil || found {
-		return err
+		// The spool may have been ingested between the two looks.
 	}
-	_, err = s.spoolSession(s.SpoolPath(id), fn)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
-	return err
 }
 
 func decodeValue(key, v []byte, chunks *bolt.Bucket, big *[]byte) (frame.Frame, error) {

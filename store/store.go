@@ -53,6 +53,9 @@ type Options struct {
 	// LockTimeout bounds how long an operation waits for the database.
 	// Zero means 10 s.
 	LockTimeout time.Duration
+	// NoSync skips fsync on commit: what is committed survives the death of
+	// the process but not of the machine. For tests and bulk loads.
+	NoSync bool
 }
 
 // Store is a store folder. It holds no open files between calls and is safe
@@ -60,6 +63,7 @@ type Options struct {
 type Store struct {
 	dir         string
 	lockTimeout time.Duration
+	noSync      bool
 }
 
 // Open prepares the store in dir, creating the folder (0700) and its spool
@@ -68,6 +72,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 	s := &Store{dir: dir, lockTimeout: 10 * time.Second}
 	if opts != nil && opts.LockTimeout > 0 {
 		s.lockTimeout = opts.LockTimeout
+	}
+	if opts != nil {
+		s.noSync = opts.NoSync
 	}
 	if err := os.MkdirAll(filepath.Join(dir, spoolDir), 0o700); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
@@ -152,6 +159,7 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 		}
 		return nil, nil, fmt.Errorf("open %s: %w", s.dbPath(), err)
 	}
+	db.NoSync = s.noSync && write
 	closeFn := func() {
 		db.Close()
 		unlock()
@@ -196,12 +204,12 @@ func checkSchema(db *bolt.DB, write bool) error {
 					return err
 				}
 			}
-			for _, name := range [][]byte{bucketSessions, bucketFrames, bucketChunks} {
+			for _, name := range [][]byte{bucketSessions, bucketFrames, bucketChunks, bucketIndex} {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 					return err
 				}
 			}
-			return nil
+			return buildIndex(tx)
 		})
 	})
 }

@@ -137,6 +137,9 @@ func (s *Store) put(meta *frame.Session, next FrameSource, finish func(*frame.Se
 	}
 	err = safely(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
+			if err := tx.Bucket(bucketIndex).Put(id, appendSummary(nil, meta)); err != nil {
+				return err
+			}
 			return tx.Bucket(bucketSessions).Put(id, js)
 		})
 	})

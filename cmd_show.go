@@ -1,0 +1,650 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/message"
+	"github.com/tapedeck/tapedeck/store"
+)
+
+func (e *env) showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "print a session's timeline",
+		ArgsUsage: "SESSION (an id, a unique prefix, a name, or last)",
+		Description: "One line per frame: sequence number, time since the start, direction\n" +
+			"(→ host to plugin, ← plugin to host, ! stderr, • lifecycle event), kind,\n" +
+			"method, id, the latency of each response to its request, and a one-line\n" +
+			"summary of params or result. Control characters are shown escaped.",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "dir", Usage: "only these directions: in, out, err, event (repeatable or comma-separated)"},
+			&cli.StringFlag{Name: "method", Usage: "only frames whose method (a response: its request's) matches this `GLOB`"},
+			&cli.StringSliceFlag{Name: "kind", Usage: "only these kinds: request, notification, response, error, stray, blank, stderr, event"},
+			&cli.BoolFlag{Name: "raw", Usage: "print each frame's exact bytes and its newline (so --raw --dir out is what the plugin wrote)"},
+			&cli.BoolFlag{Name: "json", Usage: "one JSON object per frame"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "on a live session, keep printing frames as they arrive until it ends"},
+		},
+		Action: e.show,
+	}
+}
+
+// Direction filter values beyond the three streams.
+const dirEvent = frame.Dir(0)
+
+type showFilter struct {
+	dirs   map[frame.Dir]bool // nil: all
+	kinds  map[string]bool    // nil: all
+	method string             // "" : all
+}
+
+var showKinds = []string{"request", "notification", "response", "error", "stray", "blank", "stderr", "event"}
+
+func parseShowFilter(c *cli.Context) (*showFilter, error) {
+	f := &showFilter{method: c.String("method")}
+	for _, v := range splitList(c.StringSlice("dir")) {
+		if f.dirs == nil {
+			f.dirs = map[frame.Dir]bool{}
+		}
+		switch v {
+		case "in":
+			f.dirs[frame.In] = true
+		case "out":
+			f.dirs[frame.Out] = true
+		case "err":
+			f.dirs[frame.Err] = true
+		case "event":
+			f.dirs[dirEvent] = true
+		default:
+			return nil, fail(2, "show: --dir %q: want in, out, err or event", v)
+		}
+	}
+	for _, v := range splitList(c.StringSlice("kind")) {
+		known := false
+		for _, k := range showKinds {
+			known = known || k == v
+		}
+		if !known {
+			return nil, fail(2, "show: --kind %q: want one of %s", v, strings.Join(showKinds, ", "))
+		}
+		if f.kinds == nil {
+			f.kinds = map[string]bool{}
+		}
+		f.kinds[v] = true
+	}
+	if f.method != "" {
+		if _, err := path.Match(f.method, ""); err != nil {
+			return nil, fail(2, "show: --method %q: %v", f.method, err)
+		}
+	}
+	return f, nil
+}
+
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func (f *showFilter) keep(r *row) bool {
+	if f.dirs != nil {
+		d := r.f.Dir
+		if r.f.IsEvent() {
+			d = dirEvent
+		}
+		if !f.dirs[d] {
+			return false
+		}
+	}
+	if f.kinds != nil && !f.kinds[r.kind] {
+		return false
+	}
+	if f.method != "" {
+		if r.method == "" {
+			return false
+		}
+		if f.method != "*" {
+			if ok, _ := path.Match(f.method, r.method); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (e *env) show(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fail(2, "show needs one SESSION (an id, a unique prefix, a name, or last); see tapedeck ls")
+	}
+	filter, err := parseShowFilter(c)
+	if err != nil {
+		return err
+	}
+	if c.Bool("raw") && c.Bool("json") {
+		return fail(2, "show: --raw and --json do not go together; pick one")
+	}
+	st, err := e.openStore(c)
+	if err != nil {
+		return err
+	}
+	meta, err := resolveSession(st, "show", c.Args().First())
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	p := &timeline{
+		w:       w,
+		filter:  filter,
+		raw:     c.Bool("raw"),
+		json:    c.Bool("json"),
+		color:   useColor(e.stdout),
+		width:   summaryWidth(),
+		pending: map[pendingKey]request{},
+		stderr:  e.stderr,
+	}
+	if !p.raw && !p.json {
+		p.header(meta)
+	}
+	each := func(f *frame.Frame) error { return p.frame(f) }
+	if c.Bool("follow") {
+		err = st.Follow(c.Context, meta.ID, 0, w.Flush, each)
+	} else {
+		err = st.Frames(meta.ID, each)
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		if isBrokenPipe(err) {
+			return nil // the reader (head, a pager) has had enough
+		}
+		return fail(1, "show %s: %v", meta.ID, err)
+	}
+	return nil
+}
+
+// resolveSession resolves a session reference for command cmd, turning the
+// store's errors into one line that says what to do.
+func resolveSession(st *store.Store, cmd, ref string) (*frame.Session, error) {
+	meta, err := st.Resolve(ref)
+	switch {
+	case err == nil:
+		return meta, nil
+	case errors.Is(err, store.ErrAmbiguous), errors.Is(err, store.ErrNotFound):
+		return nil, fail(1, "%s: %v", cmd, err)
+	}
+	return nil, fail(1, "%s %s: %v", cmd, ref, err)
+}
+
+func isBrokenPipe(err error) bool {
+	return errors.Is(err, os.ErrClosed) || strings.Contains(err.Error(), "broken pipe")
+}
+
+// useColor reports whether w is a terminal and NO_COLOR is unset.
+func useColor(w io.Writer) bool {
+	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+}
+
+// summaryWidth is how many characters of summary a line gets: what COLUMNS
+// leaves after the fixed columns, at least 40; 100 without COLUMNS.
+func summaryWidth() int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return max(n-fixedWidth, 40)
+	}
+	return 100
+}
+
+type pendingKey struct {
+	dir frame.Dir
+	id  string
+}
+
+type request struct {
+	seq    uint64
+	at     int64
+	method string
+}
+
+// maxPending bounds the requests remembered for pairing, so that a session
+// full of unanswered requests streams in bounded memory.
+const maxPending = 1 << 16
+
+// row is one frame with what show derives from it.
+type row struct {
+	f       *frame.Frame
+	msg     message.Message
+	kind    string
+	method  string
+	id      string
+	req     *request // the request a response answers
+	latency time.Duration
+}
+
+// timeline prints frames one by one, in constant memory.
+type timeline struct {
+	w       *bufio.Writer
+	filter  *showFilter
+	raw     bool
+	json    bool
+	color   bool
+	width   int
+	pending map[pendingKey]request
+	printed bool
+	cutWarn bool
+	stderr  io.Writer
+	buf     []byte
+}
+
+// derive classifies f and pairs a response with its request: plugin
+// requests (out) are answered on stdin (in) and host requests the other way.
+func (p *timeline) derive(f *frame.Frame) row {
+	r := row{f: f}
+	if f.IsEvent() {
+		r.kind = "event"
+		return r
+	}
+	if f.Dir == frame.Err {
+		r.kind = "stderr"
+		return r
+	}
+	r.msg = message.Parse(f.Raw)
+	r.kind = r.msg.Kind.String()
+	r.method = r.msg.Method
+	if len(r.msg.ID) > 0 {
+		r.id = compactJSON(r.msg.ID)
+	}
+	switch {
+	case r.msg.Kind == message.Request:
+		if len(p.pending) >= maxPending {
+			clear(p.pending)
+		}
+		p.pending[pendingKey{f.Dir, r.id}] = request{seq: f.Seq, at: f.At, method: r.method}
+	case r.msg.IsReply():
+		other := frame.In
+		if f.Dir == frame.In {
+			other = frame.Out
+		}
+		k := pendingKey{other, r.id}
+		if q, ok := p.pending[k]; ok {
+			delete(p.pending, k)
+			r.req = &q
+			r.method = q.method
+			r.latency = time.Duration(f.At - q.at)
+		}
+	}
+	return r
+}
+
+func compactJSON(b []byte) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+func (p *timeline) frame(f *frame.Frame) error {
+	r := p.derive(f)
+	if !p.filter.keep(&r) {
+		return nil
+	}
+	switch {
+	case p.raw:
+		if f.IsEvent() {
+			return nil
+		}
+		if f.Cut != nil && !p.cutWarn {
+			p.cutWarn = true
+			fmt.Fprintf(p.stderr, "tapedeck: show: frame %d was stored cut: only its first %d of %d bytes are printed\n", f.Seq, len(f.Raw), f.Cut.Len)
+		}
+		p.w.Write(f.Raw)
+		if !f.NoEOL {
+			p.w.WriteByte('\n')
+		}
+	case p.json:
+		p.buf = appendFrameJSON(p.buf[:0], &r)
+		p.w.Write(p.buf)
+	default:
+		p.line(&r)
+	}
+	if !p.printed {
+		// The first line goes out at once; the rest in buffered blocks.
+		p.printed = true
+		return p.w.Flush()
+	}
+	return nil
+}
+
+// ANSI colours, used only on a terminal.
+const (
+	cReset   = "\x1b[0m"
+	cDim     = "\x1b[2m"
+	cRed     = "\x1b[31m"
+	cGreen   = "\x1b[32m"
+	cYellow  = "\x1b[33m"
+	cMagenta = "\x1b[35m"
+	cCyan    = "\x1b[36m"
+	cBold    = "\x1b[1m"
+)
+
+// Column widths of the timeline; the summary takes the rest.
+const (
+	wSeq       = 6
+	wTime      = 12
+	wDir       = 3
+	wKind      = 13
+	wMethod    = 22
+	wID        = 8
+	wLatency   = 9
+	fixedWidth = wSeq + wTime + wDir + wKind + wMethod + wID + wLatency
+)
+
+func (p *timeline) paint(code, s string) string {
+	if !p.color || s == "" {
+		return s
+	}
+	return code + s + cReset
+}
+
+// pad pads s (already sanitised) to width runes, then paints it.
+func (p *timeline) col(code, s string, width int) string {
+	n := utf8.RuneCountInString(s)
+	if n < width {
+		s += strings.Repeat(" ", width-n)
+	} else {
+		s += " "
+	}
+	if !p.color || code == "" {
+		return s
+	}
+	t := strings.TrimRight(s, " ")
+	return code + t + cReset + s[len(t):]
+}
+
+func (p *timeline) header(m *frame.Session) {
+	parts := []string{"session " + sanitize(m.ID)}
+	if m.Name != "" {
+		parts = append(parts, sanitize(m.Name))
+	}
+	if l := pluginLabel(m.Plugin); l != "" {
+		parts = append(parts, sanitize(l))
+	}
+	parts = append(parts, "started "+m.Started.Local().Format("2006-01-02 15:04:05"), sanitize(m.Status))
+	if x := exitLabel(m.Exit); x != "-" {
+		parts = append(parts, "exit "+x)
+	}
+	fmt.Fprintln(p.w, p.paint(cBold, strings.Join(parts, " · ")))
+	hdr := p.col("", "SEQ", wSeq) + p.col("", "TIME", wTime) + p.col("", "", wDir) + p.col("", "KIND", wKind) +
+		p.col("", "METHOD", wMethod) + p.col("", "ID", wID) + p.col("", "LATENCY", wLatency) + "SUMMARY"
+	fmt.Fprintln(p.w, p.paint(cDim, hdr))
+}
+
+func (p *timeline) line(r *row) {
+	f := r.f
+	var arrow, dirColor, kindColor string
+	switch {
+	case f.IsEvent():
+		arrow, dirColor = "•", cMagenta
+	case f.Dir == frame.In:
+		arrow, dirColor = "→", cCyan
+	case f.Dir == frame.Out:
+		arrow, dirColor = "←", cGreen
+	default:
+		arrow, dirColor = "!", cYellow
+	}
+	kind := r.kind
+	switch r.kind {
+	case "error", "stray":
+		kindColor = cRed
+	case "event":
+		kind = f.Event
+		kindColor = cMagenta
+	}
+	lat := ""
+	if r.req != nil {
+		lat = formatLatency(r.latency)
+	}
+	p.w.WriteString(p.col(cDim, strconv.FormatUint(f.Seq, 10), wSeq))
+	p.w.WriteString(p.col(cDim, formatAt(f.At), wTime))
+	p.w.WriteString(p.col(dirColor, arrow, wDir))
+	p.w.WriteString(p.col(kindColor, kind, wKind))
+	p.w.WriteString(p.col(cBold, sanitize(r.method), wMethod))
+	p.w.WriteString(p.col("", sanitize(truncate(r.id, wID-1)), wID))
+	p.w.WriteString(p.col("", lat, wLatency))
+	p.w.WriteString(p.summary(r))
+	p.w.WriteByte('\n')
+}
+
+// summary is the one-line summary of a row, sanitised.
+func (p *timeline) summary(r *row) string {
+	f := r.f
+	var s string
+	switch {
+	case f.IsEvent():
+		s = describeEvent(f)
+	case r.kind == "stderr":
+		s = truncate(string(f.Raw), p.width)
+	case r.msg.Kind == message.Blank:
+		s = "(blank line)"
+	case r.msg.Kind == message.Stray:
+		s = r.msg.Problem + ": " + truncate(string(f.Raw), p.width)
+	case r.msg.Kind == message.ErrorReply:
+		s = fmt.Sprintf("error %d: %s", r.msg.Error.Code, r.msg.Error.Message)
+		if len(r.msg.Error.Data) > 0 {
+			s += " " + jsonOneLine(r.msg.Error.Data, p.width)
+		}
+		s = truncate(s, p.width)
+	case r.msg.Kind == message.Response:
+		s = jsonOneLine(r.msg.Result, p.width)
+	default:
+		s = jsonOneLine(r.msg.Params, p.width)
+	}
+	s = sanitize(s)
+	if f.NoEOL {
+		s += p.paint(cDim, " [no newline at the end]")
+	}
+	if f.Cut != nil {
+		s += p.paint(cDim, fmt.Sprintf(" [stored cut: %d of %d bytes]", len(f.Raw), f.Cut.Len))
+	}
+	return s
+}
+
+func describeEvent(f *frame.Frame) string {
+	switch f.Event {
+	case frame.EventEOF:
+		return "the host closed the plugin's stdin"
+	case frame.EventSignal:
+		return f.Signal + " reached the shim and was passed on"
+	case frame.EventClosed:
+		return "the plugin closed its stdout"
+	case frame.EventGone:
+		return "the host stopped reading; later output was recorded, not delivered"
+	case frame.EventExit:
+		if f.Signal != "" {
+			return "the plugin was killed by " + f.Signal
+		}
+		if f.Code != nil {
+			return fmt.Sprintf("the plugin exited with code %d", *f.Code)
+		}
+		return "the plugin exited"
+	}
+	return f.Event
+}
+
+// jsonOneLine renders a JSON value on one line, white space outside strings
+// removed, cut to width characters.
+func jsonOneLine(raw []byte, width int) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b []byte
+	in, esc := false, false
+	n := 0
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			continue
+		}
+		b = append(b, c)
+		if c < 0x80 || c >= 0xc0 {
+			n++
+		}
+		if n > width {
+			return truncate(string(b), width)
+		}
+	}
+	return string(b)
+}
+
+// truncate cuts s to at most width characters, marking a cut with "…".
+func truncate(s string, width int) string {
+	if width <= 1 || utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	i, n := 0, 0
+	for i < len(s) && n < width-1 {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		n++
+	}
+	return s[:i] + "…"
+}
+
+// formatAt prints a time since the start as seconds with microseconds.
+func formatAt(at int64) string {
+	sign := ""
+	if at < 0 {
+		sign, at = "-", -at
+	}
+	return fmt.Sprintf("%s%d.%06ds", sign, at/1e9, at%1e9/1e3)
+}
+
+func formatLatency(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-" + formatLatency(-d)
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(10 * time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// appendFrameJSON appends the --json object of a row: seq, at, dir or
+// event, kind, method, id, and for a response the request's seq and the
+// latency in nanoseconds, then the bytes as a tape holds them (json, text
+// or b64; eol, cut).
+func appendFrameJSON(dst []byte, r *row) []byte {
+	f := r.f
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendUint(dst, f.Seq, 10)
+	dst = append(dst, `,"at":`...)
+	dst = strconv.AppendInt(dst, f.At, 10)
+	if f.IsEvent() {
+		dst = append(dst, `,"kind":"event","event":`...)
+		dst = strconv.AppendQuote(dst, f.Event)
+		if f.Signal != "" {
+			dst = append(dst, `,"signal":`...)
+			dst = appendJSONString(dst, f.Signal)
+		}
+		if f.Code != nil {
+			dst = append(dst, `,"code":`...)
+			dst = strconv.AppendInt(dst, int64(*f.Code), 10)
+		}
+		return append(dst, "}\n"...)
+	}
+	dst = append(dst, `,"dir":"`...)
+	dst = append(dst, f.Dir.String()...)
+	dst = append(dst, `","kind":"`...)
+	dst = append(dst, r.kind...)
+	dst = append(dst, '"')
+	if r.method != "" {
+		dst = append(dst, `,"method":`...)
+		dst = appendJSONString(dst, r.method)
+	}
+	if r.id != "" {
+		dst = append(dst, `,"id":`...)
+		dst = append(dst, r.id...)
+	}
+	if r.req != nil {
+		dst = append(dst, `,"request":`...)
+		dst = strconv.AppendUint(dst, r.req.seq, 10)
+		dst = append(dst, `,"latency":`...)
+		dst = strconv.AppendInt(dst, int64(r.latency), 10)
+	}
+	switch {
+	case verbatimJSON(f.Raw):
+		dst = append(dst, `,"json":`...)
+		dst = append(dst, f.Raw...)
+	case utf8.Valid(f.Raw):
+		dst = append(dst, `,"text":`...)
+		dst = appendJSONString(dst, string(f.Raw))
+	default:
+		dst = append(dst, `,"b64":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, f.Raw)
+		dst = append(dst, '"')
+	}
+	if f.NoEOL {
+		dst = append(dst, `,"eol":false`...)
+	}
+	if f.Cut != nil {
+		dst = append(dst, `,"cut":{"len":`...)
+		dst = strconv.AppendInt(dst, f.Cut.Len, 10)
+		dst = append(dst, `,"sha256":"`...)
+		dst = hex.AppendEncode(dst, f.Cut.SHA256[:])
+		dst = append(dst, `"}`...)
+	}
+	return append(dst, "}\n"...)
+}
+
+// verbatimJSON reports whether raw can be embedded as a JSON value as it
+// is: valid JSON and UTF-8, with no line breaks (the same test tapes use).
+func verbatimJSON(raw []byte) bool {
+	if len(raw) == 0 || bytes.IndexByte(raw, '\n') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
+		return false
+	}
+	return utf8.Valid(raw) && json.Valid(raw)
+}
+
+// appendJSONString appends s (valid UTF-8) as a JSON string.
+func appendJSONString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(dst, b...)
+}

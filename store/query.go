@@ -1,0 +1,527 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/spool"
+)
+
+// The session index: one compact binary summary per session, written with
+// the session record, so that listing and resolving do not decode every
+// session's JSON metadata. keyIndexed in the meta bucket says the index is
+// complete; a database written before it existed is indexed at its next
+// read-write open, and read without it until then.
+var (
+	bucketIndex = []byte("index")
+	keyIndexed  = []byte("indexed")
+)
+
+const summaryVersion = 1
+
+// Summary is what listing a session and resolving a reference to it need.
+type Summary struct {
+	ID      string
+	Name    string
+	Plugin  frame.Plugin
+	Started time.Time
+	Ended   *time.Time
+	Status  string
+	Exit    frame.Exit
+	Frames  frame.Counts
+}
+
+// Duration is how long the session ran (until now when it has not ended).
+func (s *Summary) Duration(now time.Time) time.Duration {
+	if s.Ended != nil {
+		return s.Ended.Sub(s.Started)
+	}
+	return now.Sub(s.Started)
+}
+
+func summarize(m *frame.Session) Summary {
+	return Summary{ID: m.ID, Name: m.Name, Plugin: m.Plugin, Started: m.Started, Ended: m.Ended, Status: m.Status, Exit: m.Exit, Frames: m.Frames}
+}
+
+func appendSummary(dst []byte, m *frame.Session) []byte {
+	dst = append(dst, summaryVersion)
+	dst = binary.AppendVarint(dst, m.Started.UnixNano())
+	if m.Ended != nil {
+		dst = append(dst, 1)
+		dst = binary.AppendVarint(dst, m.Ended.UnixNano())
+	} else {
+		dst = append(dst, 0)
+	}
+	for _, s := range []string{m.Name, m.Status, m.Plugin.ID, m.Plugin.Name, m.Plugin.Version, m.Exit.Signal} {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	if m.Exit.Code != nil {
+		dst = append(dst, 1)
+		dst = binary.AppendVarint(dst, int64(*m.Exit.Code))
+	} else {
+		dst = append(dst, 0)
+	}
+	for _, n := range []int64{m.Frames.In, m.Frames.Out, m.Frames.Err} {
+		dst = binary.AppendVarint(dst, n)
+	}
+	return dst
+}
+
+func decodeSummary(id, b []byte) (Summary, error) {
+	s := Summary{ID: string(id)}
+	bad := fmt.Errorf("%w: index entry of %s", ErrDamaged, id)
+	if len(b) == 0 || b[0] != summaryVersion {
+		return s, bad
+	}
+	b = b[1:]
+	varint := func() (int64, bool) {
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return v, true
+	}
+	flag := func() (bool, bool) {
+		if len(b) == 0 {
+			return false, false
+		}
+		f := b[0] == 1
+		b = b[1:]
+		return f, true
+	}
+	str := func() (string, bool) {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return "", false
+		}
+		v := string(b[n : n+int(l)])
+		b = b[n+int(l):]
+		return v, true
+	}
+	started, ok := varint()
+	if !ok {
+		return s, bad
+	}
+	s.Started = time.Unix(0, started)
+	has, ok := flag()
+	if !ok {
+		return s, bad
+	}
+	if has {
+		e, ok := varint()
+		if !ok {
+			return s, bad
+		}
+		t := time.Unix(0, e)
+		s.Ended = &t
+	}
+	for _, p := range []*string{&s.Name, &s.Status, &s.Plugin.ID, &s.Plugin.Name, &s.Plugin.Version, &s.Exit.Signal} {
+		if *p, ok = str(); !ok {
+			return s, bad
+		}
+	}
+	if has, ok = flag(); !ok {
+		return s, bad
+	}
+	if has {
+		c, ok := varint()
+		if !ok {
+			return s, bad
+		}
+		code := int(c)
+		s.Exit.Code = &code
+	}
+	for _, p := range []*int64{&s.Frames.In, &s.Frames.Out, &s.Frames.Err} {
+		if *p, ok = varint(); !ok {
+			return s, bad
+		}
+	}
+	return s, nil
+}
+
+// buildIndex writes the index entry of every session that lacks one and
+// marks the index complete. It runs inside a read-write transaction.
+func buildIndex(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta.Get(keyIndexed) != nil {
+		return nil
+	}
+	idx, err := tx.CreateBucketIfNotExists(bucketIndex)
+	if err != nil {
+		return err
+	}
+	err = tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+		if idx.Get(k) != nil {
+			return nil
+		}
+		var m frame.Session
+		if err := json.Unmarshal(v, &m); err != nil {
+			return fmt.Errorf("session %s: %w", k, err)
+		}
+		return idx.Put(k, appendSummary(nil, &m))
+	})
+	if err != nil {
+		return err
+	}
+	return meta.Put(keyIndexed, []byte("1"))
+}
+
+// storedSummaries reads the summary of every stored session.
+func storedSummaries(tx *bolt.Tx, fn func(Summary) error) error {
+	if m := tx.Bucket(bucketMeta); m != nil && m.Get(keyIndexed) != nil {
+		if idx := tx.Bucket(bucketIndex); idx != nil {
+			return idx.ForEach(func(k, v []byte) error {
+				s, err := decodeSummary(k, v)
+				if err != nil {
+					return err
+				}
+				return fn(s)
+			})
+		}
+	}
+	b := tx.Bucket(bucketSessions)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		var m frame.Session
+		if err := json.Unmarshal(v, &m); err != nil {
+			return fmt.Errorf("session %s: %w", k, err)
+		}
+		return fn(summarize(&m))
+	})
+}
+
+// Query narrows a listing. A nil *Query lists everything.
+type Query struct {
+	Plugin string // only sessions of this plugin id
+	Limit  int    // at most this many (the newest); 0 means no limit
+}
+
+func (q *Query) keep(s *Summary) bool {
+	return q == nil || q.Plugin == "" || s.Plugin.ID == q.Plugin
+}
+
+func sortNewestFirst(list []Summary) {
+	sort.SliceStable(list, func(i, j int) bool {
+		if !list[i].Started.Equal(list[j].Started) {
+			return list[i].Started.After(list[j].Started)
+		}
+		return list[i].ID > list[j].ID
+	})
+}
+
+// List lists sessions, newest first: those stored and those still in
+// spools (a live one has status recording and its counts so far). It reads
+// the compact index, not the sessions' metadata.
+func (s *Store) List(q *Query) ([]Summary, error) {
+	list, _, err := s.list(q, true, false)
+	return list, err
+}
+
+// ListJSON is List with each session's full metadata as JSON (as stored:
+// the frame.Session encoding), in the same order.
+func (s *Store) ListJSON(q *Query) ([]Summary, []json.RawMessage, error) {
+	return s.list(q, true, true)
+}
+
+// list does List. counts asks for live sessions' counts and status (which
+// read their whole spools; resolving a reference needs neither); withJSON
+// asks for the metadata JSON too.
+func (s *Store) list(q *Query, counts, withJSON bool) ([]Summary, []json.RawMessage, error) {
+	var list []Summary
+	raw := map[string]json.RawMessage{}
+	seen := map[string]bool{}
+	err := s.view(func(tx *bolt.Tx) error {
+		sessions := tx.Bucket(bucketSessions)
+		return storedSummaries(tx, func(sum Summary) error {
+			seen[sum.ID] = true
+			if !q.keep(&sum) {
+				return nil
+			}
+			list = append(list, sum)
+			if withJSON && sessions != nil {
+				raw[sum.ID] = bytes.Clone(sessions.Get([]byte(sum.ID)))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list sessions: %w", err)
+	}
+	paths, err := s.spools()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, path := range paths {
+		var m *frame.Session
+		if counts {
+			m, err = s.spoolSession(path, nil)
+		} else {
+			m, err = spoolHeader(path)
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			continue // ingested meanwhile
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		sum := summarize(m)
+		if seen[m.ID] || !q.keep(&sum) {
+			continue
+		}
+		list = append(list, sum)
+		if withJSON {
+			js, err := json.Marshal(m)
+			if err != nil {
+				return nil, nil, fmt.Errorf("list session %s: %w", m.ID, err)
+			}
+			raw[m.ID] = js
+		}
+	}
+	sortNewestFirst(list)
+	if q != nil && q.Limit > 0 && len(list) > q.Limit {
+		list = list[:q.Limit]
+	}
+	if !withJSON {
+		return list, nil, nil
+	}
+	js := make([]json.RawMessage, len(list))
+	for i := range list {
+		js[i] = raw[list[i].ID]
+	}
+	return list, js, nil
+}
+
+// spoolHeader reads only a spool's session record.
+func spoolHeader(path string) (*frame.Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := spool.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("read spool %s: %w", path, err)
+	}
+	m, err := readSpoolMeta(r)
+	if err != nil {
+		return nil, fmt.Errorf("read spool %s: %w", path, err)
+	}
+	m.Status = frame.StatusRecording
+	return m, nil
+}
+
+// Reading frames from the database happens in batches, each in its own
+// short read transaction, so that a slow consumer (a pager, a pipe) never
+// holds the store's lock while it waits.
+const (
+	readBatchFrames = 1024
+	readBatchBytes  = 4 << 20
+)
+
+// ErrRemoved is returned by Frames when the session was removed while it
+// was being read.
+var ErrRemoved = errors.New("session was removed while it was read")
+
+// framesDB walks the stored frames of id. found is false when the database
+// does not hold the session (nothing was called).
+func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, err error) {
+	key := []byte(id)
+	var (
+		after []byte
+		arena []byte
+		big   []byte
+		batch []frame.Frame
+		spans [][2]int
+	)
+	for {
+		more, present := false, false
+		arena, batch, spans = arena[:0], batch[:0], spans[:0]
+		err := s.view(func(tx *bolt.Tx) error {
+			if tx.Bucket(bucketSessions).Get(key) == nil {
+				return nil
+			}
+			present = true
+			frames := tx.Bucket(bucketFrames).Bucket(key)
+			if frames == nil {
+				return nil
+			}
+			chunks := tx.Bucket(bucketChunks).Bucket(key)
+			c := frames.Cursor()
+			var k, v []byte
+			if after == nil {
+				k, v = c.First()
+			} else if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+			for ; k != nil; k, v = c.Next() {
+				if len(batch) >= readBatchFrames || len(arena) >= readBatchBytes {
+					more = true
+					break
+				}
+				f, err := decodeValue(k, v, chunks, &big)
+				if err != nil {
+					return fmt.Errorf("frame %x: %w", k, err)
+				}
+				start := len(arena)
+				arena = append(arena, f.Raw...)
+				spans = append(spans, [2]int{start, len(arena)})
+				batch = append(batch, f)
+				after = append(after[:0], k...)
+			}
+			return nil
+		})
+		if err != nil {
+			return found, err
+		}
+		if !present {
+			if found {
+				return true, fmt.Errorf("%w: %s", ErrRemoved, id)
+			}
+			return false, nil
+		}
+		found = true
+		for i := range batch {
+			batch[i].Raw = arena[spans[i][0]:spans[i][1]:spans[i][1]]
+			if err := fn(&batch[i]); err != nil {
+				return true, err
+			}
+		}
+		if cap(big) > 1<<20 {
+			big = nil
+		}
+		if cap(arena) > 2*readBatchBytes {
+			arena = nil
+		}
+		if !more {
+			return true, nil
+		}
+	}
+}
+
+// Follow is Frames for a session that may still be recording: it calls fn
+// with every frame so far and then with each new frame as the recorder
+// appends it, and returns when the session ends (its end record is
+// written, or its recorder is gone), when ctx is done (with ctx's error) or
+// when fn fails. Before each wait for new frames it calls idle (when set),
+// so a caller can flush its output. For a session that is not recording,
+// Follow is Frames. poll is how often a live spool is checked (zero: 25 ms).
+func (s *Store) Follow(ctx context.Context, id string, poll time.Duration, idle func() error, fn func(*frame.Frame) error) error {
+	if poll <= 0 {
+		poll = 25 * time.Millisecond
+	}
+	path := s.SpoolPath(id)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return s.Frames(id, fn)
+	}
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", id, err)
+	}
+	defer f.Close()
+	t := &tail{ctx: ctx, f: f, path: path, poll: poll, idle: idle}
+	r, err := spool.NewReader(t)
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", id, err)
+	}
+	if _, err := readSpoolMeta(r); err != nil {
+		return fmt.Errorf("follow %s: %w", id, err)
+	}
+	for {
+		typ, p, err := r.Next()
+		if err == io.EOF {
+			return t.err
+		}
+		if err != nil {
+			if t.err != nil {
+				return t.err
+			}
+			return fmt.Errorf("follow %s: %w", id, err)
+		}
+		switch typ {
+		case spool.TypeFrame:
+			fr, err := frame.Decode(p)
+			if err != nil {
+				return fmt.Errorf("follow %s: %w", id, err)
+			}
+			if err := fn(&fr); err != nil {
+				return err
+			}
+		case spool.TypeEnd:
+			return nil
+		}
+	}
+}
+
+// tail reads a spool that its recorder may still be appending to: at the
+// end of the file it waits while the recorder lives, and reports io.EOF
+// once the recorder is gone and everything it wrote has been read.
+type tail struct {
+	ctx  context.Context
+	f    *os.File
+	path string
+	poll time.Duration
+	idle func() error
+	err  error // why waiting stopped early (ctx, idle)
+}
+
+func (t *tail) Read(p []byte) (int, error) {
+	for {
+		n, err := t.f.Read(p)
+		if n > 0 || (err != nil && err != io.EOF) {
+			return n, err
+		}
+		if !t.live() {
+			// One last read: the recorder may have written just before it
+			// went.
+			n, err := t.f.Read(p)
+			if n > 0 {
+				return n, nil
+			}
+			if err == nil {
+				err = io.EOF
+			}
+			return 0, err
+		}
+		if t.idle != nil {
+			if err := t.idle(); err != nil {
+				t.err = err
+				return 0, err
+			}
+		}
+		timer := time.NewTimer(t.poll)
+		select {
+		case <-t.ctx.Done():
+			timer.Stop()
+			t.err = t.ctx.Err()
+			return 0, t.err
+		case <-timer.C:
+		}
+	}
+}
+
+// live reports whether the spool's recorder still holds it.
+func (t *tail) live() bool {
+	l, err := spool.TryLock(t.path)
+	if errors.Is(err, spool.ErrLocked) {
+		return true
+	}
+	if err == nil {
+		l.Release()
+	}
+	return false
+}

@@ -1,0 +1,181 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tapedeck/tapedeck/frame"
+)
+
+func putFrames(t *testing.T, st *Store, meta frame.Session, frames []frame.Frame) {
+	t.Helper()
+	i := 0
+	err := st.Put(meta, func() (*frame.Frame, error) {
+		if i == len(frames) {
+			return nil, io.EOF
+		}
+		i++
+		return &frames[i-1], nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestListIndexAndMigration(t *testing.T) {
+	st, err := Open(t.TempDir(), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := 3
+	for i := range 5 {
+		m := *newMeta(fmt.Sprintf("01%024d", i))
+		m.Started = m.Started.Add(time.Duration(i) * time.Minute)
+		m.Status, m.Exit.Code, m.Name = frame.StatusComplete, &code, fmt.Sprintf("n%d", i)
+		m.Plugin.ID = []string{"a", "b"}[i%2]
+		putFrames(t, st, m, []frame.Frame{{Seq: 1, Dir: frame.Out, Raw: []byte("x")}})
+	}
+	check := func(what string) {
+		t.Helper()
+		list, err := st.List(&Query{Plugin: "a", Limit: 2})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if len(list) != 2 || list[0].Name != "n4" || list[1].Name != "n2" || *list[0].Exit.Code != 3 || list[0].Frames.Out != 1 || list[0].Plugin.ID != "a" {
+			t.Errorf("%s: List = %+v", what, list)
+		}
+	}
+	check("with the index")
+
+	// A database from before the index: read without it, indexed at the
+	// next read-write open.
+	db, err := bolt.Open(st.dbPath(), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Update(func(tx *bolt.Tx) error {
+		tx.Bucket(bucketMeta).Delete(keyIndexed)
+		return tx.DeleteBucket(bucketIndex)
+	})
+	db.Close()
+	check("without the index")
+	if err := st.Delete("01000000000000000000000000"); err != nil {
+		t.Fatal(err)
+	}
+	check("after reindexing")
+	all, _ := st.List(nil)
+	if len(all) != 4 {
+		t.Errorf("%d sessions after a delete, want 4", len(all))
+	}
+	checkDB(t, st)
+}
+
+func TestFramesInBatches(t *testing.T) {
+	st, _ := Open(t.TempDir(), &Options{NoSync: true})
+	var frames []frame.Frame
+	for i := range 3*readBatchFrames + 7 {
+		raw := []byte(fmt.Sprintf("frame %d", i))
+		if i == readBatchFrames-1 || i == readBatchFrames {
+			raw = bytes.Repeat([]byte{byte(i)}, 3*chunkSize+5) // chunked, at a batch edge
+		}
+		frames = append(frames, frame.Frame{Seq: uint64(i + 1), Dir: frame.Out, Raw: raw})
+	}
+	m := *newMeta("01ffffffffffffffffffffffff")
+	putFrames(t, st, m, frames)
+	got := collect(t, st, m.ID)
+	if len(got) != len(frames) {
+		t.Fatalf("%d frames, want %d", len(got), len(frames))
+	}
+	for i := range frames {
+		if !bytes.Equal(got[i].Raw, frames[i].Raw) || got[i].Seq != frames[i].Seq {
+			t.Fatalf("frame %d differs", i)
+		}
+	}
+	// Removed in the middle of a read: the walk says so.
+	n := 0
+	err := st.Frames(m.ID, func(*frame.Frame) error {
+		if n++; n == 10 {
+			return st.Delete(m.ID)
+		}
+		return nil
+	})
+	if !errors.Is(err, ErrRemoved) {
+		t.Errorf("Frames over a removal = %v, want ErrRemoved", err)
+	}
+}
+
+func TestFollowALiveSpool(t *testing.T) {
+	st, _ := Open(t.TempDir(), nil)
+	m := newMeta("01gggggggggggggggggggggggg")
+	w := writeSpool(t, st, m, []frame.Frame{{Seq: 1, Dir: frame.In, Raw: []byte("one")}}, nil)
+	got := make(chan string, 10)
+	idle := make(chan struct{}, 100)
+	done := make(chan error, 1)
+	go func() {
+		done <- st.Follow(context.Background(), m.ID, time.Millisecond, func() error {
+			select {
+			case idle <- struct{}{}:
+			default:
+			}
+			return nil
+		}, func(f *frame.Frame) error {
+			got <- string(f.Raw)
+			return nil
+		})
+	}()
+	if s := <-got; s != "one" {
+		t.Fatalf("first frame %q", s)
+	}
+	<-idle // caught up and waiting
+	if err := w.Append('F', frame.Append(nil, &frame.Frame{Seq: 2, Dir: frame.Out, Raw: []byte("two")})); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "two" {
+		t.Fatalf("second frame %q", s)
+	}
+	w.Append('E', mustJSON(t, &frame.End{Status: frame.StatusComplete}))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow did not return at the end record")
+	}
+	w.Close()
+
+	// A recorder that dies without an end record ends the follow too.
+	m2 := newMeta("01hhhhhhhhhhhhhhhhhhhhhhhh")
+	w2 := writeSpool(t, st, m2, nil, nil)
+	go func() {
+		done <- st.Follow(context.Background(), m2.ID, time.Millisecond, nil, func(*frame.Frame) error { return nil })
+	}()
+	w2.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// And a cancelled context.
+	m3 := newMeta("01jjjjjjjjjjjjjjjjjjjjjjjj")
+	w3 := writeSpool(t, st, m3, nil, nil)
+	defer w3.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- st.Follow(ctx, m3.ID, time.Millisecond, nil, func(*frame.Frame) error { return nil }) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Follow after cancel = %v", err)
+	}
+	// Compaction and removal refuse while it records.
+	if _, _, err := st.Compact(); !errors.Is(err, ErrRecording) {
+		t.Errorf("Compact while recording = %v", err)
+	}
+	if err := st.Delete(m3.ID); !errors.Is(err, ErrRecording) {
+		t.Errorf("Delete of a live session = %v", err)
+	}
+}
