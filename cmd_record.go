@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tapedeck/tapedeck/check"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/proxy"
 	"github.com/tapedeck/tapedeck/recorder"
@@ -40,6 +42,7 @@ func (e *env) recordCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-frame", Value: proxy.DefaultMaxLine, Usage: "store at most this many `bytes` of a line; longer lines pass whole and are stored cut"},
 			redactFlags()[0],
 			redactFlags()[1],
+			&cli.StringFlag{Name: "lint", Usage: "check the traffic as it happens and append findings to `FILE` (JSON lines); they are stored with the session too"},
 		},
 		Action: e.record,
 	}
@@ -100,6 +103,17 @@ func (e *env) record(c *cli.Context) error {
 			rec.SetBeforeSave(red.Line)
 		}
 	}
+	// Live checking never writes to the plugin's stderr: that is the host's
+	// log, and its lines count toward the host's rate limit.
+	var lint *check.Lint
+	if path := c.String("lint"); path != "" && rec != nil {
+		var lerr error
+		if lint, lerr = check.OpenLint(path, meta.ID, check.OptionsFor(cwd)); lerr != nil {
+			fmt.Fprintf(e.stderr, "tapedeck: --lint: %v; recording without it\n", lerr)
+		} else {
+			rec.SetObserver(lint.Frame)
+		}
+	}
 	var sink proxy.Sink
 	if rec != nil {
 		sink = rec
@@ -136,8 +150,18 @@ func (e *env) record(c *cli.Context) error {
 	if runErr != nil {
 		end.Status, end.Error = frame.StatusFailedToStart, msg
 	}
+	if lint != nil {
+		if err := lint.Close(); err != nil {
+			fmt.Fprintf(e.stderr, "tapedeck: --lint: %v\n", err)
+		}
+	}
 	if rec != nil && rec.Spool() != nil {
 		w := rec.Spool()
+		if lint != nil {
+			if js, err := json.Marshal(sessionNotes{Findings: lint.Findings()}); err == nil {
+				rec.Notes(js)
+			}
+		}
 		end.Lost = rec.Lost()
 		// A finished spool is complete on its own: a large one is left for
 		// the next tapedeck command to ingest, so that the host sees the
@@ -155,6 +179,11 @@ func (e *env) record(c *cli.Context) error {
 		return fail(code, "%s", msg)
 	}
 	return &exitError{code: code}
+}
+
+// sessionNotes is what a recording stores about its frames beside them.
+type sessionNotes struct {
+	Findings []check.Finding `json:"findings"`
 }
 
 // agenttyEnv collects the AGENTTY_* variables the host set.

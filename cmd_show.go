@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tapedeck/tapedeck/check"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/message"
 	"github.com/tapedeck/tapedeck/store"
@@ -163,8 +164,20 @@ func (e *env) show(c *cli.Context) error {
 		pending: map[pendingKey]request{},
 		stderr:  e.stderr,
 	}
+	if notes, err := st.Notes(meta.ID); err == nil && len(notes) > 0 {
+		var n sessionNotes
+		if json.Unmarshal(notes, &n) == nil {
+			p.findings = map[uint64][]check.Finding{}
+			for _, f := range n.Findings {
+				p.findings[f.Seq] = append(p.findings[f.Seq], f)
+			}
+		}
+	}
 	if !p.raw && !p.json {
 		p.header(meta)
+		for _, f := range p.findings[0] {
+			fmt.Fprintf(w, "%s %s %s: %s\n", p.paint(levelColor(f.Level), "⚑"), f.Level, f.Rule, sanitize(f.Message))
+		}
 	}
 	each := func(f *frame.Frame) error { return p.frame(f) }
 	if c.Bool("follow") {
@@ -262,6 +275,16 @@ type timeline struct {
 	cutWarn bool
 	stderr  io.Writer
 	buf     []byte
+	// findings are the live check's findings stored with the session
+	// (record --lint), by frame.
+	findings map[uint64][]check.Finding
+}
+
+func levelColor(l check.Level) string {
+	if l == check.Error {
+		return cRed
+	}
+	return cYellow
 }
 
 // derive classifies f and pairs a response with its request: plugin
@@ -332,6 +355,11 @@ func (p *timeline) frame(f *frame.Frame) error {
 		}
 	case p.json:
 		p.buf = appendFrameJSON(p.buf[:0], &r)
+		if fs := p.findings[f.Seq]; len(fs) > 0 {
+			js, _ := json.Marshal(fs)
+			p.buf = append(p.buf[:len(p.buf)-2], `,"findings":`...)
+			p.buf = append(append(p.buf, js...), "}\n"...)
+		}
 		p.w.Write(p.buf)
 	default:
 		p.line(&r)
@@ -442,6 +470,13 @@ func (p *timeline) line(r *row) {
 	p.w.WriteString(p.col("", lat, wLatency))
 	p.w.WriteString(p.summary(r))
 	p.w.WriteByte('\n')
+	for _, fd := range p.findings[f.Seq] {
+		where := ""
+		if fd.Path != "" {
+			where = " at " + fd.Path
+		}
+		fmt.Fprintf(p.w, "%*s%s %s %s%s: %s\n", wSeq, "", p.paint(levelColor(fd.Level), "⚑"), fd.Level, fd.Rule, sanitize(where), sanitize(fd.Message))
+	}
 }
 
 // summary is the one-line summary of a row, sanitised.

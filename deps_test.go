@@ -21,6 +21,11 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		{pkg: "frame", onlyStd: true},
 		{pkg: "tape", forbidden: []string{mod + "/store", mod + "/proxy", mod + "/recorder", "go.etcd.io/bbolt", "github.com/urfave/cli"}},
 		{pkg: "recorder", forbidden: []string{mod + "/store", "go.etcd.io/bbolt", "github.com/urfave/cli"}},
+		{pkg: "check", forbidden: []string{mod + "/store", mod + "/proxy", mod + "/recorder", "go.etcd.io/bbolt", "github.com/urfave/cli"}},
+		{pkg: "replay", forbidden: []string{mod + "/store", mod + "/proxy", mod + "/recorder", "go.etcd.io/bbolt", "github.com/urfave/cli"}},
+		{pkg: "diff", forbidden: []string{mod + "/store", mod + "/proxy", mod + "/recorder", mod + "/replay", "go.etcd.io/bbolt", "github.com/urfave/cli"}},
+		{pkg: "message", onlyStd: true},
+		{pkg: "jsonpath", onlyStd: true},
 		{pkg: "store", forbidden: []string{mod + "/proxy", mod + "/recorder", mod + "/replay", mod + "/diff", "github.com/urfave/cli", "github.com/sergi/go-diff", "os/exec"}},
 	}
 	for _, r := range rules {

@@ -39,7 +39,11 @@ type Lint struct {
 	c   *Checker
 	buf []byte
 	err error // the first write error; later findings are not written
+	all []Finding // every finding, for Findings (capped at maxKept)
 }
+
+// maxKept bounds the findings a Lint keeps for Findings.
+const maxKept = 10000
 
 // OpenLint opens (creating it 0600 when needed) the file at path for
 // appending and returns a Lint writing to it. session is the id written
@@ -122,6 +126,16 @@ func (l *Lint) Close() error {
 	return l.err
 }
 
+// Findings returns every finding (up to 10,000) in the order they were
+// made. Call it after Close.
+func (l *Lint) Findings() []Finding {
+	if l == nil {
+		return nil
+	}
+	<-l.done
+	return l.all
+}
+
 // run is the Lint's goroutine: it checks queued frames until Close.
 func (l *Lint) run() {
 	defer close(l.done)
@@ -165,6 +179,9 @@ type lintLine struct {
 // write appends each finding as one line.
 func (l *Lint) write(fs ...Finding) {
 	for _, f := range fs {
+		if len(l.all) < maxKept {
+			l.all = append(l.all, f)
+		}
 		if l.err != nil {
 			return
 		}

@@ -33,6 +33,7 @@ type Recorder struct {
 	// to count them as lost if its write fails.
 	pendingFrames int
 	pendingBytes  int64
+	observe       func(*frame.Frame)
 	save          BeforeSave
 }
 
@@ -51,6 +52,30 @@ func (r *Recorder) SetBeforeSave(h BeforeSave) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.save = h
+}
+
+// SetObserver installs fn, called under the recorder's lock in seq order
+// with every line as it crossed (before any BeforeSave hook) and every
+// event. fn must not block, and must not keep f or its Raw.
+func (r *Recorder) SetObserver(fn func(*frame.Frame)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.observe = fn
+}
+
+// Notes appends notes about the session's frames (JSON) to the spool; the
+// store keeps them with the session. Call it before Finish.
+func (r *Recorder) Notes(js []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w == nil {
+		return fmt.Errorf("record notes: no spool")
+	}
+	if err := r.w.Append(spool.TypeNotes, js); err != nil {
+		r.fail(err)
+		return fmt.Errorf("record notes: %w", err)
+	}
+	return nil
 }
 
 // Start creates the session's spool at path with meta as its first record.
@@ -88,6 +113,11 @@ func (r *Recorder) Line(l *proxy.Line) {
 		f.Cut = &frame.Cut{Len: l.Len, SHA256: *l.SHA256}
 	}
 	raw := l.Bytes
+	if r.observe != nil {
+		f.Raw = raw
+		r.observe(f)
+		f.Raw = nil
+	}
 	if r.save != nil {
 		raw = r.save(f.Dir, raw, f.Cut != nil)
 	}
@@ -118,6 +148,9 @@ func (r *Recorder) Event(e proxy.Event) {
 			code := e.Code
 			f.Code = &code
 		}
+	}
+	if r.observe != nil {
+		r.observe(f)
 	}
 	r.append(f, nil, 0)
 	r.flush() // events are few, and a signal's must be on disk before it is passed on

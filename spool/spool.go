@@ -302,4 +302,5 @@ const (
 	TypeSession byte = 'S' // JSON session metadata; always the first record
 	TypeFrame   byte = 'F' // a frame in the frame package's binary encoding
 	TypeEnd     byte = 'E' // JSON end record; the last record of a finished session
+	TypeNotes   byte = 'N' // JSON notes on the session's frames (check findings)
 )

@@ -58,7 +58,7 @@ func (s *Store) delete(id string) error {
 	err = safely(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
 			stored = tx.Bucket(bucketSessions).Get(key) != nil
-			for _, name := range [][]byte{bucketSessions, bucketIndex} {
+			for _, name := range [][]byte{bucketSessions, bucketIndex, bucketNotes} {
 				if err := tx.Bucket(name).Delete(key); err != nil {
 					return err
 				}

@@ -36,6 +36,7 @@ var (
 	bucketFrames   = []byte("frames")
 	bucketChunks   = []byte("chunks")
 	keySchema      = []byte("schema")
+	bucketNotes    = []byte("notes") // session id → JSON notes (check findings)
 )
 
 // Sentinel errors.
@@ -204,7 +205,7 @@ func checkSchema(db *bolt.DB, write bool) error {
 					return err
 				}
 			}
-			for _, name := range [][]byte{bucketSessions, bucketFrames, bucketChunks, bucketIndex} {
+			for _, name := range [][]byte{bucketSessions, bucketFrames, bucketChunks, bucketIndex, bucketNotes} {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 					return err
 				}

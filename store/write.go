@@ -42,6 +42,12 @@ func (s *Store) Put(meta frame.Session, next FrameSource) error {
 // interrupted put are cleared first. finish, when set, completes the metadata
 // after the last frame.
 func (s *Store) put(meta *frame.Session, next FrameSource, finish func(*frame.Session, int64), timeout time.Duration) error {
+	return s.putNotes(meta, next, finish, nil, timeout)
+}
+
+// putNotes is put that also stores notes with the session (nil: none); notes
+// is read after the last frame, so a source may fill it as it goes.
+func (s *Store) putNotes(meta *frame.Session, next FrameSource, finish func(*frame.Session, int64), notes *[]byte, timeout time.Duration) error {
 	db, closeDB, err := s.db(true, timeout)
 	if err != nil {
 		return err
@@ -140,6 +146,11 @@ func (s *Store) put(meta *frame.Session, next FrameSource, finish func(*frame.Se
 			if err := tx.Bucket(bucketIndex).Put(id, appendSummary(nil, meta)); err != nil {
 				return err
 			}
+			if notes != nil && len(*notes) > 0 {
+				if err := tx.Bucket(bucketNotes).Put(id, *notes); err != nil {
+					return err
+				}
+			}
 			return tx.Bucket(bucketSessions).Put(id, js)
 		})
 	})
@@ -217,6 +228,7 @@ func (s *Store) Ingest(path string, timeout time.Duration, fallback *frame.End) 
 	}
 	var end *frame.End
 	var fr frame.Frame
+	var notes []byte
 	next := func() (*frame.Frame, error) {
 		for {
 			typ, p, err := r.Next()
@@ -224,6 +236,8 @@ func (s *Store) Ingest(path string, timeout time.Duration, fallback *frame.End) 
 				return nil, err
 			}
 			switch typ {
+			case spool.TypeNotes:
+				notes = bytes.Clone(p)
 			case spool.TypeFrame:
 				if fr, err = frame.Decode(p); err != nil {
 					return nil, fmt.Errorf("spool frame: %w", err)
@@ -243,7 +257,7 @@ func (s *Store) Ingest(path string, timeout time.Duration, fallback *frame.End) 
 		}
 		applyEnd(m, end, lastAt)
 	}
-	err = s.put(meta, next, finish, timeout)
+	err = s.putNotes(meta, next, finish, &notes, timeout)
 	if err != nil && !errors.Is(err, ErrExists) {
 		return fmt.Errorf("ingest %s: %w", meta.ID, err)
 	}
@@ -332,4 +346,49 @@ func (s *Store) spools() ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// Notes returns the notes stored with session id (JSON, as the recorder
+// wrote them), or nil when it has none.
+func (s *Store) Notes(id string) ([]byte, error) {
+	var notes []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketNotes); b != nil {
+			notes = bytes.Clone(b.Get([]byte(id)))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("notes of %s: %w", id, err)
+	}
+	if notes == nil {
+		notes, err = s.spoolNotes(id)
+	}
+	return notes, err
+}
+
+// spoolNotes reads the notes of a session still in its spool.
+func (s *Store) spoolNotes(id string) ([]byte, error) {
+	f, err := os.Open(s.SpoolPath(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("notes of %s: %w", id, err)
+	}
+	defer f.Close()
+	r, err := spool.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("notes of %s: %w", id, err)
+	}
+	var notes []byte
+	for {
+		typ, p, err := r.Next()
+		if err != nil {
+			return notes, nil
+		}
+		if typ == spool.TypeNotes {
+			notes = bytes.Clone(p)
+		}
+	}
 }
