@@ -121,6 +121,9 @@ func helloSession(h *host, pluginID string) {
 	h.send(`{"jsonrpc":"2.0","method":"ui/event","params":{"element":"greet","event":"click","context":{}}}`)
 	h.send(`{"jsonrpc":"2.0","id":%s,"result":null}`, h.awaitRequest("ui/setPanel"))
 	h.awaitNotification("ui/notify")
+	// A person reads the toast before the next click: the host drops a
+	// ui/notify that comes within 700 ms of the last one shown.
+	<-time.After(750 * time.Millisecond)
 	h.send(`{"jsonrpc":"2.0","method":"ui/event","params":{"element":"ask","event":"click","context":{}}}`)
 	h.send(`{"jsonrpc":"2.0","id":%s,"result":{"status":"asked"}}`, h.awaitRequest("prompt/inject"))
 	h.awaitNotification("ui/notify")

@@ -82,3 +82,18 @@ func TestRecordBundledTapes(t *testing.T) {
 		})
 	}
 }
+
+// TestBundledTapesAreClean: the example tapes are what a well-behaved
+// plugin looks like, so check finds nothing wrong in them.
+func TestBundledTapesAreClean(t *testing.T) {
+	tapes, _ := filepath.Glob(filepath.Join("testdata", "tapes", "*.jsonl"))
+	if len(tapes) == 0 {
+		t.Fatal("no bundled tapes")
+	}
+	for _, tp := range tapes {
+		r := tapedeck(t, t.TempDir(), nil, nil, "check", tp)
+		if r.code != 0 || !bytes.HasSuffix(r.stdout, []byte("0 errors, 0 warnings, 0 info\n")) {
+			t.Errorf("check %s: exit %d\n%s%s", tp, r.code, r.stdout, r.stderr)
+		}
+	}
+}
