@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,6 +24,7 @@ func (e *env) exportCommand() *cli.Command {
 	}
 	flags = append(flags, redactFlags()...)
 	flags = append(flags, &cli.BoolFlag{Name: "no-default-redactions", Usage: "keep credential-like net/fetch header values (redacted by default)"})
+	flags = append(flags, &cli.BoolFlag{Name: "relative", Usage: "with -o: write the working directory relative to the tape's folder (and program paths inside it relative to it), so the tape replays from any checkout"})
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a session as a tape (JSONL) for git",
@@ -140,6 +142,14 @@ func (e *env) export(c *cli.Context) error {
 			return err
 		}
 	}
+	if c.Bool("relative") {
+		if c.String("output") == "" {
+			return fail(2, "export: --relative needs -o FILE: the working directory is written relative to the tape's folder")
+		}
+		if err := relativize(meta, filepath.Dir(c.String("output"))); err != nil {
+			return fail(1, "export %s: %v", meta.ID, err)
+		}
+	}
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		tw, err := tape.NewWriter(bw, meta)
@@ -217,5 +227,35 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	return nil
+}
+
+// relativize rewrites meta's working directory relative to the folder the
+// tape goes to, and arguments that are paths inside that working directory
+// relative to it, so a golden tape names no path of the machine it was
+// recorded on. replay reads a relative working directory from the tape's
+// folder.
+func relativize(meta *frame.Session, tapeDir string) error {
+	if meta.Cwd == "" || !filepath.IsAbs(meta.Cwd) {
+		return nil
+	}
+	absTape, err := filepath.Abs(tapeDir)
+	if err != nil {
+		return fmt.Errorf("--relative: %w", err)
+	}
+	rel, err := filepath.Rel(absTape, meta.Cwd)
+	if err != nil {
+		return fmt.Errorf("--relative: %w", err)
+	}
+	cmd := append([]string(nil), meta.Command...)
+	for i, a := range cmd {
+		if r, err := filepath.Rel(meta.Cwd, a); err == nil && filepath.IsAbs(a) && !strings.HasPrefix(r, "..") {
+			if i == 0 {
+				r = "./" + r // a program must not be looked up on PATH
+			}
+			cmd[i] = r
+		}
+	}
+	meta.Cwd, meta.Command = rel, cmd
 	return nil
 }

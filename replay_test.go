@@ -254,3 +254,40 @@ func TestBundledTapesReplayStably(t *testing.T) {
 		})
 	}
 }
+
+// TestExportRelativeReplaysFromAnotherCheckout exports a golden tape with
+// --relative, moves plugin and tape together, and replays it there.
+func TestExportRelativeReplaysFromAnotherCheckout(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	repo := t.TempDir()
+	plugin := filepath.Join(repo, "plugin")
+	os.MkdirAll(plugin, 0o755)
+	src, _ := os.ReadFile("testdata/plugins/hello-python/main.py")
+	os.WriteFile(filepath.Join(plugin, "main.py"), src, 0o644)
+	store := t.TempDir()
+	cmd := exec.Command(tapedeckBin, "--store", store, "record", "--name", "g", "--", "python3", filepath.Join(plugin, "main.py"))
+	cmd.Dir = plugin
+	h := newHost(t, cmd)
+	helloSession(h, "hello-python")
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	tapePath := filepath.Join(repo, "tapes", "g.jsonl")
+	os.MkdirAll(filepath.Dir(tapePath), 0o755)
+	if r := tapedeck(t, store, nil, nil, "export", "g", "-o", tapePath, "--relative"); r.code != 0 {
+		t.Fatalf("export --relative: %s", r.stderr)
+	}
+	moved := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Rename(repo, moved); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := os.ReadFile(filepath.Join(moved, "tapes", "g.jsonl"))
+	if !strings.Contains(string(head), `"cwd":"../plugin"`) || !strings.Contains(string(head), `"command":["python3","main.py"]`) {
+		t.Fatalf("tape header is not relative: %.300s", head)
+	}
+	if r := tapedeck(t, store, nil, nil, "replay", filepath.Join(moved, "tapes", "g.jsonl")); r.code != 0 {
+		t.Fatalf("replay from the moved checkout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
