@@ -1,0 +1,80 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tapedeck/tapedeck/frame"
+)
+
+func tl(lines ...string) []frame.Frame {
+	var fs []frame.Frame
+	for i, l := range lines {
+		f := frame.Frame{Seq: uint64(i + 1)}
+		switch {
+		case l == "eof":
+			f.Event, f.Dir = frame.EventEOF, frame.In
+		case strings.HasPrefix(l, "signal "):
+			f.Event, f.Signal = frame.EventSignal, l[7:]
+		case strings.HasPrefix(l, "> "):
+			f.Dir, f.Raw = frame.In, []byte(l[2:])
+		case strings.HasPrefix(l, "< "):
+			f.Dir, f.Raw = frame.Out, []byte(l[2:])
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+func TestPlanStepsAndAnswers(t *testing.T) {
+	rec := tl(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize"}`,
+		`> {"jsonrpc":"2.0","method":"panel/open"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+		`< {"jsonrpc":"2.0","id":"a","method":"prompt/inject","params":{"text":"x"}}`,
+		`< {"jsonrpc":"2.0","id":"b","method":"terminal/send","params":{"text":"y"}}`,
+		`> {"jsonrpc":"2.0","id":"b","result":{"paneId":"p"}}`,
+		`> {"jsonrpc":"2.0","id":"a","error":{"code":-32001,"message":"no"}}`,
+		`signal SIGTERM`,
+		"eof",
+	)
+	p := makePlan(rec)
+	var got []string
+	for _, s := range p.steps {
+		d := map[stepKind]string{sendFrame: "send", sendAnswer: "answer", closeStdin: "close", sendSignal: "signal"}[s.kind]
+		if s.call != nil {
+			d += " " + s.call.method
+		}
+		got = append(got, d+" after "+string(rune('0'+s.expectOut)))
+	}
+	want := "send after 0, send after 0, answer terminal/send after 3, answer prompt/inject after 3, signal after 3, close after 3"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("steps:\n got %s\nwant %s", strings.Join(got, ", "), want)
+	}
+	if p.totalOut != 3 {
+		t.Errorf("totalOut %d", p.totalOut)
+	}
+	// A live request with other params still takes the recorded call, and
+	// says so; a method never recorded gets nothing.
+	c, differs := p.match("prompt/inject", []byte(`{"text":"changed"}`))
+	if c == nil || !differs {
+		t.Fatalf("match with other params: %v %v", c, differs)
+	}
+	if c, _ := p.match("prompt/inject", []byte(`{"text":"x"}`)); c != nil {
+		t.Error("a recorded call was used twice")
+	}
+	if c, _ := p.match("storage/get", nil); c != nil {
+		t.Error("matched a method the recording never saw")
+	}
+	if got := string(answerFor(c2(p, "terminal/send").answer, []byte(`17`))); got != `{"jsonrpc":"2.0","id":17,"result":{"paneId":"p"}}` {
+		t.Errorf("answer %s", got)
+	}
+	if got := string(answerFor(c2(p, "prompt/inject").answer, []byte(`"live"`))); got != `{"jsonrpc":"2.0","id":"live","error":{"code":-32001,"message":"no"}}` {
+		t.Errorf("error answer %s", got)
+	}
+	if got := string(unmatchedAnswer("x/y", []byte("3"))); !strings.Contains(got, `"id":3`) || !strings.Contains(got, "-32601") || !strings.Contains(got, "x/y") {
+		t.Errorf("unmatched answer %s", got)
+	}
+}
+
+func c2(p *plan, method string) *call { return p.calls[method][0] }
