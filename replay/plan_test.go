@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"context"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -78,3 +80,33 @@ func TestPlanStepsAndAnswers(t *testing.T) {
 }
 
 func c2(p *plan, method string) *call { return p.calls[method][0] }
+
+// TestRunAgainstCat replays a small echo recording against cat, in
+// process, so the race detector sees the replay's goroutines.
+func TestRunAgainstCat(t *testing.T) {
+	if _, err := exec.LookPath("cat"); err != nil {
+		t.Skip("no cat on PATH")
+	}
+	rec := echoRecording(50)
+	res, err := Run(context.Background(), rec, Options{Command: []string{"cat"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in, out int
+	var exit *frame.Frame
+	for i := range res.Live {
+		f := &res.Live[i]
+		switch {
+		case f.Event == frame.EventExit:
+			exit = f
+		case f.IsEvent():
+		case f.Dir == frame.In:
+			in++
+		case f.Dir == frame.Out:
+			out++
+		}
+	}
+	if in != 50 || out != 50 || exit == nil || exit.Code == nil || *exit.Code != 0 {
+		t.Errorf("in %d, out %d, exit %+v; notes %v", in, out, exit, res.Notes)
+	}
+}
