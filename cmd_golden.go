@@ -31,6 +31,7 @@ func (e *env) testCommand() *cli.Command {
 		Flags: append(replayFlags(),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "replay `N` tapes at once"},
 			&cli.StringFlag{Name: "junit", Usage: "write JUnit XML to `FILE`"},
+			&cli.StringFlag{Name: "html", Usage: "write an HTML report per tape and an index.html into `DIR`"},
 		),
 		Action: e.test,
 	}
@@ -152,6 +153,11 @@ func (e *env) test(c *cli.Context) error {
 		summary += fmt.Sprintf(", %d skipped", skipped)
 	}
 	fmt.Fprintln(e.stdout, summary)
+	if dir := c.String("html"); dir != "" {
+		if err := writeTestHTML(dir, results, summary); err != nil {
+			return fail(1, "write HTML reports: %v", err)
+		}
+	}
 	if path := c.String("junit"); path != "" {
 		if err := writeFileAtomic(path, func(w io.Writer) error { return writeJUnit(w, results) }); err != nil {
 			return fail(1, "write JUnit: %v", err)

@@ -48,6 +48,7 @@ func (e *env) replayCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "allow --update when CI is set"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "replay `N` times and propose ignore rules for what differs between runs"},
 			&cli.BoolFlag{Name: "write-config", Usage: "with --runs: add the proposed rules to tapedeck.json"},
+			&cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report of the replay to `FILE`"},
 		),
 		Action: e.replay,
 	}
@@ -167,6 +168,11 @@ func (e *env) replay(c *cli.Context) error {
 	o := replayOnce(c, src, s)
 	if o.err != nil {
 		return fail(2, "replay %s: %v", src.name, o.err)
+	}
+	if path := c.String("html"); path != "" {
+		if err := writeReplayHTML(path, o); err != nil {
+			return fail(2, "replay %s: %v", src.name, err)
+		}
 	}
 	var proposals []string
 	if runs > 1 {
