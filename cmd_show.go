@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/message"
 	"github.com/tapedeck/tapedeck/store"
+	"github.com/tapedeck/tapedeck/tape"
 )
 
 func (e *env) showCommand() *cli.Command {
@@ -617,7 +616,7 @@ func appendFrameJSON(dst []byte, r *row) []byte {
 		dst = strconv.AppendQuote(dst, f.Event)
 		if f.Signal != "" {
 			dst = append(dst, `,"signal":`...)
-			dst = appendJSONString(dst, f.Signal)
+			dst = tape.AppendString(dst, []byte(f.Signal))
 		}
 		if f.Code != nil {
 			dst = append(dst, `,"code":`...)
@@ -632,7 +631,7 @@ func appendFrameJSON(dst []byte, r *row) []byte {
 	dst = append(dst, '"')
 	if r.method != "" {
 		dst = append(dst, `,"method":`...)
-		dst = appendJSONString(dst, r.method)
+		dst = tape.AppendString(dst, []byte(r.method))
 	}
 	if r.id != "" {
 		dst = append(dst, `,"id":`...)
@@ -644,42 +643,7 @@ func appendFrameJSON(dst []byte, r *row) []byte {
 		dst = append(dst, `,"latency":`...)
 		dst = strconv.AppendInt(dst, int64(r.latency), 10)
 	}
-	switch {
-	case verbatimJSON(f.Raw):
-		dst = append(dst, `,"json":`...)
-		dst = append(dst, f.Raw...)
-	case utf8.Valid(f.Raw):
-		dst = append(dst, `,"text":`...)
-		dst = appendJSONString(dst, string(f.Raw))
-	default:
-		dst = append(dst, `,"b64":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, f.Raw)
-		dst = append(dst, '"')
-	}
-	if f.NoEOL {
-		dst = append(dst, `,"eol":false`...)
-	}
-	if f.Cut != nil {
-		dst = append(dst, `,"cut":{"len":`...)
-		dst = strconv.AppendInt(dst, f.Cut.Len, 10)
-		dst = append(dst, `,"sha256":"`...)
-		dst = hex.AppendEncode(dst, f.Cut.SHA256[:])
-		dst = append(dst, `"}`...)
-	}
+	dst = tape.AppendBytes(dst, f)
 	return append(dst, "}\n"...)
 }
 
-// verbatimJSON reports whether raw can be embedded as a JSON value as it
-// is: valid JSON and UTF-8, with no line breaks (the same test tapes use).
-func verbatimJSON(raw []byte) bool {
-	if len(raw) == 0 || bytes.IndexByte(raw, '\n') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
-		return false
-	}
-	return utf8.Valid(raw) && json.Valid(raw)
-}
-
-// appendJSONString appends s (valid UTF-8) as a JSON string.
-func appendJSONString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s)
-	return append(dst, b...)
-}

@@ -159,10 +159,10 @@ func appendLine(dst []byte, f *frame.Frame) []byte {
 	dst = strconv.AppendInt(dst, f.At, 10)
 	if f.Event != "" {
 		dst = append(dst, `,"event":`...)
-		dst = appendString(dst, []byte(f.Event))
+		dst = AppendString(dst, []byte(f.Event))
 		if f.Signal != "" {
 			dst = append(dst, `,"signal":`...)
-			dst = appendString(dst, []byte(f.Signal))
+			dst = AppendString(dst, []byte(f.Signal))
 		}
 		if f.Code != nil {
 			dst = append(dst, `,"code":`...)
@@ -173,13 +173,22 @@ func appendLine(dst []byte, f *frame.Frame) []byte {
 	dst = append(dst, `,"dir":"`...)
 	dst = append(dst, f.Dir.String()...)
 	dst = append(dst, '"')
+	dst = AppendBytes(dst, f)
+	return append(dst, "}\n"...)
+}
+
+// AppendBytes appends the members that carry a frame's bytes, as a tape
+// writes them: `,"json":…`, `,"text":…` or `,"b64":…`, then `,"eol":false`
+// and `,"cut":{…}` where they apply. Other JSON outputs (show --json) use
+// it so that every output spells bytes the same way.
+func AppendBytes(dst []byte, f *frame.Frame) []byte {
 	switch {
 	case verbatim(f.Raw):
 		dst = append(dst, `,"json":`...)
 		dst = append(dst, f.Raw...)
 	case utf8.Valid(f.Raw):
 		dst = append(dst, `,"text":`...)
-		dst = appendString(dst, f.Raw)
+		dst = AppendString(dst, f.Raw)
 	default:
 		dst = append(dst, `,"b64":"`...)
 		dst = base64.StdEncoding.AppendEncode(dst, f.Raw)
@@ -195,7 +204,7 @@ func appendLine(dst []byte, f *frame.Frame) []byte {
 		dst = hex.AppendEncode(dst, f.Cut.SHA256[:])
 		dst = append(dst, `"}`...)
 	}
-	return append(dst, "}\n"...)
+	return dst
 }
 
 // verbatim reports whether raw can be written as a "json" member: a JSON
@@ -214,11 +223,11 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s, valid UTF-8, as a JSON string. The encoding is
+// AppendString appends s, valid UTF-8, as a JSON string. The encoding is
 // fixed: '"', '\\' and control characters are escaped (\n, \r, \t, \b, \f
 // in short form, others as \u00xx), as are U+2028 and U+2029; every other
 // character is written as itself.
-func appendString(dst, s []byte) []byte {
+func AppendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
