@@ -119,7 +119,7 @@ func (e *env) test(c *cli.Context) error {
 		close(work)
 	}()
 
-	progress := colorOn(e.stderr) && len(tapes) > 1
+	progress := useColor(e.stderr) && len(tapes) > 1
 	passed, failed, skipped := 0, 0, 0
 	for i := range tapes {
 		if progress {

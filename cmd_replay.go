@@ -295,7 +295,7 @@ func (e *env) printOutcome(o *outcome) {
 	if n == 0 {
 		return
 	}
-	diff.Render(w, &o.diff, diff.RenderOptions{Color: colorOn(w), Escape: sanitizeKeepNewlines})
+	diff.Render(w, &o.diff, diff.RenderOptions{Color: useColor(w), Escape: sanitizeKeepNewlines})
 	if tail := stderrTail(o.run.Live, 10); len(tail) > 0 {
 		fmt.Fprintln(w, "plugin stderr (last lines):")
 		for _, l := range tail {
@@ -423,17 +423,4 @@ func (e *env) update(c *cli.Context, o *outcome) error {
 	}
 	fmt.Fprintf(e.stderr, "tapedeck: stored the live run as session %s\n", meta.ID)
 	return nil
-}
-
-// colorOn reports whether w is a terminal and NO_COLOR is unset.
-func colorOn(w io.Writer) bool {
-	if _, ok := os.LookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

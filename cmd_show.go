@@ -39,6 +39,7 @@ func (e *env) showCommand() *cli.Command {
 			&cli.BoolFlag{Name: "raw", Usage: "print each frame's exact bytes and its newline (so --raw --dir out is what the plugin wrote)"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per frame"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "on a live session, keep printing frames as they arrive until it ends"},
+			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report of the whole session to `FILE` instead of printing"},
 		},
 		Action: e.show,
 	}
@@ -151,6 +152,25 @@ func (e *env) show(c *cli.Context) error {
 	meta, err := resolveSession(st, "show", c.Args().First())
 	if err != nil {
 		return err
+	}
+	if path := c.String("html"); path != "" {
+		if c.Bool("follow") || c.Bool("raw") || c.Bool("json") {
+			return fail(2, "show: --html writes the whole session as a page; it does not go with --follow, --raw or --json")
+		}
+		var frames []frame.Frame
+		err := st.Frames(meta.ID, func(f *frame.Frame) error {
+			g := *f
+			g.Raw = bytes.Clone(f.Raw)
+			frames = append(frames, g)
+			return nil
+		})
+		if err == nil {
+			err = writeSessionHTML(path, meta, frames)
+		}
+		if err != nil {
+			return fail(1, "show %s: %v", meta.ID, err)
+		}
+		return nil
 	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	p := &timeline{
@@ -646,4 +666,3 @@ func appendFrameJSON(dst []byte, r *row) []byte {
 	dst = tape.AppendBytes(dst, f)
 	return append(dst, "}\n"...)
 }
-

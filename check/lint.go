@@ -38,7 +38,7 @@ type Lint struct {
 
 	c   *Checker
 	buf []byte
-	err error // the first write error; later findings are not written
+	err error     // the first write error; later findings are not written
 	all []Finding // every finding, for Findings (capped at maxKept)
 }
 

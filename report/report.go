@@ -1,0 +1,479 @@
+package report
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tapedeck/tapedeck/diff"
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/message"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Finding is one result of tapedeck check, marked on its frame.
+type Finding struct {
+	Seq     uint64 // the frame concerned; 0 for the session as a whole
+	Level   string // error, warning, info
+	Rule    string // the rule's stable id
+	Method  string // the method concerned, "" when none
+	Message string // one line: what is wrong and what the host does
+	Path    string // where inside the message, "" for the whole line
+}
+
+// ReplayInput is what a replay report shows.
+type ReplayInput struct {
+	// Name is what was replayed: the tape's path or the session's id.
+	Name string
+	// Meta and Recorded are the recording; Live is the replay's timeline
+	// (nil when the replay could not run).
+	Meta     *frame.Session
+	Recorded []frame.Frame
+	Live     []frame.Frame
+	// Diff compares Recorded with Live.
+	Diff diff.Result
+	// Notes says what did not go as recorded; Unmatched lists the plugin's
+	// requests the recording had no answer for.
+	Notes     []string
+	Unmatched []string
+	Elapsed   time.Duration
+	// Err is why the replay could not run, "" when it ran.
+	Err string
+}
+
+// IndexEntry is one line of an index page: a tape and its report.
+type IndexEntry struct {
+	Name   string // the tape
+	Href   string // its report, relative to the index; "" when there is none
+	Status string // ok, fail, skip or error (could not run)
+	Detail string // one line: the verdict, or why it was skipped
+}
+
+// Session writes the report of one session to w: its timeline, its panels
+// and the findings given (nil for none). meta may be nil.
+func Session(w io.Writer, meta *frame.Session, frames []frame.Frame, findings []Finding) error {
+	p := &pageData{Kind: "session", Meta: meta, Frames: timeline(frames)}
+	p.Title = "tapedeck · session " + sessionName(meta)
+	p.Findings = findingsData(findings, frames)
+	return writePage(w, p)
+}
+
+// Replay writes the report of one replay to w: the summary, each difference
+// with both sides, and both timelines.
+func Replay(w io.Writer, r ReplayInput) error {
+	name := r.Name
+	if name == "" {
+		name = sessionName(r.Meta)
+	}
+	rd := &replayData{
+		Name:      name,
+		Same:      r.Err == "" && r.Diff.Same(),
+		Compared:  r.Diff.Compared,
+		ElapsedMS: r.Elapsed.Milliseconds(),
+		Notes:     r.Notes,
+		Unmatched: r.Unmatched,
+		Error:     r.Err,
+		Ran:       r.Live != nil || r.Err == "",
+		Live:      timeline(r.Live),
+		Diffs:     []diffData{},
+	}
+	recIndex, liveIndex := indexBySeq(r.Recorded), indexBySeq(r.Live)
+	for _, d := range r.Diff.Differences {
+		rd.Diffs = append(rd.Diffs, differenceData(d, recIndex, liveIndex))
+	}
+	p := &pageData{Kind: "replay", Meta: r.Meta, Frames: timeline(r.Recorded), Replay: rd}
+	p.Title = "tapedeck · replay of " + name
+	return writePage(w, p)
+}
+
+// Index writes a page that links the reports of a test run.
+func Index(w io.Writer, title string, entries []IndexEntry) error {
+	css, err := assets.ReadFile("assets/report.css")
+	if err != nil {
+		return fmt.Errorf("read report assets: %w", err)
+	}
+	t, err := template.ParseFS(assets, "assets/index.html")
+	if err != nil {
+		return fmt.Errorf("parse index template: %w", err)
+	}
+	v := struct {
+		Title   string
+		CSS     template.CSS
+		Entries []IndexEntry
+	}{title, template.CSS(css), entries}
+	if err := t.Execute(w, v); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	return nil
+}
+
+func sessionName(meta *frame.Session) string {
+	switch {
+	case meta == nil:
+		return "(no metadata)"
+	case meta.Name != "" && meta.ID != "":
+		return meta.Name + " (" + meta.ID + ")"
+	case meta.Name != "":
+		return meta.Name
+	}
+	return meta.ID
+}
+
+// pageData is the JSON the page's script renders.
+type pageData struct {
+	Kind     string         `json:"kind"` // session or replay
+	Title    string         `json:"title"`
+	Meta     *frame.Session `json:"meta"`
+	Frames   []frameData    `json:"frames"`
+	Findings []findingData  `json:"findings,omitempty"`
+	Replay   *replayData    `json:"replay,omitempty"`
+}
+
+// frameData is one timeline entry, with short member names: a session can
+// hold 100,000 of them.
+type frameData struct {
+	S uint64 `json:"s"`           // seq
+	T int64  `json:"t"`           // at, nanoseconds since the start
+	D string `json:"d"`           // in, out, err, or ev for a lifecycle event
+	K string `json:"k"`           // kind: request, notification, response, error, stray, blank, stderr, event
+	M string `json:"m,omitempty"` // method; a response carries its request's
+	I string `json:"i,omitempty"` // the id as written
+	R string `json:"r,omitempty"` // the line's text (with \xNN escapes when B)
+	// B marks a line that is not valid UTF-8: R shows its bytes with
+	// escapes, U is what the host parses (invalid bytes replaced).
+	B bool   `json:"b,omitempty"`
+	U string `json:"u,omitempty"`
+	J bool   `json:"j,omitempty"` // the line is a JSON value
+	P int    `json:"p,omitempty"` // 1 + the index of the request or response it pairs with; 0 for none
+	L int64  `json:"l,omitempty"` // on a response: nanoseconds since its request
+	E string `json:"e,omitempty"` // an event, described
+	N bool   `json:"n,omitempty"` // a last line without a newline
+	C int64  `json:"c,omitempty"` // a line stored cut: its full length
+	X string `json:"x,omitempty"` // why a line is stray
+}
+
+type findingData struct {
+	Seq     uint64 `json:"seq"`
+	Index   int    `json:"index"` // the frame's index in frames, -1 when none
+	Level   string `json:"level"`
+	Rule    string `json:"rule"`
+	Method  string `json:"method,omitempty"`
+	Message string `json:"message"`
+	Path    string `json:"path,omitempty"`
+}
+
+type replayData struct {
+	Name      string      `json:"name"`
+	Same      bool        `json:"same"`
+	Ran       bool        `json:"ran"`
+	Compared  [2]int      `json:"compared"`
+	ElapsedMS int64       `json:"elapsedMs"`
+	Notes     []string    `json:"notes,omitempty"`
+	Unmatched []string    `json:"unmatched,omitempty"`
+	Error     string      `json:"error,omitempty"`
+	Live      []frameData `json:"live"`
+	Diffs     []diffData  `json:"diffs"`
+}
+
+type diffData struct {
+	Kind    string       `json:"kind"`
+	Dir     string       `json:"dir,omitempty"`
+	Method  string       `json:"method,omitempty"`
+	What    string       `json:"what"`
+	Rec     *sideData    `json:"rec,omitempty"`
+	Live    *sideData    `json:"live,omitempty"`
+	Changes []changeData `json:"changes,omitempty"`
+	Lines   []diffLine   `json:"lines,omitempty"`
+	// Panel marks a ui/setPanel call: the page draws both panels, with the
+	// elements at Outline (paths as in data-path) outlined.
+	Panel   bool     `json:"panel,omitempty"`
+	Outline []string `json:"outline,omitempty"`
+}
+
+type sideData struct {
+	Seq   uint64 `json:"seq"`
+	Index int    `json:"index"` // in its timeline's frames; -1 when not there
+	Pos   int    `json:"pos"`   // among the compared frames, from 1
+	Raw   string `json:"raw"`
+	B     bool   `json:"b,omitempty"`
+	U     string `json:"u,omitempty"`
+}
+
+type changeData struct {
+	Path string `json:"path"`
+	Old  string `json:"old"`
+	New  string `json:"new"`
+}
+
+// timeline derives what the page shows of each frame: kind, method, id,
+// the request a response answers and its latency.
+func timeline(frames []frame.Frame) []frameData {
+	out := make([]frameData, len(frames))
+	type key struct {
+		dir frame.Dir // the direction the request went
+		id  string
+	}
+	pending := map[key]int{}
+	for i := range frames {
+		f, d := &frames[i], &out[i]
+		d.S, d.T = f.Seq, f.At
+		if f.IsEvent() {
+			d.D, d.K, d.E = "ev", "event", describeEvent(f)
+			continue
+		}
+		d.D = f.Dir.String()
+		d.R, d.B = text(f.Raw)
+		if d.B {
+			d.U = strings.ToValidUTF8(string(f.Raw), "\uFFFD")
+		}
+		d.N = f.NoEOL
+		if f.Cut != nil {
+			d.C = f.Cut.Len
+		}
+		if f.Dir == frame.Err {
+			d.K = "stderr"
+			continue
+		}
+		m := message.Parse(f.Raw)
+		d.K, d.M, d.X = m.Kind.String(), m.Method, m.Problem
+		line := bytes.TrimSuffix(f.Raw, []byte("\r"))
+		if d.B {
+			line = []byte(d.U)
+		}
+		d.J = m.Kind != message.Blank && json.Valid(line)
+		if len(m.ID) > 0 {
+			d.I = string(m.ID)
+		}
+		switch {
+		case m.Kind == message.Request:
+			pending[key{f.Dir, m.IDKey()}] = i
+		case m.IsReply():
+			k := key{opposite(f.Dir), m.IDKey()}
+			if j, ok := pending[k]; ok {
+				delete(pending, k)
+				d.P, out[j].P = j+1, i+1
+				d.L = f.At - frames[j].At
+				d.M = out[j].M
+			}
+		}
+	}
+	return out
+}
+
+func opposite(d frame.Dir) frame.Dir {
+	if d == frame.In {
+		return frame.Out
+	}
+	return frame.In
+}
+
+// text is a line as text: itself when it is valid UTF-8, else with each
+// invalid byte written \xNN (and each backslash doubled), escaped true.
+func text(raw []byte) (s string, escaped bool) {
+	if utf8.Valid(raw) {
+		return string(raw), false
+	}
+	var b strings.Builder
+	for len(raw) > 0 {
+		r, n := utf8.DecodeRune(raw)
+		switch {
+		case n == 1 && r == utf8.RuneError:
+			fmt.Fprintf(&b, `\x%02x`, raw[0])
+		case r == '\\':
+			b.WriteString(`\\`)
+		default:
+			b.Write(raw[:n])
+		}
+		raw = raw[n:]
+	}
+	return b.String(), true
+}
+
+// describeEvent says what a lifecycle event was, for a person.
+func describeEvent(f *frame.Frame) string {
+	switch f.Event {
+	case frame.EventEOF:
+		return "the host closed the plugin's stdin"
+	case frame.EventSignal:
+		return f.Signal + " reached the shim and was passed on"
+	case frame.EventClosed:
+		return "the plugin closed its stdout"
+	case frame.EventExit:
+		switch {
+		case f.Signal != "":
+			return "the plugin was killed by " + f.Signal
+		case f.Code != nil:
+			return fmt.Sprintf("the plugin exited with code %d", *f.Code)
+		}
+		return "the plugin exited"
+	case frame.EventGone:
+		return "the host stopped reading; later output was recorded, not delivered"
+	}
+	return f.Event
+}
+
+func indexBySeq(frames []frame.Frame) map[uint64]int {
+	m := make(map[uint64]int, len(frames))
+	for i := range frames {
+		m[frames[i].Seq] = i
+	}
+	return m
+}
+
+func findingsData(fs []Finding, frames []frame.Frame) []findingData {
+	if len(fs) == 0 {
+		return nil
+	}
+	idx := indexBySeq(frames)
+	out := make([]findingData, len(fs))
+	for i, f := range fs {
+		j, ok := idx[f.Seq]
+		if !ok || f.Seq == 0 {
+			j = -1
+		}
+		out[i] = findingData{Seq: f.Seq, Index: j, Level: f.Level, Rule: f.Rule, Method: f.Method, Message: f.Message, Path: f.Path}
+	}
+	return out
+}
+
+// differenceData is one difference as the page shows it: both sides, the
+// changed paths, the pretty JSON aligned line by line, and for ui/setPanel
+// the elements to outline.
+func differenceData(d diff.Difference, recIndex, liveIndex map[uint64]int) diffData {
+	dd := diffData{Kind: string(d.Kind), Dir: d.Dir, Method: d.Method, What: d.What}
+	dd.Rec = sideOf(d.Recorded, recIndex)
+	dd.Live = sideOf(d.Live, liveIndex)
+	for _, c := range d.Changes {
+		dd.Changes = append(dd.Changes, changeData{Path: c.Path, Old: c.Old, New: c.New})
+	}
+	var a, b string
+	if d.Recorded != nil {
+		a = d.Recorded.Pretty
+	}
+	if d.Live != nil {
+		b = d.Live.Pretty
+	}
+	if d.Recorded != nil || d.Live != nil {
+		dd.Lines = lineDiff(a, b)
+	}
+	dd.Panel = isSetPanel(d.Recorded) || isSetPanel(d.Live)
+	if dd.Panel {
+		switch d.Kind {
+		case diff.Changed:
+			seen := map[string]bool{}
+			for _, c := range d.Changes {
+				if p, ok := elementPath(c.Segments); ok && !seen[p] {
+					seen[p] = true
+					dd.Outline = append(dd.Outline, p)
+				}
+			}
+		case diff.Missing, diff.Extra:
+			dd.Outline = []string{"tree"}
+		}
+	}
+	return dd
+}
+
+func sideOf(s *diff.Side, index map[uint64]int) *sideData {
+	if s == nil {
+		return nil
+	}
+	sd := &sideData{Seq: s.Seq, Pos: s.Index, Index: -1}
+	if i, ok := index[s.Seq]; ok {
+		sd.Index = i
+	}
+	sd.Raw, sd.B = text([]byte(s.Raw))
+	if sd.B {
+		sd.U = strings.ToValidUTF8(s.Raw, "\uFFFD")
+	}
+	return sd
+}
+
+func isSetPanel(s *diff.Side) bool {
+	if s == nil {
+		return false
+	}
+	m := message.Parse([]byte(s.Raw))
+	return m.IsCall() && m.Method == "ui/setPanel"
+}
+
+// elementPath turns the segments of a changed path in a ui/setPanel
+// message ("params", "tree", "children", "[2]", "label") into the page's
+// data-path spelling ("tree.children[2].label"); ok is false for a path
+// outside the tree. A change to params as a whole outlines the whole tree.
+func elementPath(segs []string) (string, bool) {
+	switch {
+	case len(segs) == 0, segs[0] != "params":
+		return "", false
+	case len(segs) == 1:
+		return "tree", true
+	case segs[1] != "tree":
+		return "", false
+	}
+	var b strings.Builder
+	for i, s := range segs[1:] {
+		if i > 0 && !strings.HasPrefix(s, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String(), true
+}
+
+// writePage renders the page: the template, the CSS and the script from
+// assets, and p as JSON in a script element of type application/json.
+//
+// encoding/json escapes <, > and & as \u003c, \u003e and \u0026, and
+// U+2028 and U+2029 always, so no frame content can end the script element
+// or start markup; the page's Content-Security-Policy allows only the
+// page's own script (by hash) and no network at all.
+func writePage(w io.Writer, p *pageData) error {
+	css, err := assets.ReadFile("assets/report.css")
+	if err != nil {
+		return fmt.Errorf("read report assets: %w", err)
+	}
+	js, err := assets.ReadFile("assets/report.js")
+	if err != nil {
+		return fmt.Errorf("read report assets: %w", err)
+	}
+	t, err := template.ParseFS(assets, "assets/page.html")
+	if err != nil {
+		return fmt.Errorf("parse page template: %w", err)
+	}
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(true)
+	if err := enc.Encode(p); err != nil {
+		return fmt.Errorf("encode report data: %w", err)
+	}
+	sum := sha256.Sum256(js)
+	v := struct {
+		Title string
+		Kind  string
+		CSP   string
+		CSS   template.CSS
+		JS    template.JS
+		Data  template.JS
+	}{
+		Title: p.Title,
+		Kind:  p.Kind,
+		CSP:   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'",
+		CSS:   template.CSS(css),
+		JS:    template.JS(js),
+		Data:  template.JS(bytes.TrimSuffix(data.Bytes(), []byte("\n"))),
+	}
+	if err := t.Execute(w, v); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
