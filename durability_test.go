@@ -240,6 +240,14 @@ func TestForwardingIgnoresTheDatabaseLock(t *testing.T) {
 	if r := recordFixture(t, store, "echo", []byte("{}\n")); r.code != 0 {
 		t.Fatalf("first record: %d %s", r.code, r.stderr)
 	}
+	// The same round trips with nobody holding the lock, for comparison.
+	free := startShim(t, store, "echo")
+	freeLat := roundTrips(t, free, 1000)
+	free.stdin.Close()
+	if code := free.wait(t); code != 0 {
+		t.Fatalf("shim exit %d", code)
+	}
+
 	holder := exec.Command(os.Args[0])
 	holder.Env = append(os.Environ(), "TAPEDECK_FIXTURE=holddb", "FIXTURE_DB="+filepath.Join(store, "tapedeck.db"))
 	holdIn, _ := holder.StdinPipe()
@@ -254,21 +262,15 @@ func TestForwardingIgnoresTheDatabaseLock(t *testing.T) {
 	}
 
 	s := startShim(t, store, "echo")
-	lat := make([]time.Duration, 0, 1000)
-	for i := range 1000 {
-		line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"m","params":{"i":%d,"pad":"%0180d"}}`, i, 0)
-		start := time.Now()
-		io.WriteString(s.stdin, line+"\n")
-		if got := s.readLine(t); got != line {
-			t.Fatalf("round trip %d: got %.60q", i, got)
-		}
-		lat = append(lat, time.Since(start))
-	}
+	lat := roundTrips(t, s, 1000)
 	if gone(holder.Process.Pid) {
 		t.Fatal("the lock holder exited early; the test proves nothing")
 	}
-	p50, p99 := percentile(lat, 50), percentile(lat, 99)
-	t.Logf("round trip through the shim with the database locked: p50 %v, p99 %v", p50, p99)
+	// Measured, not asserted: a shared machine's timings prove nothing either
+	// way. What proves the point is that all 1,000 completed while the lock
+	// was held.
+	t.Logf("round trip through the shim: database free p50 %v p99 %v; database locked by another process p50 %v p99 %v",
+		percentile(freeLat, 50), percentile(freeLat, 99), percentile(lat, 50), percentile(lat, 99))
 	s.stdin.Close()
 	if code := s.wait(t); code != 0 {
 		t.Fatalf("shim exit %d: %s", code, s.stderr.String())
@@ -276,7 +278,7 @@ func TestForwardingIgnoresTheDatabaseLock(t *testing.T) {
 	holdIn.Close()
 	holder.Wait()
 	list := lsJSON(t, store)
-	if len(list) != 2 || list[0].Status != frame.StatusComplete || list[0].Frames.In != 1000 {
+	if len(list) != 3 || list[0].Status != frame.StatusComplete || list[0].Frames.In != 1000 {
 		t.Fatalf("after the lock was released: %+v", list)
 	}
 }
@@ -285,4 +287,21 @@ func percentile(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[(len(s)-1)*p/100]
+}
+
+// roundTrips sends n 200-byte lines through a shim running the echo
+// fixture, one at a time, and returns each round trip's duration.
+func roundTrips(t *testing.T, s *liveShim, n int) []time.Duration {
+	t.Helper()
+	lat := make([]time.Duration, 0, n)
+	for i := range n {
+		line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"m","params":{"i":%d,"pad":"%0180d"}}`, i, 0)
+		start := time.Now()
+		io.WriteString(s.stdin, line+"\n")
+		if got := s.readLine(t); got != line {
+			t.Fatalf("round trip %d: got %.60q", i, got)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	return lat
 }
