@@ -308,21 +308,32 @@ func (s *Store) list(q *Query, counts, withJSON bool) ([]Summary, []json.RawMess
 
 // spoolHeader reads only a spool's session record.
 func spoolHeader(path string) (*frame.Session, error) {
-	f, err := os.Open(path)
+	f, _, m, err := openSpool(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r, err := spool.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("read spool %s: %w", path, err)
-	}
-	m, err := readSpoolMeta(r)
-	if err != nil {
-		return nil, fmt.Errorf("read spool %s: %w", path, err)
-	}
+	f.Close()
 	m.Status = frame.StatusRecording
 	return m, nil
+}
+
+// openSpool opens the spool at path and reads its session record; the
+// reader goes on from there. The caller closes the file. A missing spool
+// gives an error wrapping os.ErrNotExist.
+func openSpool(path string) (*os.File, *spool.Reader, *frame.Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := spool.NewReader(f)
+	if err == nil {
+		var m *frame.Session
+		if m, err = readSpoolMeta(r); err == nil {
+			return f, r, m, nil
+		}
+	}
+	f.Close()
+	return nil, nil, nil, fmt.Errorf("read spool %s: %w", path, err)
 }
 
 // Reading frames from the database happens in batches, each in its own

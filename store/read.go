@@ -81,19 +81,11 @@ func (s *Store) liveSessions(skip map[string]bool) ([]frame.Session, error) {
 // with an end record is finished; one without, whose writer is gone, is
 // interrupted.
 func (s *Store) spoolSession(path string, fn func(*frame.Frame) error) (*frame.Session, error) {
-	f, err := os.Open(path)
+	f, r, meta, err := openSpool(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := spool.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("read spool %s: %w", path, err)
-	}
-	meta, err := readSpoolMeta(r)
-	if err != nil {
-		return nil, fmt.Errorf("read spool %s: %w", path, err)
-	}
 	d := deriver{meta: meta}
 	var end *frame.End
 	var lastAt int64

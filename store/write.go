@@ -369,7 +369,7 @@ func (s *Store) Notes(id string) ([]byte, error) {
 
 // spoolNotes reads the notes of a session still in its spool.
 func (s *Store) spoolNotes(id string) ([]byte, error) {
-	f, err := os.Open(s.SpoolPath(id))
+	f, r, _, err := openSpool(s.SpoolPath(id))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -377,10 +377,6 @@ func (s *Store) spoolNotes(id string) ([]byte, error) {
 		return nil, fmt.Errorf("notes of %s: %w", id, err)
 	}
 	defer f.Close()
-	r, err := spool.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("notes of %s: %w", id, err)
-	}
 	var notes []byte
 	for {
 		typ, p, err := r.Next()
