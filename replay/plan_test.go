@@ -110,3 +110,30 @@ func TestRunAgainstCat(t *testing.T) {
 		t.Errorf("in %d, out %d, exit %+v; notes %v", in, out, exit, res.Notes)
 	}
 }
+
+// TestUnmatchedRequestGetsAnError: a live request the recording never saw
+// is answered with a JSON-RPC error naming the method, and reported.
+func TestUnmatchedRequestGetsAnError(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	// In the recording the plugin said two lines before the host closed.
+	rec := tl(`> {"jsonrpc":"2.0","method":"panel/open"}`, `< {"a":1}`, `< {"b":2}`, "eof")
+	plugin := `read l; echo '{"jsonrpc":"2.0","id":1,"method":"nope/x","params":{}}'; read answer; echo "$answer"`
+	res, err := Run(context.Background(), rec, Options{Command: []string{"sh", "-c", plugin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Unmatched) != 1 || !strings.HasPrefix(res.Unmatched[0], "nope/x") {
+		t.Fatalf("unmatched %v", res.Unmatched)
+	}
+	var echoed string
+	for _, f := range res.Live {
+		if f.Dir == frame.Out && strings.Contains(string(f.Raw), "error") {
+			echoed = string(f.Raw)
+		}
+	}
+	if !strings.Contains(echoed, `"id":1`) || !strings.Contains(echoed, "-32601") || !strings.Contains(echoed, "nope/x") {
+		t.Errorf("the plugin got %q", echoed)
+	}
+}
