@@ -187,3 +187,13 @@ func sharedDir(t *testing.T) string {
 	}
 	return d
 }
+
+// skipBigUnderRace skips a test that moves many megabytes through the
+// race-built binary: the plain run (go test ./...) covers it, and under the
+// race detector it only costs minutes.
+func skipBigUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("multi-MiB byte fidelity is tested without -race; under the race detector it only costs time")
+	}
+}
