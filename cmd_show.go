@@ -504,7 +504,7 @@ func (p *timeline) summary(r *row) string {
 	var s string
 	switch {
 	case f.IsEvent():
-		s = describeEvent(f)
+		s = f.Describe()
 	case r.kind == "stderr":
 		s = truncate(string(f.Raw), p.width)
 	case r.msg.Kind == message.Blank:
@@ -530,28 +530,6 @@ func (p *timeline) summary(r *row) string {
 		s += p.paint(cDim, fmt.Sprintf(" [stored cut: %d of %d bytes]", len(f.Raw), f.Cut.Len))
 	}
 	return s
-}
-
-func describeEvent(f *frame.Frame) string {
-	switch f.Event {
-	case frame.EventEOF:
-		return "the host closed the plugin's stdin"
-	case frame.EventSignal:
-		return f.Signal + " reached the shim and was passed on"
-	case frame.EventClosed:
-		return "the plugin closed its stdout"
-	case frame.EventGone:
-		return "the host stopped reading; later output was recorded, not delivered"
-	case frame.EventExit:
-		if f.Signal != "" {
-			return "the plugin was killed by " + f.Signal
-		}
-		if f.Code != nil {
-			return fmt.Sprintf("the plugin exited with code %d", *f.Code)
-		}
-		return "the plugin exited"
-	}
-	return f.Event
 }
 
 // jsonOneLine renders a JSON value on one line, white space outside strings

@@ -228,7 +228,7 @@ func timeline(frames []frame.Frame) []frameData {
 		f, d := &frames[i], &out[i]
 		d.S, d.T = f.Seq, f.At
 		if f.IsEvent() {
-			d.D, d.K, d.E = "ev", "event", describeEvent(f)
+			d.D, d.K, d.E = "ev", "event", f.Describe()
 			continue
 		}
 		d.D = f.Dir.String()
@@ -297,29 +297,6 @@ func text(raw []byte) (s string, escaped bool) {
 		raw = raw[n:]
 	}
 	return b.String(), true
-}
-
-// describeEvent says what a lifecycle event was, for a person.
-func describeEvent(f *frame.Frame) string {
-	switch f.Event {
-	case frame.EventEOF:
-		return "the host closed the plugin's stdin"
-	case frame.EventSignal:
-		return f.Signal + " reached the shim and was passed on"
-	case frame.EventClosed:
-		return "the plugin closed its stdout"
-	case frame.EventExit:
-		switch {
-		case f.Signal != "":
-			return "the plugin was killed by " + f.Signal
-		case f.Code != nil:
-			return fmt.Sprintf("the plugin exited with code %d", *f.Code)
-		}
-		return "the plugin exited"
-	case frame.EventGone:
-		return "the host stopped reading; later output was recorded, not delivered"
-	}
-	return f.Event
 }
 
 func indexBySeq(frames []frame.Frame) map[uint64]int {
