@@ -14,10 +14,6 @@ import (
 	"github.com/tapedeck/tapedeck/spool"
 )
 
-// ErrRecording is returned when an operation would disturb a session that
-// is being recorded.
-var ErrRecording = errors.New("session is recording")
-
 // Delete removes the sessions with these ids and their frames. Each session
 // goes in its own transaction, in order; the first failure stops the rest
 // (those before it are gone). A session that is still recording is refused

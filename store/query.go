@@ -344,10 +344,6 @@ const (
 	readBatchBytes  = 4 << 20
 )
 
-// ErrRemoved is returned by Frames when the session was removed while it
-// was being read.
-var ErrRemoved = errors.New("session was removed while it was read")
-
 // framesDB walks the stored frames of id. found is false when the database
 // does not hold the session (nothing was called).
 func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, err error) {

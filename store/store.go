@@ -47,6 +47,10 @@ var (
 	ErrNotFound    = errors.New("no such session")
 	ErrAmbiguous   = errors.New("ambiguous session reference")
 	ErrExists      = errors.New("session already stored")
+	// ErrRecording: the operation would disturb a session being recorded.
+	ErrRecording = errors.New("session is recording")
+	// ErrRemoved: Frames found the session removed while it read it.
+	ErrRemoved = errors.New("session was removed while it was read")
 )
 
 // Options tunes a Store. A nil *Options means the defaults.
