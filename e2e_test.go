@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -196,4 +197,30 @@ func skipBigUnderRace(t *testing.T) {
 	if raceEnabled {
 		t.Skip("multi-MiB byte fidelity is tested without -race; under the race detector it only costs time")
 	}
+}
+
+// jsonTestSuite is every file of ../shared/corpora/JSONTestSuite/test_parsing
+// as a line (some hold raw newlines, NUL, U+2028, invalid UTF-8); it skips
+// the test, saying why, when the corpus is absent.
+func jsonTestSuite(t *testing.T) []byte {
+	t.Helper()
+	shared := sharedDir(t)
+	if shared == "" {
+		t.Skip("../shared is absent: the JSONTestSuite corpus is not available")
+	}
+	files, _ := filepath.Glob(filepath.Join(shared, "corpora/JSONTestSuite/test_parsing/*.json"))
+	if len(files) == 0 {
+		t.Skip("no JSONTestSuite files under ../shared/corpora")
+	}
+	sort.Strings(files)
+	var input bytes.Buffer
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		input.Write(b)
+		input.WriteByte('\n')
+	}
+	return input.Bytes()
 }

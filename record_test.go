@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -77,25 +76,7 @@ func TestRecordByteExact(t *testing.T) {
 }
 
 func TestRecordJSONTestSuite(t *testing.T) {
-	shared := sharedDir(t)
-	if shared == "" {
-		t.Skip("../shared is absent: the JSONTestSuite corpus is not available")
-	}
-	files, _ := filepath.Glob(filepath.Join(shared, "corpora/JSONTestSuite/test_parsing/*.json"))
-	if len(files) == 0 {
-		t.Skip("no JSONTestSuite files under ../shared/corpora")
-	}
-	sort.Strings(files)
-	var input bytes.Buffer
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		input.Write(b) // some hold raw newlines, NUL, U+2028, invalid UTF-8
-		input.WriteByte('\n')
-	}
-	checkFidelity(t, "tee", input.Bytes())
+	checkFidelity(t, "tee", jsonTestSuite(t))
 }
 
 func TestRecordCutsOverlongFrames(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -99,25 +98,7 @@ func TestTapeRoundTripEdgeCases(t *testing.T) {
 }
 
 func TestTapeRoundTripJSONTestSuite(t *testing.T) {
-	shared := sharedDir(t)
-	if shared == "" {
-		t.Skip("../shared is absent: the JSONTestSuite corpus is not available")
-	}
-	files, _ := filepath.Glob(filepath.Join(shared, "corpora/JSONTestSuite/test_parsing/*.json"))
-	if len(files) == 0 {
-		t.Skip("no JSONTestSuite files under ../shared/corpora")
-	}
-	sort.Strings(files)
-	var input bytes.Buffer
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		input.Write(b)
-		input.WriteByte('\n')
-	}
-	roundTrip(t, input.Bytes())
+	roundTrip(t, jsonTestSuite(t))
 }
 
 func TestImportRefusesBadTapes(t *testing.T) {
