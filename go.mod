@@ -1,6 +1,6 @@
 module github.com/tapedeck/tapedeck
 
-go 1.26.8
+go 1.26
 
 require (
 	github.com/chromedp/chromedp v0.23.0
