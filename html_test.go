@@ -1,113 +1,16 @@
 package main
 
 import (
-	"context"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/chromedp/chromedp"
+	"github.com/tapedeck/tapedeck/internal/browsertest"
 )
 
 // The HTML reports end to end: written by the real binary (or, for show,
 // by the function show calls), opened from disk in a headless Chromium.
-
-// htmlBrowser starts a headless Chromium for the test; it skips the test,
-// saying why, when none is installed.
-func htmlBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path := ""
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		path = "/usr/bin/chromium"
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil && path == "" {
-			path = p
-		}
-	}
-	if path == "" {
-		t.Skip("no browser: none of /usr/bin/chromium, chromium, chromium-browser, google-chrome is installed (apt-get install chromium)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	actx, acancel := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox, // tests run as root in CI
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 900),
-	)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		bcancel()
-		acancel()
-		cancel()
-	})
-	if err := chromedp.Do(bctx); err != nil { // start it with bctx, not with a shorter context of one step
-		t.Fatalf("start %s: %v", path, err)
-	}
-	return bctx
-}
-
-// openHTML opens file from disk and waits until the page says it is
-// ready: the selector ready matches, or the page's script failed.
-func openHTML(t *testing.T, ctx context.Context, file, ready string) {
-	t.Helper()
-	u := url.URL{Scheme: "file", Path: file}
-	openURL(t, ctx, u.String(), ready)
-}
-
-func openURL(t *testing.T, ctx context.Context, u, ready string) {
-	t.Helper()
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := chromedp.Do(wctx, chromedp.Navigate(u), chromedp.WaitReady(chromedp.CSS(ready+", body[data-error]"))); err != nil {
-		t.Fatalf("open %s: %v", u, err)
-	}
-	if msg := pageEval[string](t, ctx, `document.body.dataset.error || ''`); msg != "" {
-		t.Fatalf("%s failed: %s", u, msg)
-	}
-}
-
-func pageEval[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
-}
-
-// pageScreenshot saves a PNG of the page into $TAPEDECK_ARTIFACTS, or a
-// folder of the test's.
-func pageScreenshot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	dir := os.Getenv("TAPEDECK_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	path := filepath.Join(dir, name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
-}
 
 func TestReplayHTMLOutlinesTheChangedLabel(t *testing.T) {
 	tapePath := recordMini(t)
@@ -119,24 +22,24 @@ func TestReplayHTMLOutlinesTheChangedLabel(t *testing.T) {
 	if fi, err := os.Stat(page); err != nil || fi.Size() == 0 {
 		t.Fatalf("replay --html wrote no report: %v", err)
 	}
-	ctx := htmlBrowser(t)
-	openHTML(t, ctx, page, "body[data-ready]")
-	if n := pageEval[int](t, ctx, `document.querySelectorAll('.difference').length`); n != 1 {
+	ctx := browsertest.Start(t)
+	browsertest.OpenFile(t, ctx, page, "body[data-ready]")
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('.difference').length`); n != 1 {
 		t.Errorf("%d differences shown, want 1", n)
 	}
 	for side, want := range map[string]string{"recorded": "Hello", "live": "Howdy"} {
-		got := pageEval[[]string](t, ctx, `[...document.querySelectorAll('.difference .side-`+side+` .panel .outline')].map(e => e.dataset.path + '=' + e.textContent)`)
+		got := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('.difference .side-`+side+` .panel .outline')].map(e => e.dataset.path + '=' + e.textContent)`)
 		if len(got) != 1 || got[0] != "tree.children[0]="+want {
 			t.Errorf("outlined on the %s side: %q, want [tree.children[0]=%s]", side, got, want)
 		}
 	}
-	if got := pageEval[string](t, ctx, `document.querySelector('.difference .side-live .panel .el-button').textContent`); got != "Go" {
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector('.difference .side-live .panel .el-button').textContent`); got != "Go" {
 		t.Errorf("replayed panel's button says %q, want Go", got)
 	}
-	if pageEval[bool](t, ctx, `document.querySelector('.difference .side-live .panel .el-button').classList.contains('outline')`) {
+	if browsertest.Eval[bool](t, ctx, `document.querySelector('.difference .side-live .panel .el-button').classList.contains('outline')`) {
 		t.Error("the unchanged button is outlined")
 	}
-	pageScreenshot(t, ctx, "e2e-replay")
+	browsertest.Screenshot(t, ctx, "e2e-replay")
 }
 
 func TestTestHTMLWritesAReportPerTapeAndAnIndex(t *testing.T) {
@@ -158,14 +61,14 @@ func TestTestHTMLWritesAReportPerTapeAndAnIndex(t *testing.T) {
 	if !strings.Contains(string(index), `<a href="mini.html">`) || !strings.Contains(string(index), "1 passed, 0 failed") {
 		t.Errorf("index.html does not link mini.html under the summary:\n%s", index)
 	}
-	ctx := htmlBrowser(t)
-	openHTML(t, ctx, filepath.Join(out, "index.html"), "table.index-table")
-	pageScreenshot(t, ctx, "e2e-test-index")
-	openURL(t, ctx, pageEval[string](t, ctx, `document.querySelector('a[href="mini.html"]').href`), "body[data-ready]")
-	if got := pageEval[string](t, ctx, `document.querySelector('.verdict').textContent`); got != "same" {
+	ctx := browsertest.Start(t)
+	browsertest.OpenFile(t, ctx, filepath.Join(out, "index.html"), "table.index-table")
+	browsertest.Screenshot(t, ctx, "e2e-test-index")
+	browsertest.Open(t, ctx, browsertest.Eval[string](t, ctx, `document.querySelector('a[href="mini.html"]').href`), "body[data-ready]")
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector('.verdict').textContent`); got != "same" {
 		t.Errorf("mini.html's verdict is %q, want same", got)
 	}
-	pageScreenshot(t, ctx, "e2e-test-report")
+	browsertest.Screenshot(t, ctx, "e2e-test-report")
 }
 
 func TestSessionHTMLDrawsThePanels(t *testing.T) {
@@ -177,13 +80,13 @@ func TestSessionHTMLDrawsThePanels(t *testing.T) {
 	if err := writeSessionHTML(page, src.meta, src.frames); err != nil {
 		t.Fatal(err)
 	}
-	ctx := htmlBrowser(t)
-	openHTML(t, ctx, page, "body[data-ready]")
-	labels := pageEval[[]string](t, ctx, `[...document.querySelectorAll('#view-timeline .moment .panel .el-button')].map(b => b.textContent)`)
+	ctx := browsertest.Start(t)
+	browsertest.OpenFile(t, ctx, page, "body[data-ready]")
+	labels := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#view-timeline .moment .panel .el-button')].map(b => b.textContent)`)
 	if !strings.Contains(strings.Join(labels, ","), "Greet") {
 		t.Errorf("the panel at the end has buttons %q, want Greet among them", labels)
 	}
-	pageScreenshot(t, ctx, "e2e-session")
+	browsertest.Screenshot(t, ctx, "e2e-session")
 }
 
 // TestShowHTMLMarksFindings writes a session's report with the real binary
@@ -205,15 +108,15 @@ func TestShowHTMLMarksFindings(t *testing.T) {
 	if r := tapedeck(t, store, nil, nil, "show", "last", "--html", page, "--json"); r.code != 2 {
 		t.Errorf("show --html --json: exit %d, want 2", r.code)
 	}
-	ctx := htmlBrowser(t)
-	openHTML(t, ctx, page, "body[data-ready]")
-	marks := pageEval[int](t, ctx, `document.querySelectorAll('.finding-mark.level-error').length`)
+	ctx := browsertest.Start(t)
+	browsertest.OpenFile(t, ctx, page, "body[data-ready]")
+	marks := browsertest.Eval[int](t, ctx, `document.querySelectorAll('.finding-mark.level-error').length`)
 	if marks == 0 {
 		t.Error("no frame is marked with an error finding (notify-dropped)")
 	}
-	labels := pageEval[[]string](t, ctx, `[...document.querySelectorAll('#view-timeline .moment .panel .el-button')].map(b => b.textContent)`)
+	labels := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#view-timeline .moment .panel .el-button')].map(b => b.textContent)`)
 	if !strings.Contains(strings.Join(labels, ","), "Go") {
 		t.Errorf("the panel at the end has buttons %q, want Go", labels)
 	}
-	pageScreenshot(t, ctx, "e2e-show")
+	browsertest.Screenshot(t, ctx, "e2e-show")
 }

@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,86 +15,16 @@ import (
 
 	"github.com/tapedeck/tapedeck/diff"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/browsertest"
 )
-
-// findBrowser is the Chromium (or Chrome) the browser tests drive, "" when
-// there is none.
-func findBrowser() string {
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// browser starts a headless browser for the test and returns its context;
-// it skips the test, saying why, when no browser is installed.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	path := findBrowser()
-	if path == "" {
-		t.Skip("no browser: none of /usr/bin/chromium, chromium, chromium-browser, google-chrome is installed (apt-get install chromium)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	actx, acancel := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox, // tests run as root in CI
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 900),
-	)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		bcancel()
-		acancel()
-		cancel()
-	})
-	if err := chromedp.Do(bctx); err != nil { // start the browser
-		t.Fatalf("start %s: %v", path, err)
-	}
-	return bctx
-}
 
 // tab opens file in a new tab of the browser and waits for the page to say
 // it is ready.
 func tab(t *testing.T, bctx context.Context, file string) context.Context {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(bctx)
-	t.Cleanup(cancel)
-	u := url.URL{Scheme: "file", Path: file}
-	if err := chromedp.Do(ctx); err != nil { // open the tab with ctx, not with the wait's context below
-		t.Fatalf("open a tab: %v", err)
-	}
-	wctx, cancelWait := context.WithTimeout(ctx, time.Minute)
-	defer cancelWait()
-	if err := chromedp.Do(wctx, chromedp.Navigate(u.String()), chromedp.WaitReady(chromedp.CSS("body[data-ready], body[data-error]"))); err != nil {
-		t.Fatalf("open %s: %v", file, err)
-	}
-	if msg := eval[string](t, ctx, `document.body.dataset.error || ''`); msg != "" {
-		t.Fatalf("the page failed: %s", msg)
-	}
+	ctx := browsertest.Tab(t, bctx)
+	browsertest.OpenFile(t, ctx, file, "body[data-ready]")
 	return ctx
-}
-
-// eval runs expr in the page and returns its value.
-func eval[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
 }
 
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -104,32 +32,6 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-}
-
-// artifacts is where screenshots go: $TAPEDECK_ARTIFACTS, else a folder
-// that lives as long as the test.
-func artifacts(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("TAPEDECK_ARTIFACTS"); d != "" {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	return t.TempDir()
-}
-
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	path := filepath.Join(artifacts(t), name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
 }
 
 // writeReport writes a report with write into a file of the test's.
@@ -154,7 +56,7 @@ func writeReport(t *testing.T, name string, write func(io.Writer) error) string 
 }
 
 func TestBrowser(t *testing.T) {
-	bctx := browser(t)
+	bctx := browsertest.Start(t)
 
 	t.Run("panels", func(t *testing.T) {
 		meta, frames := readTape(t, "hello-node.jsonl")
@@ -162,15 +64,15 @@ func TestBrowser(t *testing.T) {
 		b.line(frame.Out, setPanel(90, allElements))
 		path := writeReport(t, "panels.html", func(w io.Writer) error { return Session(w, meta, b.frames, nil) })
 		ctx := tab(t, bctx, path)
-		screenshot(t, ctx, "session-timeline")
+		browsertest.Screenshot(t, ctx, "session-timeline")
 		do(t, ctx, "open the panels view", chromedp.Click(chromedp.CSS(`nav .tab[data-view=panels]`)), chromedp.WaitVisible(chromedp.CSS(`#view-panels .panel`)))
-		greet := eval[bool](t, ctx, `[...document.querySelectorAll('#view-panels .el-button')].some(b => b.textContent.trim() === 'Greet' && b.classList.contains('variant-primary'))`)
+		greet := browsertest.Eval[bool](t, ctx, `[...document.querySelectorAll('#view-panels .el-button')].some(b => b.textContent.trim() === 'Greet' && b.classList.contains('variant-primary'))`)
 		if !greet {
 			t.Error(`no primary button "Greet" drawn from the hello tape`)
 		}
 		// The last panel holds every element type.
 		last := `document.querySelector('#view-panels .panel-card:last-child .panel')`
-		types := eval[[]string](t, ctx, `[...new Set([...`+last+`.querySelectorAll('[data-type]')].map(e => e.dataset.type))]`)
+		types := browsertest.Eval[[]string](t, ctx, `[...new Set([...`+last+`.querySelectorAll('[data-type]')].map(e => e.dataset.type))]`)
 		have := map[string]bool{}
 		for _, ty := range types {
 			have[ty] = true
@@ -205,20 +107,20 @@ func TestBrowser(t *testing.T) {
 			"progress bar at 40 percent": `.el-progress .fill[style*="40"]`,
 		}
 		for what, sel := range checks {
-			if !eval[bool](t, ctx, last+`.querySelector(`+jsString(sel)+`) !== null`) {
+			if !browsertest.Eval[bool](t, ctx, last+`.querySelector(`+jsString(sel)+`) !== null`) {
 				t.Errorf("%s: nothing matches %s", what, sel)
 			}
 		}
-		if got := eval[string](t, ctx, last+`.querySelector('.el-unknown .unknown-label').textContent`); got != "unknown element type sparkle" {
+		if got := browsertest.Eval[string](t, ctx, last+`.querySelector('.el-unknown .unknown-label').textContent`); got != "unknown element type sparkle" {
 			t.Errorf("unknown element labelled %q, want %q", got, "unknown element type sparkle")
 		}
 		for _, label := range []string{"Primary", "Switch me", "First item", "Remove", "A card", "Runs", "42", "Upload", "One", "a.txt", "Model", "Heads up", "Check me", "x := 1", "Plan", "More", "a cat", "Nothing yet"} {
-			if !eval[bool](t, ctx, last+`.textContent.includes(`+jsString(label)+`)`) {
+			if !browsertest.Eval[bool](t, ctx, last+`.textContent.includes(`+jsString(label)+`)`) {
 				t.Errorf("label %q not drawn", label)
 			}
 		}
 		do(t, ctx, "scroll to the last panel", chromedp.Evaluate[chromedp.Void](last+`.scrollIntoView()`))
-		screenshot(t, ctx, "session-panels")
+		browsertest.Screenshot(t, ctx, "session-panels")
 	})
 
 	t.Run("timeline", func(t *testing.T) {
@@ -226,15 +128,15 @@ func TestBrowser(t *testing.T) {
 		findings := []Finding{{Seq: 10, Level: "warning", Rule: "notify-too-fast", Method: "ui/notify", Message: "dropped: within 700 ms of the last"}}
 		path := writeReport(t, "timeline.html", func(w io.Writer) error { return Session(w, meta, frames, findings) })
 		ctx := tab(t, bctx, path)
-		all := eval[int](t, ctx, `document.querySelectorAll('#view-timeline .row').length`)
+		all := browsertest.Eval[int](t, ctx, `document.querySelectorAll('#view-timeline .row').length`)
 		if all != len(frames) {
 			t.Errorf("%d rows drawn, want %d", all, len(frames))
 		}
-		if !eval[bool](t, ctx, `document.querySelector('#view-timeline .row[data-seq="10"].has-finding .finding-mark.level-warning') !== null`) {
+		if !browsertest.Eval[bool](t, ctx, `document.querySelector('#view-timeline .row[data-seq="10"].has-finding .finding-mark.level-warning') !== null`) {
 			t.Error("the finding is not marked on frame 10")
 		}
 		// Lanes: host frames on the left, the plugin's and stderr on the right, events across.
-		lanes := eval[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll('#view-timeline .row')].map(r => [r.dataset.seq, r.querySelector('.fcard').parentElement.className]))`)
+		lanes := browsertest.Eval[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll('#view-timeline .row')].map(r => [r.dataset.seq, r.querySelector('.fcard').parentElement.className]))`)
 		for _, f := range frames {
 			want := map[frame.Dir]string{frame.In: "lane-host", frame.Out: "lane-plugin", frame.Err: "lane-plugin"}[f.Dir]
 			if f.IsEvent() {
@@ -245,27 +147,27 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 		// A response links to its request with the latency.
-		if got := eval[string](t, ctx, `document.querySelector('#view-timeline .row[data-seq="3"] .link').textContent`); !strings.HasPrefix(got, "↩ ") || !strings.HasSuffix(got, " · 1") {
+		if got := browsertest.Eval[string](t, ctx, `document.querySelector('#view-timeline .row[data-seq="3"] .link').textContent`); !strings.HasPrefix(got, "↩ ") || !strings.HasSuffix(got, " · 1") {
 			t.Errorf("response link %q, want ↩ LATENCY · 1", got)
 		}
 		// Opening a frame shows its pretty JSON and the panel of that moment.
 		do(t, ctx, "open frame 9", chromedp.Click(chromedp.CSS(`#view-timeline .row[data-seq="9"] .line`)), chromedp.WaitVisible(chromedp.CSS(`#view-timeline .row[data-seq="9"] .detail pre.json`)))
-		pretty := eval[string](t, ctx, `document.querySelector('#view-timeline .row[data-seq="9"] .detail pre.json').textContent`)
+		pretty := browsertest.Eval[string](t, ctx, `document.querySelector('#view-timeline .row[data-seq="9"] .detail pre.json').textContent`)
 		if !strings.Contains(pretty, "\n  \"method\": \"ui/setPanel\"") {
 			t.Errorf("frame 9 expanded to %q, want pretty JSON", pretty)
 		}
-		if got := eval[string](t, ctx, `document.querySelector('#view-timeline .moment .el-text.style-muted').textContent`); got != "clicked 1 times" {
+		if got := browsertest.Eval[string](t, ctx, `document.querySelector('#view-timeline .moment .el-text.style-muted').textContent`); got != "clicked 1 times" {
 			t.Errorf("panel at frame 9 says %q, want %q", got, "clicked 1 times")
 		}
 		do(t, ctx, "select frame 8", chromedp.Click(chromedp.CSS(`#view-timeline .row[data-seq="8"] .line`)))
-		if got := eval[string](t, ctx, `document.querySelector('#view-timeline .moment .el-text.style-muted').textContent`); got != "clicked 0 times" {
+		if got := browsertest.Eval[string](t, ctx, `document.querySelector('#view-timeline .moment .el-text.style-muted').textContent`); got != "clicked 0 times" {
 			t.Errorf("panel at frame 8 says %q, want %q", got, "clicked 0 times")
 		}
-		screenshot(t, ctx, "session-timeline-open")
+		browsertest.Screenshot(t, ctx, "session-timeline-open")
 
 		// The method filter hides what does not match; responses go with their request's method.
 		do(t, ctx, "filter by method", chromedp.SendKeys(chromedp.CSS(`#view-timeline .f-method`), "ui/setPanel"))
-		methods := eval[[]string](t, ctx, `[...document.querySelectorAll('#view-timeline .row')].map(r => r.dataset.method)`)
+		methods := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#view-timeline .row')].map(r => r.dataset.method)`)
 		if len(methods) == 0 || len(methods) >= all {
 			t.Errorf("%d rows after filtering by method, want some of %d", len(methods), all)
 		}
@@ -274,18 +176,18 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("row with method %q shown under the filter ui/setPanel", m)
 			}
 		}
-		if got := eval[string](t, ctx, `document.querySelector('#view-timeline .f-count').textContent`); !strings.Contains(got, fmt.Sprintf("%d of %d", len(methods), len(frames))) {
+		if got := browsertest.Eval[string](t, ctx, `document.querySelector('#view-timeline .f-count').textContent`); !strings.Contains(got, fmt.Sprintf("%d of %d", len(methods), len(frames))) {
 			t.Errorf("count says %q", got)
 		}
-		screenshot(t, ctx, "session-filtered")
+		browsertest.Screenshot(t, ctx, "session-filtered")
 		// Direction and text search.
 		do(t, ctx, "clear the method", chromedp.Evaluate[chromedp.Void](`(() => { const m = document.querySelector('#view-timeline .f-method'); m.value = ''; m.dispatchEvent(new Event('input')); })()`),
 			chromedp.Click(chromedp.CSS(`#view-timeline .f-dir[value=in]`)))
-		if n := eval[int](t, ctx, `document.querySelectorAll('#view-timeline .row.dir-in').length`); n != 0 {
+		if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('#view-timeline .row.dir-in').length`); n != 0 {
 			t.Errorf("%d host rows shown with host → plugin unticked", n)
 		}
 		do(t, ctx, "search", chromedp.SendKeys(chromedp.CSS(`#view-timeline .f-search`), "ACTION RM"))
-		if got := eval[[]string](t, ctx, `[...document.querySelectorAll('#view-timeline .row')].map(r => r.dataset.seq)`); len(got) != 1 {
+		if got := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#view-timeline .row')].map(r => r.dataset.seq)`); len(got) != 1 {
 			t.Errorf("search for 'action rm' shows frames %v, want the one stderr line", got)
 		}
 	})
@@ -306,31 +208,31 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`nav .tab[data-view=findings]`)), chromedp.WaitVisible(chromedp.CSS(`#view-findings table`)),
 			chromedp.Click(chromedp.CSS(`nav .tab[data-view=timeline]`)), chromedp.Click(chromedp.CSS(`#view-timeline .row[data-seq="2"] .line`)),
 			chromedp.WaitVisible(chromedp.CSS(`#view-timeline .row[data-seq="2"] .detail`)))
-		if got := eval[string](t, ctx, `typeof window.__pwned`); got != "undefined" {
+		if got := browsertest.Eval[string](t, ctx, `typeof window.__pwned`); got != "undefined" {
 			t.Errorf("window.__pwned is %s: frame content ran as script", got)
 		}
-		if n := eval[int](t, ctx, `document.scripts.length`); n != 2 {
+		if n := browsertest.Eval[int](t, ctx, `document.scripts.length`); n != 2 {
 			t.Errorf("%d script elements, want 2", n)
 		}
-		if n := eval[int](t, ctx, `document.images.length`); n != 0 {
+		if n := browsertest.Eval[int](t, ctx, `document.images.length`); n != 0 {
 			t.Errorf("%d img elements, want none", n)
 		}
-		if n := eval[int](t, ctx, `[...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length`); n != 0 {
+		if n := browsertest.Eval[int](t, ctx, `[...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length`); n != 0 {
 			t.Errorf("%d elements with an event handler attribute", n)
 		}
-		text := eval[string](t, ctx, `document.body.innerText`)
+		text := browsertest.Eval[string](t, ctx, `document.body.innerText`)
 		for _, want := range []string{xssScript, xssImg, `\xff`} {
 			if !strings.Contains(text, want) {
 				t.Errorf("the page does not show %q as text", want)
 			}
 		}
-		if got := eval[string](t, ctx, `document.querySelector('#view-panels .el-unknown .unknown-label').textContent`); got != "unknown element type "+xssImg {
+		if got := browsertest.Eval[string](t, ctx, `document.querySelector('#view-panels .el-unknown .unknown-label').textContent`); got != "unknown element type "+xssImg {
 			t.Errorf("the unknown element is labelled %q", got)
 		}
-		if got := eval[string](t, ctx, `document.title`); got != "tapedeck · session "+xssScript+" (01xss)" {
+		if got := browsertest.Eval[string](t, ctx, `document.title`); got != "tapedeck · session "+xssScript+" (01xss)" {
 			t.Errorf("title %q", got)
 		}
-		screenshot(t, ctx, "safe")
+		browsertest.Screenshot(t, ctx, "safe")
 	})
 
 	t.Run("replay", func(t *testing.T) {
@@ -341,32 +243,32 @@ func TestBrowser(t *testing.T) {
 		ctx := tab(t, bctx, path)
 		for _, side := range []string{"recorded", "live"} {
 			sel := `.difference .side-` + side + ` .panel [data-path="tree.children[0]"]`
-			if !eval[bool](t, ctx, `document.querySelector(`+jsString(sel)+`)?.classList.contains('outline') === true`) {
+			if !browsertest.Eval[bool](t, ctx, `document.querySelector(`+jsString(sel)+`)?.classList.contains('outline') === true`) {
 				t.Errorf("the changed text is not outlined on the %s side", side)
 			}
-			if n := eval[int](t, ctx, `document.querySelectorAll(`+jsString(`.difference .side-`+side+` .panel .outline`)+`).length`); n != 1 {
+			if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll(`+jsString(`.difference .side-`+side+` .panel .outline`)+`).length`); n != 1 {
 				t.Errorf("%d elements outlined on the %s side, want 1", n, side)
 			}
 		}
-		texts := eval[[]string](t, ctx, `[...document.querySelectorAll('.difference .panel .outline')].map(e => e.textContent)`)
+		texts := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('.difference .panel .outline')].map(e => e.textContent)`)
 		if strings.Join(texts, ",") != "Hello,Howdy" {
 			t.Errorf("outlined %q, want Hello then Howdy", texts)
 		}
-		lines := eval[[]string](t, ctx, `[...document.querySelectorAll('.json-diff td.changed-line')].map(e => e.textContent.trim())`)
+		lines := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('.json-diff td.changed-line')].map(e => e.textContent.trim())`)
 		if len(lines) != 2 || !strings.Contains(lines[0], "Hello") || !strings.Contains(lines[1], "Howdy") {
 			t.Errorf("changed lines %q, want the Hello line against the Howdy line", lines)
 		}
-		if got := eval[string](t, ctx, `document.querySelector('.verdict').textContent`); got != "1 difference" {
+		if got := browsertest.Eval[string](t, ctx, `document.querySelector('.verdict').textContent`); got != "1 difference" {
 			t.Errorf("verdict %q", got)
 		}
-		screenshot(t, ctx, "replay-differences")
+		browsertest.Screenshot(t, ctx, "replay-differences")
 		// The replayed side links into the replayed timeline.
 		do(t, ctx, "jump to the replayed frame", chromedp.Click(chromedp.CSS(`.difference .where .link:last-child`)),
 			chromedp.WaitVisible(chromedp.CSS(`#view-replayed .row.selected .detail`)))
-		if got := eval[string](t, ctx, `document.querySelector('#view-replayed .moment .el-text').textContent`); got != "Howdy" {
+		if got := browsertest.Eval[string](t, ctx, `document.querySelector('#view-replayed .moment .el-text').textContent`); got != "Howdy" {
 			t.Errorf("replayed panel at the difference says %q, want Howdy", got)
 		}
-		screenshot(t, ctx, "replay-timeline")
+		browsertest.Screenshot(t, ctx, "replay-timeline")
 	})
 
 	t.Run("large", func(t *testing.T) {
@@ -395,9 +297,9 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := tab(t, bctx, path)
-		ready := eval[string](t, ctx, `document.body.dataset.ready`)
+		ready := browsertest.Eval[string](t, ctx, `document.body.dataset.ready`)
 		t.Logf("100,000 frames: report written in %v (%.1f MB); the page was ready %s ms after navigation started", gen.Round(time.Millisecond), float64(fi.Size())/1e6, ready)
-		if rows := eval[int](t, ctx, `document.querySelectorAll('#view-timeline .row').length`); rows == 0 || rows > 200 {
+		if rows := browsertest.Eval[int](t, ctx, `document.querySelectorAll('#view-timeline .row').length`); rows == 0 || rows > 200 {
 			t.Errorf("%d rows in the DOM, want only those in view", rows)
 		}
 		do(t, ctx, "scroll to the end", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector('#view-timeline .scroller'); s.scrollTop = s.scrollHeight; })()`),
@@ -406,10 +308,10 @@ func TestBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`#view-timeline .row[data-seq="99998"]`)))
 		do(t, ctx, "open it", chromedp.Click(chromedp.CSS(`#view-timeline .row[data-seq="99998"] .line`)),
 			chromedp.WaitVisible(chromedp.CSS(`#view-timeline .moment .el-progress`)))
-		if got := eval[string](t, ctx, `document.querySelector('#view-timeline .moment .el-text').textContent`); got != "step 99000" {
+		if got := browsertest.Eval[string](t, ctx, `document.querySelector('#view-timeline .moment .el-text').textContent`); got != "step 99000" {
 			t.Errorf("panel at frame 99998 says %q, want step 99000", got)
 		}
-		screenshot(t, ctx, "large")
+		browsertest.Screenshot(t, ctx, "large")
 	})
 }
 

@@ -369,7 +369,8 @@ func TestDependencies(t *testing.T) {
 			t.Errorf("report imports %s; it may import only frame, message, diff and the standard library", dep)
 		}
 	}
-	// The browser is for tests only: no package of the module imports it.
+	// The browser is for tests only: no package of the module imports it
+	// but browsertest, which only tests import.
 	out, err = exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -377,8 +378,11 @@ func TestDependencies(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
 		for _, imp := range f[1:] {
-			if strings.HasPrefix(imp, "github.com/chromedp/") {
+			if strings.HasPrefix(imp, "github.com/chromedp/") && f[0] != mod+"/internal/browsertest" {
 				t.Errorf("%s imports %s; only tests may", f[0], imp)
+			}
+			if imp == mod+"/internal/browsertest" {
+				t.Errorf("%s imports browsertest; only tests may", f[0])
 			}
 		}
 	}
