@@ -352,23 +352,11 @@ func pointer(doc any, ptr string) any {
 	if ptr == "" {
 		return doc
 	}
-	v := doc
-	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
+	toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, tok := range toks {
+		toks[i] = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 	}
-	return v
+	return valueAt(doc, toks)
 }
 
 // valueAt is the value at the instance location loc inside v, nil when none.

@@ -29,12 +29,11 @@ type Recorder struct {
 	lost    frame.Lost
 	warn    io.Writer
 	warned  bool
-	// pendingFrames and pendingBytes describe the spool's unwritten batch,
-	// to count them as lost if its write fails.
-	pendingFrames int
-	pendingBytes  int64
-	observe       func(*frame.Frame)
-	save          BeforeSave
+	// pendingBytes is the size of the lines in the spool's unwritten
+	// batch, to count as lost if its write fails.
+	pendingBytes int64
+	observe      func(*frame.Frame)
+	save         BeforeSave
 }
 
 // BeforeSave is a hook that runs before each line is appended to the spool:
@@ -156,22 +155,26 @@ func (r *Recorder) Event(e proxy.Event) {
 	r.flush() // events are few, and a signal's must be on disk before it is passed on
 }
 
-// append adds one frame to the spool's pending batch (a large one is
-// written at once); the caller holds mu. Flush writes the batch.
+// append adds one frame to the spool's pending batch; the caller holds mu.
+// A large frame is written at once, after the batch, so that what a failed
+// write loses is known exactly. Flush writes the batch.
 func (r *Recorder) append(f *frame.Frame, raw []byte, size int64) {
 	if r.w == nil {
 		r.countLost(size)
 		return
 	}
 	r.hdr = frame.AppendHeader(r.hdr[:0], f)
-	r.pendingFrames++
-	r.pendingBytes += size
-	lost, err := r.w.Add(spool.TypeFrame, r.hdr, raw)
-	if err != nil {
+	big := 1+len(r.hdr)+len(raw) >= spool.BigRecord
+	if big {
+		r.flush()
+	}
+	if _, err := r.w.Add(spool.TypeFrame, r.hdr, raw); err != nil {
 		r.fail(err)
-		r.lost.Frames += int64(lost)
-		r.lost.Bytes += size // the sizes of the batch that went with it are not known
-		r.pendingFrames, r.pendingBytes = 0, 0
+		r.countLost(size)
+		return
+	}
+	if !big {
+		r.pendingBytes += size
 	}
 }
 
@@ -193,7 +196,7 @@ func (r *Recorder) flush() {
 		r.lost.Frames += int64(lost)
 		r.lost.Bytes += r.pendingBytes
 	}
-	r.pendingFrames, r.pendingBytes = 0, 0
+	r.pendingBytes = 0
 }
 
 func (r *Recorder) countLost(size int64) {

@@ -46,8 +46,10 @@ type Writer struct {
 	count   int    // records in pending
 }
 
-// bigRecord is the size from which a record skips the pending batch.
-const bigRecord = 256 << 10
+// BigRecord is the payload size (type byte included) from which Add writes
+// a record at once, from the caller's buffers, instead of copying it into
+// the batch.
+const BigRecord = 256 << 10
 
 // Create makes the spool at path: it writes Magic and first (the first record,
 // of type typ) under a temporary name while holding an exclusive lock, then
@@ -121,7 +123,7 @@ func (w *Writer) Add(typ byte, parts ...[]byte) (lost int, err error) {
 	binary.LittleEndian.PutUint32(h[0:4], uint32(n))
 	binary.LittleEndian.PutUint32(h[4:8], crc)
 	h[8] = typ
-	if n < bigRecord {
+	if n < BigRecord {
 		w.pending = append(w.pending, h[:]...)
 		for _, p := range parts {
 			w.pending = append(w.pending, p...)

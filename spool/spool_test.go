@@ -155,7 +155,7 @@ func TestBatchAndBigRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	big := bytes.Repeat([]byte("b"), bigRecord+10)
+	big := bytes.Repeat([]byte("b"), BigRecord+10)
 	w.Add('F', []byte("one"))
 	w.Add('F', []byte("two"))
 	if fi, _ := os.Stat(path); fi.Size() != int64(len(Magic)+headerLen+2) {
