@@ -154,7 +154,7 @@ func BenchmarkSessions(b *testing.B) {
 	b.Run(fmt.Sprintf("%dsessions", n), func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			list, err := st.Sessions()
+			list, err := st.List(nil)
 			if err != nil {
 				b.Fatal(err)
 			}

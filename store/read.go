@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,65 +15,6 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/spool"
 )
-
-// Sessions lists every session, newest first: those in the database and those
-// still in spools (recording, or finished but not yet ingested).
-func (s *Store) Sessions() ([]frame.Session, error) {
-	var list []frame.Session
-	seen := map[string]bool{}
-	err := s.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketSessions)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			var m frame.Session
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("session %s: %w", k, err)
-			}
-			seen[m.ID] = true
-			list = append(list, m)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	live, err := s.liveSessions(seen)
-	if err != nil {
-		return nil, err
-	}
-	list = append(list, live...)
-	sort.SliceStable(list, func(i, j int) bool {
-		if !list[i].Started.Equal(list[j].Started) {
-			return list[i].Started.After(list[j].Started)
-		}
-		return list[i].ID > list[j].ID
-	})
-	return list, nil
-}
-
-// liveSessions reads the sessions that are still spools.
-func (s *Store) liveSessions(skip map[string]bool) ([]frame.Session, error) {
-	paths, err := s.spools()
-	if err != nil {
-		return nil, err
-	}
-	var list []frame.Session
-	for _, path := range paths {
-		m, err := s.spoolSession(path, nil)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // ingested meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !skip[m.ID] {
-			list = append(list, *m)
-		}
-	}
-	return list, nil
-}
 
 // spoolSession reads a spool's metadata and counts, streaming its frames to
 // fn when fn is set. A spool whose writer holds its lock is recording; one

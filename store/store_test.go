@@ -133,7 +133,7 @@ func TestRecoverInterruptedAndSkipsLive(t *testing.T) {
 	if err := st.Recover(); err != nil {
 		t.Fatal(err)
 	}
-	list, err := st.Sessions()
+	list, err := st.List(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,12 +166,12 @@ func TestNewerSchemaAndDamagedFileAreRefused(t *testing.T) {
 	}
 	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("2")) })
 	db.Close()
-	if _, err := st.Sessions(); !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "upgrade tapedeck") {
+	if _, err := st.List(nil); !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "upgrade tapedeck") {
 		t.Fatalf("Sessions on a newer schema: %v", err)
 	}
 
 	os.WriteFile(st.dbPath(), bytes.Repeat([]byte("garbage!"), 4096), 0o600)
-	if _, err := st.Sessions(); !errors.Is(err, ErrDamaged) {
+	if _, err := st.List(nil); !errors.Is(err, ErrDamaged) {
 		t.Fatalf("Sessions on garbage: %v", err)
 	}
 	// A spool that cannot be ingested stays where it is.
