@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
 )
@@ -135,5 +136,43 @@ func TestUnmatchedRequestGetsAnError(t *testing.T) {
 	}
 	if !strings.Contains(echoed, `"id":1`) || !strings.Contains(echoed, "-32601") || !strings.Contains(echoed, "nope/x") {
 		t.Errorf("the plugin got %q", echoed)
+	}
+}
+
+// TestPaceKeepsRecordedGapsClamped: --pace realtime waits out the recorded
+// gap between host frames (a lower bound, so not timing-dependent), and
+// --max-gap clamps a long one.
+func TestPaceKeepsRecordedGapsClamped(t *testing.T) {
+	if _, err := exec.LookPath("cat"); err != nil {
+		t.Skip("no cat on PATH")
+	}
+	rec := tl(`> {"jsonrpc":"2.0","method":"a"}`, `> {"jsonrpc":"2.0","method":"b"}`, `> {"jsonrpc":"2.0","method":"c"}`)
+	rec[1].At = int64(300 * time.Millisecond)
+	rec[2].At = rec[1].At + int64(time.Hour)
+	res, err := Run(context.Background(), rec, Options{Command: []string{"cat"}, Pace: 1, MaxGap: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []time.Duration
+	for _, f := range res.Live {
+		if f.Dir == frame.In && !f.IsEvent() {
+			sent = append(sent, time.Duration(f.At))
+		}
+	}
+	if len(sent) != 3 {
+		t.Fatalf("sent %d frames", len(sent))
+	}
+	if gap := sent[1] - sent[0]; gap < 50*time.Millisecond {
+		t.Errorf("frame b followed a after %v: the recorded 300 ms gap (clamped to 50 ms) was not kept", gap)
+	}
+	if gap := sent[2] - sent[1]; gap >= time.Hour {
+		t.Errorf("the hour-long gap was not clamped: %v", gap)
+	}
+	asap, err := Run(context.Background(), rec, Options{Command: []string{"cat"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asap.Elapsed >= time.Hour {
+		t.Errorf("asap took %v", asap.Elapsed)
 	}
 }
