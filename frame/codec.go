@@ -125,3 +125,59 @@ func readString(b []byte) (string, []byte, error) {
 	}
 	return string(b[n : n+int(l)]), b[n+int(l):], nil
 }
+
+// A long line may reach the spool in pieces as it arrives, before its end
+// is known: each piece record is a piece header and the bytes; the record
+// that ends the line is a tail header (the length of the pieces before it)
+// followed by the frame's full encoding, whose Raw is the line's last bytes.
+
+// AppendPieceHeader appends the header of a piece: the stream, the offset
+// of the piece's bytes in its line and the time they arrived.
+func AppendPieceHeader(dst []byte, d Dir, off int64, at int64) []byte {
+	dst = append(dst, byte(d))
+	dst = binary.AppendUvarint(dst, uint64(off))
+	return binary.AppendVarint(dst, at)
+}
+
+// DecodePiece decodes a piece written after AppendPieceHeader; bytes aliases b.
+func DecodePiece(b []byte) (d Dir, off int64, at int64, bytes []byte, err error) {
+	if len(b) < 1 {
+		return 0, 0, 0, nil, ErrTruncated
+	}
+	d = Dir(b[0])
+	if d < In || d > Err {
+		return 0, 0, 0, nil, fmt.Errorf("decode piece: %w: %d", ErrBadDir, d)
+	}
+	b = b[1:]
+	o, n := binary.Uvarint(b)
+	if n <= 0 || o > 1<<62 {
+		return 0, 0, 0, nil, ErrTruncated
+	}
+	b = b[n:]
+	if at, n = binary.Varint(b); n <= 0 {
+		return 0, 0, 0, nil, ErrTruncated
+	}
+	return d, int64(o), at, b[n:], nil
+}
+
+// AppendTailHeader appends the header of a line's tail record: prefix, the
+// length of the pieces that came before, and the header of f, whose Raw
+// (the line's last bytes) follows.
+func AppendTailHeader(dst []byte, prefix int64, f *Frame) []byte {
+	dst = binary.AppendUvarint(dst, uint64(prefix))
+	return AppendHeader(dst, f)
+}
+
+// DecodeTail decodes a tail record: the length of the pieces before it and
+// the frame, whose Raw (aliasing b) is the line's last bytes.
+func DecodeTail(b []byte) (prefix int64, f Frame, err error) {
+	p, n := binary.Uvarint(b)
+	if n <= 0 || p > 1<<62 {
+		return 0, f, ErrTruncated
+	}
+	f, err = Decode(b[n:])
+	if err == nil && f.IsEvent() {
+		err = fmt.Errorf("decode tail: an event has no pieces")
+	}
+	return int64(p), f, err
+}

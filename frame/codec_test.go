@@ -54,3 +54,36 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestPieceAndTailRoundTrip(t *testing.T) {
+	b := append(AppendPieceHeader(nil, Out, 1<<20, -3), "bytes"...)
+	d, off, at, rest, err := DecodePiece(b)
+	if err != nil || d != Out || off != 1<<20 || at != -3 || string(rest) != "bytes" {
+		t.Fatalf("DecodePiece = %v %d %d %q %v", d, off, at, rest, err)
+	}
+	f := Frame{Seq: 4, At: 5, Dir: In, Raw: []byte("end")}
+	b = append(AppendTailHeader(nil, 77, &f), f.Raw...)
+	prefix, got, err := DecodeTail(b)
+	if err != nil || prefix != 77 || got.Seq != 4 || string(got.Raw) != "end" {
+		t.Fatalf("DecodeTail = %d %+v %v", prefix, got, err)
+	}
+}
+
+func FuzzDecodePiece(f *testing.F) {
+	f.Add(append(AppendPieceHeader(nil, Err, 3, 4), "x"...))
+	f.Add(append(AppendTailHeader(nil, 3, &Frame{Seq: 1, Dir: In}), "y"...))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if d, off, at, rest, err := DecodePiece(b); err == nil {
+			again := append(AppendPieceHeader(nil, d, off, at), rest...)
+			if d2, off2, at2, rest2, err := DecodePiece(again); err != nil || d2 != d || off2 != off || at2 != at || !bytes.Equal(rest2, rest) {
+				t.Fatalf("piece re-decode differs")
+			}
+		}
+		if prefix, fr, err := DecodeTail(b); err == nil {
+			again := append(AppendTailHeader(nil, prefix, &fr), fr.Raw...)
+			if p2, f2, err := DecodeTail(again); err != nil || p2 != prefix || f2.Seq != fr.Seq || !bytes.Equal(f2.Raw, fr.Raw) {
+				t.Fatalf("tail re-decode differs")
+			}
+		}
+	})
+}

@@ -65,8 +65,10 @@ var (
 // Cut describes a frame whose stored Raw holds only its first bytes because
 // the line was longer than the recording cap.
 type Cut struct {
-	Len    int64    // the full length of the line, without its newline
-	SHA256 [32]byte // the hash of the full line
+	Len int64 // the full length of the line, without its newline
+	// SHA256 is the hash of the full line; all zeros when it is not known
+	// (a line whose middle was unreadable in a damaged spool).
+	SHA256 [32]byte
 }
 
 // Frame is one entry of a session's timeline: a line (Event == "") or a
@@ -135,6 +137,9 @@ const (
 	StatusComplete      = "complete"
 	StatusInterrupted   = "interrupted"
 	StatusFailedToStart = "failed-to-start"
+	// StatusDamaged: part of the session's spool could not be read; what
+	// read cleanly is stored and Session.Unreadable counts the bytes lost.
+	StatusDamaged = "damaged"
 )
 
 // Session is the metadata of one recording.
@@ -155,8 +160,11 @@ type Session struct {
 	Frames      Counts            `json:"frames"`
 	Bytes       Counts            `json:"bytes"`
 	Lost        *Lost             `json:"lost,omitempty"`
-	Error       string            `json:"error,omitempty"`
-	Tapedeck    string            `json:"tapedeck"`
+	// Unreadable is the number of bytes of a damaged session's spool that
+	// could not be read (status damaged); 0 otherwise.
+	Unreadable int64  `json:"unreadable,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Tapedeck   string `json:"tapedeck"`
 }
 
 // Duration is how long the session ran (until now when it has not ended).
