@@ -39,7 +39,8 @@ func (e *env) recordCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "a name for the session"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "a `key=value` tag (repeatable)"},
-			&cli.IntFlag{Name: "max-frame", Value: proxy.DefaultMaxLine, Usage: "store at most this many `bytes` of a line; longer lines pass whole and are stored cut"},
+			&cli.IntFlag{Name: "max-frame", Value: recorder.DefaultMaxLine, Usage: "store at most this many `bytes` of a line; longer lines pass whole and are stored cut"},
+			&cli.BoolFlag{Name: "no-record", EnvVars: []string{"TAPEDECK_NO_RECORD"}, Usage: "relay only: record nothing and leave the store alone (to measure what recording costs, or to run a wrapped plugin unrecorded)"},
 			redactFlags()[0],
 			redactFlags()[1],
 			&cli.StringFlag{Name: "lint", Usage: "check the traffic as it happens and append findings to `FILE` (JSON lines); they are stored with the session too"},
@@ -87,6 +88,10 @@ func (e *env) record(c *cli.Context) error {
 	defer signal.Stop(sigs)
 	defer signal.Stop(quiet)
 
+	if c.Bool("no-record") {
+		return e.relayOnly(c, argv, sigs)
+	}
+
 	var rec *recorder.Recorder
 	st, err := store.Open(c.String("store"), nil)
 	// Redaction keeps values out of the store; what is forwarded is never
@@ -99,6 +104,7 @@ func (e *env) record(c *cli.Context) error {
 		fmt.Fprintf(e.stderr, "tapedeck: cannot record (%v); the plugin runs unrecorded\n", err)
 	} else {
 		rec, _ = recorder.Start(st.SpoolPath(meta.ID), meta, e.stderr)
+		rec.SetMaxLine(c.Int("max-frame"))
 		if red != nil {
 			rec.SetBeforeSave(red.Line)
 		}
@@ -126,26 +132,19 @@ func (e *env) record(c *cli.Context) error {
 		Stderr:  e.stderr,
 		Sink:    sink,
 		Signals: sigs,
-		MaxLine: c.Int("max-frame"),
 	})
 
 	end := frame.End{Ended: time.Now(), Status: frame.StatusComplete}
-	code := res.Code
-	var msg string
+	code, msg := startFailure(argv[0], runErr)
 	switch {
-	case errors.Is(runErr, proxy.ErrNotFound):
-		code, msg = 127, fmt.Sprintf("%s: command not found", argv[0])
-	case errors.Is(runErr, proxy.ErrNotExecutable):
-		code, msg = 126, fmt.Sprintf("%s: permission denied (not executable)", argv[0])
 	case runErr != nil:
-		code, msg = 126, runErr.Error()
+	case res.Signal != 0:
+		code = res.Code
+		end.Exit.Signal = frame.SignalName(int(res.Signal))
 	default:
-		if res.Signal != 0 {
-			end.Exit.Signal = frame.SignalName(int(res.Signal))
-		} else {
-			c := res.Code
-			end.Exit.Code = &c
-		}
+		code = res.Code
+		c := res.Code
+		end.Exit.Code = &c
 	}
 	if runErr != nil {
 		end.Status, end.Error = frame.StatusFailedToStart, msg
@@ -169,7 +168,16 @@ func (e *env) record(c *cli.Context) error {
 		// is ingested now, with the end handed over in memory.
 		finished := rec.Finish(end) == nil
 		if !finished || w.Size() <= ingestInlineMax {
-			if err := st.Ingest(w.Path(), ingestWait, &end); err != nil && !errors.Is(err, store.ErrBusy) {
+			err := st.Ingest(w.Path(), ingestWait, &end)
+			switch {
+			case err == nil, errors.Is(err, store.ErrBusy):
+			case errors.Is(err, store.ErrSpoolDamaged):
+				fmt.Fprintf(e.stderr, "tapedeck: %v\n", err)
+			case rec.Warned():
+				// The line that said recording failed named the session;
+				// the same cause (a full disk) keeps the store from taking
+				// it now, and the next command will.
+			default:
 				fmt.Fprintf(e.stderr, "tapedeck: session %s stays in %s until the store can take it: %v\n", meta.ID, w.Path(), err)
 			}
 		}
@@ -179,6 +187,38 @@ func (e *env) record(c *cli.Context) error {
 		return fail(code, "%s", msg)
 	}
 	return &exitError{code: code}
+}
+
+// relayOnly runs the plugin through the relay with nothing recorded: the
+// store is not opened, no spool is made. It exists to measure what
+// recording costs (bench/run.sh) and to run a wrapped plugin unrecorded.
+func (e *env) relayOnly(c *cli.Context, argv []string, sigs <-chan os.Signal) error {
+	res, err := proxy.Run(c.Context, proxy.Config{
+		Command: argv,
+		Stdin:   e.stdin,
+		Stdout:  e.stdout,
+		Stderr:  e.stderr,
+		Signals: sigs,
+	})
+	if code, msg := startFailure(argv[0], err); err != nil {
+		return fail(code, "%s", msg)
+	}
+	return &exitError{code: res.Code}
+}
+
+// startFailure maps proxy.Run's error to the shim's exit code and its one
+// line, as a shell does: 127 not found, 126 not executable (or another
+// reason it could not start). A nil error gives 0 and "".
+func startFailure(name string, err error) (code int, msg string) {
+	switch {
+	case err == nil:
+		return 0, ""
+	case errors.Is(err, proxy.ErrNotFound):
+		return 127, fmt.Sprintf("%s: command not found", name)
+	case errors.Is(err, proxy.ErrNotExecutable):
+		return 126, fmt.Sprintf("%s: permission denied (not executable)", name)
+	}
+	return 126, err.Error()
 }
 
 // sessionNotes is what a recording stores about its frames beside them.

@@ -446,6 +446,9 @@ func (p *timeline) header(m *frame.Session) {
 		parts = append(parts, sanitize(l))
 	}
 	parts = append(parts, "started "+m.Started.Local().Format("2006-01-02 15:04:05"), sanitize(m.Status))
+	if m.Unreadable > 0 {
+		parts = append(parts, fmt.Sprintf("%d bytes of its spool unreadable", m.Unreadable))
+	}
 	if x := exitLabel(m.Exit); x != "-" {
 		parts = append(parts, "exit "+x)
 	}

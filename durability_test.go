@@ -86,6 +86,8 @@ func TestSIGKILLLosesNothingDelivered(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
+	cutShort := 0
+	defer func() { t.Logf("%d of %d rounds killed the shim in the middle of a long line", cutShort, rounds) }()
 	for round := range rounds {
 		store := t.TempDir()
 		journal := filepath.Join(t.TempDir(), "journal")
@@ -97,11 +99,8 @@ func TestSIGKILLLosesNothingDelivered(t *testing.T) {
 			defer writer.Done()
 			w := bufio.NewWriter(s.stdin)
 			for i := 0; ; i++ {
-				pad := 10
-				if i%37 == 0 {
-					pad = 200000 // some lines are big, so kills land mid-write too
-				}
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"n","params":{"i":%d,"pad":"%s"}}`+"\n", i, strings.Repeat("p", pad))
+				w.Write(killLine(i))
+				w.WriteByte('\n')
 				if w.Flush() != nil {
 					return
 				}
@@ -128,11 +127,59 @@ func TestSIGKILLLosesNothingDelivered(t *testing.T) {
 			}
 			continue
 		}
-		_, frames := exported(t, store, "last")
+		meta, frames := exported(t, store, "last")
 		checkPrefix(t, fmt.Sprintf("round %d (kill after %d): host side", round, killAfter), received, framesOf(frames, frame.Out))
 		checkPrefix(t, fmt.Sprintf("round %d: plugin side", round), lines(j), framesOf(frames, frame.In))
+		if checkNothingMisread(t, fmt.Sprintf("round %d", round), meta, frames) {
+			cutShort++
+		}
 		checkDB(t, store)
 	}
+}
+
+// killLine is line i of the SIGKILL test: most are short, some long enough
+// to reach the spool in pieces (200 KB), a few so long (1 MB) that kills
+// often land in the middle of one.
+func killLine(i int) []byte {
+	pad := 10
+	switch {
+	case i%97 == 50:
+		pad = 1 << 20
+	case i%37 == 0:
+		pad = 200000
+	}
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"n","params":{"i":%d,"pad":"%s"}}`, i, strings.Repeat("p", pad))
+}
+
+// checkNothingMisread: a killed session is interrupted, never damaged, and
+// each stored line of a direction is the line sent at its place, whole;
+// only the last may be the beginning of one, stored cut at what had come.
+// It reports whether a line was cut short.
+func checkNothingMisread(t *testing.T, what string, meta *frame.Session, frames []frame.Frame) (cut bool) {
+	t.Helper()
+	if meta.Status == frame.StatusDamaged || meta.Unreadable != 0 {
+		t.Fatalf("%s: status %s, %d bytes unreadable: a kill is not damage", what, meta.Status, meta.Unreadable)
+	}
+	for _, d := range []frame.Dir{frame.In, frame.Out} {
+		var stored []frame.Frame
+		for _, f := range frames {
+			if !f.IsEvent() && f.Dir == d {
+				stored = append(stored, f)
+			}
+		}
+		for k, f := range stored {
+			want := killLine(k)
+			if f.Cut == nil && bytes.Equal(f.Raw, want) {
+				continue
+			}
+			if k == len(stored)-1 && f.Cut != nil && f.NoEOL && f.Cut.Len == int64(len(f.Raw)) && bytes.HasPrefix(want, f.Raw) {
+				cut = true // the line the kill cut short
+				continue
+			}
+			t.Fatalf("%s: %s line %d stored as %d bytes (cut %v), sent %d: misread", what, d, k, len(f.Raw), f.Cut, len(want))
+		}
+	}
+	return cut
 }
 
 // TestManyShimsOneStore runs 8 recording shims at once while ls --json runs
@@ -250,22 +297,11 @@ func TestForwardingIgnoresTheDatabaseLock(t *testing.T) {
 		t.Fatalf("shim exit %d", code)
 	}
 
-	holder := exec.Command(os.Args[0])
-	holder.Env = append(os.Environ(), "TAPEDECK_FIXTURE=holddb", "FIXTURE_DB="+filepath.Join(store, "tapedeck.db"))
-	holdIn, _ := holder.StdinPipe()
-	holdOut, _ := holder.StdoutPipe()
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Wait()
-	defer holdIn.Close()
-	if line, err := bufio.NewReader(holdOut).ReadString('\n'); err != nil || line != "locked\n" {
-		t.Fatalf("lock holder: %q %v", line, err)
-	}
+	release, holder := holdDB(t, store)
 
 	s := startShim(t, store, "echo")
 	lat := roundTrips(t, s, 1000)
-	if gone(holder.Process.Pid) {
+	if gone(holder) {
 		t.Fatal("the lock holder exited early; the test proves nothing")
 	}
 	// Measured, not asserted: a shared machine's timings prove nothing either
@@ -277,8 +313,7 @@ func TestForwardingIgnoresTheDatabaseLock(t *testing.T) {
 	if code := s.wait(t); code != 0 {
 		t.Fatalf("shim exit %d: %s", code, s.stderr.String())
 	}
-	holdIn.Close()
-	holder.Wait()
+	release()
 	list := lsJSON(t, store)
 	if len(list) != 3 || list[0].Status != frame.StatusComplete || list[0].Frames.In != 1000 {
 		t.Fatalf("after the lock was released: %+v", list)

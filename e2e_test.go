@@ -112,6 +112,10 @@ func exported(t *testing.T, store, ref string) (*frame.Session, []frame.Frame) {
 		}
 		c := *f
 		c.Raw = bytes.Clone(f.Raw)
+		if f.Cut != nil { // the reader's, reused for the next cut frame
+			cut := *f.Cut
+			c.Cut = &cut
+		}
 		frames = append(frames, c)
 	}
 	return tr.Session(), frames

@@ -90,6 +90,35 @@ func TestRecordingFailureNeverHurtsThePlugin(t *testing.T) {
 			t.Errorf("status %s exit %+v", s.Status, s.Exit)
 		}
 	})
+	t.Run("full disk under the whole store", func(t *testing.T) {
+		// The spool fills the disk, so the database cannot take the session
+		// either: one line, naming the session (never a temporary file),
+		// and the next command with room stores what was recorded.
+		store := t.TempDir()
+		mountTmpfs(t, store, "256k")
+		big := someLines(4000, 200)
+		r := recordFixture(t, store, "echo", big)
+		if r.code != 0 || !bytes.Equal(r.stdout, big) {
+			t.Fatalf("exit %d, %d of %d bytes", r.code, len(r.stdout), len(big))
+		}
+		spools, _ := filepath.Glob(filepath.Join(store, "spool", "*.spool"))
+		if len(spools) != 1 {
+			t.Fatalf("spools %v", spools)
+		}
+		id := strings.TrimSuffix(filepath.Base(spools[0]), ".spool")
+		oneLine(t, r.stderr, "session "+id)
+		if strings.Contains(string(r.stderr), ".tmp-") {
+			t.Errorf("stderr names a temporary file: %s", r.stderr)
+		}
+		if out, err := exec.Command("mount", "-o", "remount,size=8m", store).CombinedOutput(); err != nil {
+			t.Skipf("cannot grow the tmpfs: %v %s", err, out)
+		}
+		os.Remove(filepath.Join(store, "tapedeck.db")) // what bbolt began on the full disk
+		list := lsJSON(t, store)
+		if len(list) != 1 || list[0].ID != id || list[0].Lost == nil || list[0].Lost.Frames == 0 {
+			t.Fatalf("after making room: %+v", list)
+		}
+	})
 	t.Run("damaged database", func(t *testing.T) {
 		store := t.TempDir()
 		garbage := bytes.Repeat([]byte("not a bbolt file "), 1000)

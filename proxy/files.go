@@ -3,46 +3,7 @@ package proxy
 import (
 	"io"
 	"os"
-	"syscall"
 )
-
-// pollable returns a file reading the same input as f that supports read
-// deadlines, so the stdin pump can be stopped when the child exits while the
-// host keeps stdin open. For a pipe, socket or terminal it duplicates the
-// descriptor and makes it non-blocking; restore puts the blocking mode back
-// (the mode belongs to the open file, which the host's terminal may share).
-// Other files (regular files, /dev/null) reach EOF by themselves and are
-// returned as they are.
-func pollable(f *os.File) (*os.File, func()) {
-	noop := func() {}
-	if f == nil {
-		null := devNull()
-		return null, func() { null.Close() }
-	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		return f, noop
-	}
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFIFO, syscall.S_IFSOCK, syscall.S_IFCHR:
-	default:
-		return f, noop
-	}
-	fd, err := syscall.Dup(int(f.Fd()))
-	if err != nil {
-		return f, noop
-	}
-	syscall.CloseOnExec(fd)
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
-		return f, noop
-	}
-	dup := os.NewFile(uintptr(fd), f.Name())
-	return dup, func() {
-		syscall.SetNonblock(fd, false)
-		dup.Close()
-	}
-}
 
 func devNull() *os.File {
 	f, err := os.Open(os.DevNull)

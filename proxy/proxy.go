@@ -10,10 +10,8 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -35,19 +33,25 @@ const (
 	Stderr Stream = 3
 )
 
-// Line is one line as it crossed the relay.
+// Line is a line, or the next piece of a long one, as it crossed the relay.
+// A line that arrives within one read is handed over once, whole (Off 0,
+// Done); a long one is handed over in pieces as they arrive, each before it
+// is forwarded, and its last bytes with Done once its end has come.
 type Line struct {
 	Stream Stream
-	// Bytes is the line without its "\n", or only its first MaxLine bytes when
-	// SHA256 is set. It is valid only during the Sink call.
+	// Bytes are the line's bytes from Off on, never its "\n". They stay
+	// valid until the sink's Flush returns (for a Flusher; otherwise until
+	// Line returns) and must not be modified.
 	Bytes []byte
-	// EOL is false for a last line that ended without "\n".
+	// Off is where Bytes start in the line: the number of its bytes handed
+	// over before.
+	Off int64
+	// Done: Bytes end the line.
+	Done bool
+	// EOL is false for a last line that ended without "\n" (Done only).
 	EOL bool
-	// Len is the full length of the line without its "\n".
-	Len int64
-	// SHA256 is the hash of the full line when the line was longer than
-	// MaxLine and Bytes holds only its beginning; nil otherwise.
-	SHA256 *[32]byte
+	// Time is when the read that brought Bytes returned.
+	Time time.Time
 }
 
 // EventKind names a lifecycle event.
@@ -77,9 +81,10 @@ type Sink interface {
 	Event(e Event)
 }
 
-// Flusher is a Sink that batches: Flush is called after the lines completed
-// by one read have been handed over and before the bytes that complete them
-// are forwarded, so a sink can store a whole read's lines with one write.
+// Flusher is a Sink that batches: Flush is called after the lines and pieces
+// of one read have been handed over and before those bytes are forwarded, so
+// a sink can store a whole read with one write, straight from the relay's
+// buffers.
 type Flusher interface {
 	Flush()
 }
@@ -97,20 +102,19 @@ type Config struct {
 	Sink    Sink             // nil records nothing
 	Signals <-chan os.Signal // signals to pass on to the child; may be nil
 
-	// MaxLine is the largest line handed to the Sink whole; longer lines are
-	// still forwarded whole and handed over cut, with their length and hash.
-	// Zero means DefaultMaxLine.
-	MaxLine int
 	// Drain is how long the child's stdout and stderr are still read after it
 	// exits, for pipes a grandchild keeps open. Zero means DefaultDrain.
 	Drain time.Duration
 }
 
-// Defaults for Config.
+// Defaults for Config, and the relay's buffer sizes.
 const (
-	DefaultMaxLine = 64 << 20
-	DefaultDrain   = 250 * time.Millisecond
-	bufSize        = 64 << 10
+	DefaultDrain = 250 * time.Millisecond
+	bufSize      = 64 << 10
+	// pieceMin is the least a piece of a long line holds, unless its read
+	// brought less: shorter remainders of a read are kept until the line
+	// ends or this much has come.
+	pieceMin = 32 << 10
 )
 
 // Result is how the child ended.
@@ -135,15 +139,20 @@ func (discardSink) Event(Event) {}
 // drained. It blocks until then. Cancelling ctx kills the child. The error is
 // non-nil only when the child could not be started (wrapping ErrNotFound or
 // ErrNotExecutable where that is the cause) or the pipes could not be made.
+//
+// The host's stdin is read with plain blocking reads (a poller costs a
+// round trip two more system calls and a wakeup). Such a read cannot be
+// interrupted: when the child is gone while the host keeps stdin open, Run
+// returns without waiting for it. The goroutine left in that read is
+// fenced off: from then on it hands nothing to the sink and writes nothing,
+// and it ends when its read returns (or with the process). When cfg.Stdin
+// supports deadlines (a non-blocking pipe), Run stops the read and waits.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if len(cfg.Command) == 0 {
 		return Result{}, fmt.Errorf("run: %w: empty command", ErrNotFound)
 	}
 	if cfg.Sink == nil {
 		cfg.Sink = discardSink{}
-	}
-	if cfg.MaxLine <= 0 {
-		cfg.MaxLine = DefaultMaxLine
 	}
 	if cfg.Drain <= 0 {
 		cfg.Drain = DefaultDrain
@@ -185,27 +194,32 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, classifyStart(cfg.Command[0], err)
 	}
 
-	stdin, restoreStdin := pollable(cfg.Stdin)
-	defer restoreStdin()
-
-	var pumps sync.WaitGroup
-	pumps.Add(3)
-	var stdinDone = make(chan struct{})
+	stdin := cfg.Stdin
+	if stdin == nil {
+		null := devNull()
+		defer null.Close()
+		stdin = null
+	}
+	fence := &fence{}
+	var closeHostIn sync.Once
+	stdinDone := make(chan struct{})
 	go func() {
-		defer pumps.Done()
 		defer close(stdinDone)
-		p := pump{stream: Stdin, sink: cfg.Sink, max: cfg.MaxLine}
+		p := pump{stream: Stdin, sink: cfg.Sink, fence: fence}
 		eof := p.run(stdin, hostIn)
-		if eof {
+		if eof && fence.enter() {
 			cfg.Sink.Event(Event{Kind: EventEOF})
+			fence.leave()
 		}
-		hostIn.Close()
+		if fence.enter() {
+			closeHostIn.Do(func() { hostIn.Close() })
+			fence.leave()
+		}
 	}()
 	outDone := make(chan struct{})
 	go func() {
-		defer pumps.Done()
 		defer close(outDone)
-		p := pump{stream: Stdout, sink: cfg.Sink, max: cfg.MaxLine}
+		p := pump{stream: Stdout, sink: cfg.Sink}
 		if p.run(outR, cfg.Stdout) {
 			cfg.Sink.Event(Event{Kind: EventClosed})
 			hangUp(cfg.Stdout)
@@ -213,18 +227,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}()
 	errDone := make(chan struct{})
 	go func() {
-		defer pumps.Done()
 		defer close(errDone)
-		p := pump{stream: Stderr, sink: cfg.Sink, max: cfg.MaxLine}
+		p := pump{stream: Stderr, sink: cfg.Sink}
 		p.run(errR, cfg.Stderr)
 	}()
 
 	// Pass signals on until the child is gone.
-	var signals sync.WaitGroup
 	signalsDone := make(chan struct{})
-	signals.Add(1)
+	signalsOver := make(chan struct{})
 	go func() {
-		defer signals.Done()
+		defer close(signalsOver)
 		for {
 			select {
 			case s := <-cfg.Signals:
@@ -244,7 +256,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	state := <-exited
 	close(signalsDone)
-	signals.Wait()
+	<-signalsOver
 
 	// The child is gone. What it wrote is in the pipes; a grandchild may keep
 	// them open, so read on only for the drain window.
@@ -253,15 +265,53 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	errR.SetReadDeadline(deadline)
 	<-outDone
 	<-errDone
-	// Nobody reads the host's input any more.
-	stdin.SetReadDeadline(time.Now())
-	<-stdinDone
-	pumps.Wait()
 	closeAll(outR, errR)
+
+	// Nobody reads the host's input any more.
+	if stdin.SetReadDeadline(time.Now()) == nil {
+		<-stdinDone
+	} else {
+		select {
+		case <-stdinDone:
+		default:
+			// A write to a grandchild that keeps the plugin's stdin open
+			// but does not read gives up at once, so the fence is free.
+			hostIn.SetWriteDeadline(time.Now())
+			fence.close()
+		}
+	}
+	closeHostIn.Do(func() { hostIn.Close() })
 
 	res := result(state)
 	cfg.Sink.Event(Event{Kind: EventExit, Signal: res.Signal, Code: res.Code})
 	return res, nil
+}
+
+// fence lets Run end while the stdin pump may still be blocked in a read:
+// the pump enters before it touches the sink or the child's stdin, and once
+// the fence is closed it cannot enter any more.
+type fence struct {
+	mu     sync.Mutex
+	closed bool
+}
+
+// enter reports whether the caller may go on; if so it must call leave.
+func (f *fence) enter() bool {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+func (f *fence) leave() { f.mu.Unlock() }
+
+// close waits for the one inside to leave and keeps everyone out after.
+func (f *fence) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
 }
 
 // startLocked starts cmd and waits for it on one goroutine locked to its OS
@@ -325,29 +375,37 @@ func closeAll(files ...*os.File) {
 	}
 }
 
-// pump copies one stream chunk by chunk and cuts it into lines for the sink.
+// pump copies one stream read by read and cuts it into lines for the sink.
 type pump struct {
 	stream Stream
 	sink   Sink
-	max    int
+	fence  *fence // the stdin pump's; nil for the others
 
-	acc   []byte    // the current line's bytes so far (up to max)
-	total int64     // the current line's length so far
-	hash  hash.Hash // non-nil once the current line is over max
+	// The current line: off bytes of it handed over, acc kept (a
+	// remainder shorter than pieceMin). spare is acc's other buffer: what
+	// was handed over must stay as it is until Flush.
+	off   int64
+	acc   []byte
+	spare []byte
+	now   time.Time
 	line  Line
 }
 
 // run copies src to dst until src ends. It returns true when src reached EOF
 // (rather than failing or hitting its deadline). A failing dst stops
-// delivery but not reading and recording.
+// delivery but not reading and recording. Past a closed fence it stops.
 func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 	buf := make([]byte, bufSize)
 	deliver := true
 	flusher, _ := p.sink.(Flusher)
 	for {
 		n, err := src.Read(buf)
+		if p.fence != nil && !p.fence.enter() {
+			return false
+		}
 		if n > 0 {
 			data := buf[:n]
+			p.now = time.Now()
 			if p.split(data) && flusher != nil {
 				flusher.Flush()
 			}
@@ -360,85 +418,60 @@ func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 				}
 			}
 		}
-		if err != nil {
-			if p.total > 0 || len(p.acc) > 0 {
-				p.emit(nil, false)
-				if flusher != nil {
-					flusher.Flush()
-				}
+		if err != nil && (p.off > 0 || len(p.acc) > 0) {
+			p.emit(nil, false)
+			if flusher != nil {
+				flusher.Flush()
 			}
+		}
+		if p.fence != nil {
+			p.fence.leave()
+		}
+		if err != nil {
 			return err == io.EOF
 		}
 	}
 }
 
-// split hands every line completed by data to the sink and keeps the rest.
-// It reports whether it completed any line.
-func (p *pump) split(data []byte) (completed bool) {
+// split hands every line completed by data to the sink, and the rest as a
+// piece once enough of it has come. It reports whether it handed anything.
+func (p *pump) split(data []byte) (handed bool) {
 	for {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			break
 		}
 		p.emit(data[:i], true)
-		completed = true
+		handed = true
 		data = data[i+1:]
 	}
-	if len(data) > 0 {
-		p.add(data)
+	if len(data) == 0 {
+		return handed
 	}
-	return completed
-}
-
-func (p *pump) add(b []byte) {
-	p.total += int64(len(b))
-	if p.hash != nil {
-		p.hash.Write(b)
-		return
+	if len(p.acc)+len(data) < pieceMin {
+		p.acc = append(p.acc, data...)
+		return handed
 	}
-	if room := p.max - len(p.acc); len(b) > room {
-		p.hash = sha256.New()
-		p.hash.Write(p.acc)
-		p.hash.Write(b)
-		p.grow(room)
-		p.acc = append(p.acc, b[:room]...)
-		return
-	}
-	p.grow(len(b))
-	p.acc = append(p.acc, b...)
-}
-
-// grow makes room for n more bytes, doubling the buffer (append grows large
-// slices by a quarter, which copies a 16 MiB line some twenty times).
-func (p *pump) grow(n int) {
-	if len(p.acc)+n <= cap(p.acc) {
-		return
-	}
-	c := max(2*cap(p.acc), len(p.acc)+n, 4096)
-	c = min(c, max(p.max, len(p.acc)+n))
-	grown := make([]byte, len(p.acc), c)
-	copy(grown, p.acc)
-	p.acc = grown
+	p.hand(data, false, false)
+	return true
 }
 
 // emit completes the current line with tail and hands it over.
 func (p *pump) emit(tail []byte, eol bool) {
-	l := &p.line
-	*l = Line{Stream: p.stream, EOL: eol}
-	if p.total == 0 && len(tail) <= p.max {
-		// The whole line is in the read buffer: no copy.
-		l.Bytes, l.Len = tail, int64(len(tail))
-	} else {
-		p.add(tail)
-		l.Bytes, l.Len = p.acc, p.total
-		if p.hash != nil {
-			var sum [32]byte
-			p.hash.Sum(sum[:0])
-			l.SHA256 = &sum
-		}
+	p.hand(tail, true, eol)
+	p.off = 0
+}
+
+// hand hands b, after what acc holds, to the sink: from the read buffer
+// when acc is empty, else joined in acc.
+func (p *pump) hand(b []byte, done, eol bool) {
+	if len(p.acc) > 0 {
+		p.acc = append(p.acc, b...)
+		b = p.acc
+		p.acc, p.spare = p.spare[:0], p.acc
 	}
+	l := &p.line
+	*l = Line{Stream: p.stream, Bytes: b, Off: p.off, Done: done, EOL: eol, Time: p.now}
 	p.sink.Line(l)
-	// The buffer is kept, at the size of the longest line so far: a plugin
-	// that sends one long line usually sends more.
-	p.acc, p.total, p.hash = p.acc[:0], 0, nil
+	p.off += int64(len(b))
 }

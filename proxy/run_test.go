@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 type lockedSink struct {
@@ -82,5 +86,72 @@ func TestRunCannotStart(t *testing.T) {
 		if !errors.Is(err, c.want) {
 			t.Errorf("Run(%s) = %v, want %v", c.cmd, err, c.want)
 		}
+	}
+}
+
+// TestRunEndsWhileHostKeepsStdinOpen: the host's stdin is a blocking pipe
+// that stays open after the plugin exits. Run returns without waiting for
+// the read it cannot interrupt, and what the host writes afterwards never
+// reaches the sink: the reader left behind is fenced off and ends at its
+// next read.
+func TestRunEndsWhileHostKeepsStdinOpen(t *testing.T) {
+	if _, err := exec.LookPath("true"); err != nil {
+		t.Skip("no true on PATH")
+	}
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil { // blocking, unlike os.Pipe
+		t.Fatal(err)
+	}
+	r, w := os.NewFile(uintptr(fds[0]), "host-stdin"), os.NewFile(uintptr(fds[1]), "host-stdin-w")
+	defer r.Close()
+	if err := r.SetReadDeadline(time.Now()); err == nil {
+		t.Fatal("the pipe supports deadlines: the test would not test the blocking read")
+	}
+	base := runtime.NumGoroutine()
+	sink := &afterSink{}
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Config{Command: []string{"true"}, Stdin: r, Stdout: &out, Stderr: &out, Sink: sink})
+	if err != nil || res.Code != 0 {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	sink.mu.Lock()
+	sink.over = true
+	sink.mu.Unlock()
+	w.Write([]byte("{\"late\":true}\n"))
+	w.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines, %d before Run: the stdin reader did not end at its read", runtime.NumGoroutine(), base)
+		}
+		runtime.Gosched()
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if len(sink.late) > 0 {
+		t.Fatalf("the sink got %d calls after Run returned: %v", len(sink.late), sink.late)
+	}
+}
+
+// afterSink records calls that come after over is set.
+type afterSink struct {
+	mu   sync.Mutex
+	over bool
+	late []string
+}
+
+func (s *afterSink) Line(l *Line) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.over {
+		s.late = append(s.late, "line "+string(l.Bytes))
+	}
+}
+
+func (s *afterSink) Event(e Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.over {
+		s.late = append(s.late, fmt.Sprintf("event %d", e.Kind))
 	}
 }

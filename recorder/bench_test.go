@@ -43,8 +43,8 @@ func BenchmarkLine(b *testing.B) {
 				raw[i] = 'a' + byte(i%26)
 			}
 			lines := [2]proxy.Line{
-				{Stream: proxy.Stdin, Bytes: raw, EOL: true, Len: int64(size)},
-				{Stream: proxy.Stdout, Bytes: raw, EOL: true, Len: int64(size)},
+				{Stream: proxy.Stdin, Bytes: raw, Done: true, EOL: true},
+				{Stream: proxy.Stdout, Bytes: raw, Done: true, EOL: true},
 			}
 			b.SetBytes(int64(size))
 			b.ReportAllocs()

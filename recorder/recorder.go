@@ -1,14 +1,19 @@
 // Package recorder owns a session while it is being recorded: it is the
 // proxy's Sink, numbering and timestamping every line and lifecycle event and
-// appending each to the session's spool with one write before the proxy
-// passes the line on. A recording failure (a full disk, a vanished folder)
+// appending each to the session's spool before the proxy passes the line on.
+// A long line is appended in pieces as it arrives, so the recorder never
+// holds it whole (unless a hook or observer needs it whole); what a line
+// longer than the recording cap keeps is decided here: its first bytes, its
+// length and its hash. A recording failure (a full disk, a vanished folder)
 // never stops the relay: it is reported once and counted as lost. The
 // recorder never opens the database; the store ingests the spool afterwards.
 package recorder
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"sync"
 	"time"
@@ -18,23 +23,51 @@ import (
 	"github.com/tapedeck/tapedeck/spool"
 )
 
+// DefaultMaxLine is how many bytes of a line are stored unless SetMaxLine
+// says otherwise; longer lines are stored cut.
+const DefaultMaxLine = 64 << 20
+
 // Recorder records one session. Its methods are safe for concurrent use.
 type Recorder struct {
 	mu      sync.Mutex
 	w       *spool.Writer // nil when the spool could not be made
-	started time.Time     // carries the monotonic clock reading
+	id      string
+	started time.Time // carries the monotonic clock reading
+	max     int64
 	seq     uint64
 	hdr     []byte
 	fr      frame.Frame
 	lost    frame.Lost
 	warn    io.Writer
 	warned  bool
-	// pendingBytes is the size of the lines in the spool's unwritten
-	// batch, to count as lost if its write fails.
-	pendingBytes int64
-	observe      func(*frame.Frame)
-	save         BeforeSave
+	lines   [4]line // by stream: the line in progress
+
+	// What the pending batch holds, to count as lost if its write fails:
+	// frames (lines and events) and their bytes, and whether lines had
+	// pieces in it.
+	pendingFrames int64
+	pendingBytes  int64
+	pendingPieces bool
+
+	observe func(*frame.Frame)
+	save    BeforeSave
 }
+
+// line is what the recorder knows of a line that is coming in pieces.
+type line struct {
+	stored int64     // bytes of it appended to the spool (at most max)
+	failed bool      // a piece could not be stored: the line is lost
+	hash   hash.Hash // once the line is longer than max
+	pieces []extent  // where its stored bytes are in the spool
+	// pending: a piece of it is in the unwritten batch.
+	pending bool
+	// whole is the line so far (up to max) when a hook or observer needs
+	// lines whole.
+	whole []byte
+}
+
+// extent is a stretch of the spool file.
+type extent struct{ off, n int64 }
 
 // BeforeSave is a hook that runs before each line is appended to the spool:
 // it gets the line's direction and bytes (cut: only the first bytes of a
@@ -42,7 +75,8 @@ type Recorder struct {
 // what is forwarded: the proxy passes every line on as it came. It runs
 // under the recorder's lock, one line at a time in recorded order; it must
 // not modify or keep raw, and its result need only stay valid until it
-// returns to the recorder.
+// returns to the recorder. With a hook, long lines are held whole (up to
+// the recording cap) until they end.
 type BeforeSave func(dir frame.Dir, raw []byte, cut bool) []byte
 
 // SetBeforeSave installs the hook h (nil removes it). Call it before the
@@ -54,12 +88,25 @@ func (r *Recorder) SetBeforeSave(h BeforeSave) {
 }
 
 // SetObserver installs fn, called under the recorder's lock in seq order
-// with every line as it crossed (before any BeforeSave hook) and every
-// event. fn must not block, and must not keep f or its Raw.
+// with every line as it crossed (before any BeforeSave hook; cut like the
+// stored one) and every event. fn must not block, and must not keep f or
+// its Raw. With an observer, long lines are held whole until they end.
 func (r *Recorder) SetObserver(fn func(*frame.Frame)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.observe = fn
+}
+
+// SetMaxLine sets how many bytes of a line are stored (n <= 0: the
+// default); longer lines are stored cut, with their length and hash. Call
+// it before the recorder is handed to the proxy.
+func (r *Recorder) SetMaxLine(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.max = DefaultMaxLine
+	if n > 0 {
+		r.max = int64(n)
+	}
 }
 
 // Notes appends notes about the session's frames (JSON) to the spool; the
@@ -70,6 +117,7 @@ func (r *Recorder) Notes(js []byte) error {
 	if r.w == nil {
 		return fmt.Errorf("record notes: no spool")
 	}
+	r.flush()
 	if err := r.w.Append(spool.TypeNotes, js); err != nil {
 		r.fail(err)
 		return fmt.Errorf("record notes: %w", err)
@@ -83,7 +131,7 @@ func (r *Recorder) Notes(js []byte) error {
 // one line that tells the user. meta.Started is the zero point of every
 // frame's time.
 func Start(path string, meta *frame.Session, warn io.Writer) (*Recorder, error) {
-	r := &Recorder{started: meta.Started, warn: warn}
+	r := &Recorder{id: meta.ID, started: meta.Started, warn: warn, max: DefaultMaxLine}
 	js, err := json.Marshal(meta)
 	if err != nil {
 		return r, fmt.Errorf("start recording %s: %w", meta.ID, err)
@@ -96,22 +144,53 @@ func Start(path string, meta *frame.Session, warn io.Writer) (*Recorder, error) 
 	return r, nil
 }
 
-// Line implements proxy.Sink.
+// Line implements proxy.Sink: a line, or the next piece of a long one.
 func (r *Recorder) Line(l *proxy.Line) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	ln := &r.lines[l.Stream&3]
+	whole := r.save != nil || r.observe != nil
+	if l.Off == 0 {
+		ln.reset()
+	}
+	if !l.Done {
+		if whole {
+			ln.keep(l.Bytes, r.max)
+		} else {
+			r.piece(ln, l)
+		}
+		return
+	}
 	r.seq++
 	f := &r.fr
-	*f = frame.Frame{
-		Seq:   r.seq,
-		At:    int64(time.Since(r.started)),
-		Dir:   frame.Dir(l.Stream),
-		NoEOL: !l.EOL,
+	*f = frame.Frame{Seq: r.seq, At: r.at(l.Time), Dir: frame.Dir(l.Stream), NoEOL: !l.EOL}
+	size := l.Off + int64(len(l.Bytes))
+	switch {
+	case l.Off == 0:
+		// The common case: the whole line came in one read.
+		raw := l.Bytes
+		if int64(len(raw)) > r.max {
+			sum := sha256.Sum256(raw)
+			f.Cut = &frame.Cut{Len: size, SHA256: sum}
+			raw = raw[:r.max]
+		}
+		r.whole(f, raw, size, false)
+	case whole:
+		ln.keep(l.Bytes, r.max)
+		if ln.hash != nil {
+			f.Cut = &frame.Cut{Len: size}
+			ln.hash.Sum(f.Cut.SHA256[:0])
+		}
+		r.whole(f, ln.whole, size, true)
+	default:
+		r.tail(ln, f, l.Bytes, size)
 	}
-	if l.SHA256 != nil {
-		f.Cut = &frame.Cut{Len: l.Len, SHA256: *l.SHA256}
-	}
-	raw := l.Bytes
+	ln.reset()
+}
+
+// whole stores a frame whose raw the recorder has in one piece. held: raw
+// is the recorder's own buffer, reused by the next line.
+func (r *Recorder) whole(f *frame.Frame, raw []byte, size int64, held bool) {
 	if r.observe != nil {
 		f.Raw = raw
 		r.observe(f)
@@ -119,8 +198,122 @@ func (r *Recorder) Line(l *proxy.Line) {
 	}
 	if r.save != nil {
 		raw = r.save(f.Dir, raw, f.Cut != nil)
+		held = true
 	}
-	r.append(f, raw, l.Len)
+	r.hdr = frame.AppendHeader(r.hdr[:0], f)
+	r.add(spool.TypeFrame, r.hdr, raw, size)
+	if held && len(raw)+len(r.hdr) >= spool.BigRecord {
+		// The batch refers to raw, which changes before the next Flush.
+		r.flush()
+	}
+}
+
+// piece appends the next piece of a long line to the spool, as far as the
+// line is within the cap, and hashes what is beyond.
+func (r *Recorder) piece(ln *line, l *proxy.Line) {
+	b := l.Bytes
+	if room := r.max - ln.stored; room > 0 && !ln.failed {
+		keep := b[:min(int64(len(b)), room)]
+		b = b[len(keep):]
+		if r.w == nil {
+			ln.failed = true
+		} else {
+			r.hdr = frame.AppendPieceHeader(r.hdr[:0], frame.Dir(l.Stream), ln.stored, r.at(l.Time))
+			at := r.w.End() + spool.RecordHeader + int64(len(r.hdr))
+			r.w.Add(spool.TypePiece, r.hdr, keep)
+			ln.pieces = append(ln.pieces, extent{at, int64(len(keep))})
+			ln.stored += int64(len(keep))
+			ln.pending, r.pendingPieces = true, true
+		}
+	}
+	if len(b) > 0 {
+		r.overCap(ln)
+		ln.hash.Write(b)
+	}
+}
+
+// overCap starts the hash of a line that has just grown over the cap: the
+// stored pieces are read back from the spool (a line over the cap is rare;
+// hashing every long line on the way would halve the relay's throughput).
+func (r *Recorder) overCap(ln *line) {
+	if ln.hash != nil {
+		return
+	}
+	ln.hash = sha256.New()
+	if ln.failed {
+		return
+	}
+	r.flush()
+	if ln.failed {
+		return
+	}
+	buf := make([]byte, 64<<10)
+	for _, e := range ln.pieces {
+		for off := e.off; off < e.off+e.n; {
+			n := min(int64(len(buf)), e.off+e.n-off)
+			if _, err := r.w.ReadAt(buf[:n], off); err != nil {
+				r.fail(err)
+				ln.failed = true
+				return
+			}
+			ln.hash.Write(buf[:n])
+			off += n
+		}
+	}
+}
+
+// tail ends a line that came in pieces: its last bytes go to the spool in a
+// tail record that the store joins to the pieces.
+func (r *Recorder) tail(ln *line, f *frame.Frame, b []byte, size int64) {
+	keep := b[:max(0, min(int64(len(b)), r.max-ln.stored))]
+	if rest := b[len(keep):]; len(rest) > 0 || ln.hash != nil {
+		if ln.hash == nil {
+			r.overCap(ln) // the stored pieces, then what is kept of b
+			ln.hash.Write(keep)
+		}
+		ln.hash.Write(rest)
+		f.Cut = &frame.Cut{Len: size}
+		ln.hash.Sum(f.Cut.SHA256[:0])
+	}
+	if ln.failed || r.w == nil {
+		r.countLost(size)
+		return
+	}
+	r.hdr = frame.AppendTailHeader(r.hdr[:0], ln.stored, f)
+	r.add(spool.TypeTail, r.hdr, keep, size)
+}
+
+func (ln *line) reset() {
+	ln.stored, ln.failed, ln.hash, ln.pending = 0, false, nil, false
+	ln.pieces = ln.pieces[:0]
+	if cap(ln.whole) > 4<<20 {
+		ln.whole = nil // a long line is over: give its memory back
+	}
+	ln.whole = ln.whole[:0]
+}
+
+// keep adds b to the line held whole, up to max bytes; beyond, it hashes.
+func (ln *line) keep(b []byte, max int64) {
+	if room := max - int64(len(ln.whole)); ln.hash == nil && int64(len(b)) > room {
+		ln.hash = sha256.New()
+		ln.hash.Write(ln.whole)
+		ln.hash.Write(b)
+		ln.whole = append(ln.whole, b[:room]...)
+		return
+	}
+	if ln.hash != nil {
+		ln.hash.Write(b)
+		return
+	}
+	ln.whole = append(ln.whole, b...)
+}
+
+// at is t as a frame time: nanoseconds since the session started.
+func (r *Recorder) at(t time.Time) int64 {
+	if t.IsZero() {
+		return int64(time.Since(r.started))
+	}
+	return int64(t.Sub(r.started))
 }
 
 // Event implements proxy.Sink.
@@ -151,35 +344,29 @@ func (r *Recorder) Event(e proxy.Event) {
 	if r.observe != nil {
 		r.observe(f)
 	}
-	r.append(f, nil, 0)
+	r.hdr = frame.AppendHeader(r.hdr[:0], f)
+	r.add(spool.TypeFrame, r.hdr, nil, 0)
 	r.flush() // events are few, and a signal's must be on disk before it is passed on
 }
 
-// append adds one frame to the spool's pending batch; the caller holds mu.
-// A large frame is written at once, after the batch, so that what a failed
-// write loses is known exactly. Flush writes the batch.
-func (r *Recorder) append(f *frame.Frame, raw []byte, size int64) {
+// add adds one frame record to the spool's pending batch; the caller holds
+// mu. Flush writes the batch.
+func (r *Recorder) add(typ byte, hdr, raw []byte, size int64) {
 	if r.w == nil {
 		r.countLost(size)
 		return
 	}
-	r.hdr = frame.AppendHeader(r.hdr[:0], f)
-	big := 1+len(r.hdr)+len(raw) >= spool.BigRecord
-	if big {
-		r.flush()
-	}
-	if _, err := r.w.Add(spool.TypeFrame, r.hdr, raw); err != nil {
+	if _, err := r.w.Add(typ, hdr, raw); err != nil {
 		r.fail(err)
 		r.countLost(size)
 		return
 	}
-	if !big {
-		r.pendingBytes += size
-	}
+	r.pendingFrames++
+	r.pendingBytes += size
 }
 
-// Flush implements proxy.Flusher: it writes the lines handed over since the
-// last Flush with one write, before the proxy forwards them.
+// Flush implements proxy.Flusher: it writes what was handed over since the
+// last Flush, before the proxy forwards it.
 func (r *Recorder) Flush() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -190,13 +377,24 @@ func (r *Recorder) flush() {
 	if r.w == nil {
 		return
 	}
-	lost, err := r.w.Flush()
-	if err != nil {
+	if _, err := r.w.Flush(); err != nil {
 		r.fail(err)
-		r.lost.Frames += int64(lost)
+		r.lost.Frames += r.pendingFrames
 		r.lost.Bytes += r.pendingBytes
+		if r.pendingPieces {
+			for i := range r.lines {
+				if r.lines[i].pending {
+					r.lines[i].failed = true
+				}
+			}
+		}
 	}
-	r.pendingBytes = 0
+	if r.pendingPieces {
+		for i := range r.lines {
+			r.lines[i].pending = false
+		}
+	}
+	r.pendingFrames, r.pendingBytes, r.pendingPieces = 0, 0, false
 }
 
 func (r *Recorder) countLost(size int64) {
@@ -213,7 +411,15 @@ func (r *Recorder) fail(err error) {
 		return
 	}
 	r.warned = true
-	fmt.Fprintf(r.warn, "tapedeck: recording is failing (%v); the plugin keeps running, unrecorded frames are counted as lost\n", err)
+	fmt.Fprintf(r.warn, "tapedeck: recording of session %s is failing (%v); the plugin keeps running, unrecorded frames are counted as lost\n", r.id, err)
+}
+
+// Warned reports whether the recorder has told the user that recording
+// failed.
+func (r *Recorder) Warned() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.warned
 }
 
 // Lost reports what could not be recorded so far, or nil when nothing was lost.
@@ -235,12 +441,13 @@ func (r *Recorder) Spool() *spool.Writer { return r.w }
 func (r *Recorder) Finish(end frame.End) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.w == nil {
+		return fmt.Errorf("finish recording: no spool")
+	}
+	r.flush()
 	if end.Lost == nil && (r.lost.Frames > 0 || r.lost.Reason != "") {
 		l := r.lost
 		end.Lost = &l
-	}
-	if r.w == nil {
-		return fmt.Errorf("finish recording: no spool")
 	}
 	js, err := json.Marshal(end)
 	if err != nil {

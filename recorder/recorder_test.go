@@ -2,10 +2,13 @@ package recorder
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,21 +17,27 @@ import (
 	"github.com/tapedeck/tapedeck/spool"
 )
 
+// readFrames reads a spool back as the store does: pieces joined to their
+// tails, pieces of a line the recorder could not finish storing dropped. It
+// fails the test on anything out of order.
 func readFrames(t *testing.T, path string) (meta, end []byte, frames []frame.Frame) {
 	t.Helper()
-	f, err := os.Open(path)
+	f, r, err := spool.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := spool.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var pieces [4][]byte
 	for {
 		typ, p, err := r.Next()
 		if err == io.EOF {
+			if r.Torn() || r.Damaged() != 0 {
+				t.Fatalf("spool torn %v, damaged %d", r.Torn(), r.Damaged())
+			}
 			return
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 		switch typ {
 		case spool.TypeSession:
@@ -42,8 +51,39 @@ func readFrames(t *testing.T, path string) (meta, end []byte, frames []frame.Fra
 			}
 			fr.Raw = bytes.Clone(fr.Raw)
 			frames = append(frames, fr)
+			if !fr.IsEvent() {
+				pieces[fr.Dir] = nil // of a line that could not be stored
+			}
+		case spool.TypePiece:
+			d, off, _, b, err := frame.DecodePiece(p)
+			if err == nil && off == 0 {
+				pieces[d] = nil // of a line that could not be stored
+			}
+			if err != nil || off != int64(len(pieces[d])) {
+				t.Fatalf("piece at %d after %d bytes: %v", off, len(pieces[d]), err)
+			}
+			pieces[d] = append(pieces[d], b...)
+		case spool.TypeTail:
+			prefix, fr, err := frame.DecodeTail(p)
+			if err != nil || prefix != int64(len(pieces[fr.Dir])) {
+				t.Fatalf("tail after %d bytes of pieces, says %d: %v", len(pieces[fr.Dir]), prefix, err)
+			}
+			fr.Raw = append(pieces[fr.Dir], fr.Raw...)
+			pieces[fr.Dir] = nil
+			frames = append(frames, fr)
 		}
 	}
+}
+
+func start(t *testing.T) (*Recorder, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.spool")
+	r, err := Start(path, &frame.Session{ID: "01test", Started: time.Now()}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Spool().Close() })
+	return r, path
 }
 
 func TestRecorderNumbersBatchesAndEnds(t *testing.T) {
@@ -55,8 +95,8 @@ func TestRecorderNumbersBatchesAndEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Spool().Close()
-	r.Line(&proxy.Line{Stream: proxy.Stdin, Bytes: []byte("a"), EOL: true, Len: 1})
-	r.Line(&proxy.Line{Stream: proxy.Stdout, Bytes: []byte("b"), EOL: false, Len: 1})
+	r.Line(&proxy.Line{Stream: proxy.Stdin, Bytes: []byte("a"), Done: true, EOL: true})
+	r.Line(&proxy.Line{Stream: proxy.Stdout, Bytes: []byte("b"), Done: true, EOL: false})
 	if _, _, fs := readFrames(t, path); len(fs) != 0 {
 		t.Fatalf("lines on disk before Flush: %d", len(fs))
 	}
@@ -87,14 +127,169 @@ func TestRecorderCountsWhatItCannotKeep(t *testing.T) {
 		t.Fatal("Start in a missing folder succeeded")
 	}
 	for range 3 {
-		r.Line(&proxy.Line{Stream: proxy.Stdout, Bytes: []byte("xyz"), EOL: true, Len: 3})
+		r.Line(&proxy.Line{Stream: proxy.Stdout, Bytes: []byte("xyz"), Done: true, EOL: true})
 		r.Flush()
 	}
+	// A long line in pieces counts once.
+	r.Line(&proxy.Line{Stream: proxy.Stdout, Bytes: []byte("abc")})
+	r.Line(&proxy.Line{Stream: proxy.Stdout, Bytes: []byte("de"), Off: 3, Done: true, EOL: true})
 	lost := r.Lost()
-	if lost == nil || lost.Frames != 3 || lost.Bytes != 9 || lost.Reason == "" {
+	if lost == nil || lost.Frames != 4 || lost.Bytes != 14 || lost.Reason == "" {
 		t.Fatalf("lost %+v", lost)
 	}
-	if n := strings.Count(warn.String(), "\n"); n != 1 {
-		t.Errorf("%d warning lines, want exactly 1: %q", n, warn.String())
+	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "01x") || strings.Contains(warn.String(), ".tmp-") {
+		t.Errorf("want exactly 1 warning line naming the session and no temporary file: %q", warn.String())
+	}
+}
+
+// pieces hands line to r as the proxy does with a long line: in pieces of
+// size bytes, each followed by a Flush, the last with Done.
+func pieces(r *Recorder, s proxy.Stream, line []byte, size int) {
+	for off := 0; ; off += size {
+		end := min(off+size, len(line))
+		done := end == len(line)
+		r.Line(&proxy.Line{Stream: s, Bytes: line[off:end], Off: int64(off), Done: done, EOL: done})
+		r.Flush()
+		if done {
+			return
+		}
+	}
+}
+
+// TestLongLinesGoInPieces: a long line reaches the spool as it arrives, in
+// pieces and a tail that read back as the line, and the recorder keeps no
+// copy of it.
+func TestLongLinesGoInPieces(t *testing.T) {
+	r, path := start(t)
+	line := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	pieces(r, proxy.Stdout, line, 48<<10)
+	if c := cap(r.lines[proxy.Stdout].whole); c != 0 {
+		t.Errorf("the recorder held %d bytes of the line", c)
+	}
+	_, _, fs := readFrames(t, path)
+	if len(fs) != 1 || !bytes.Equal(fs[0].Raw, line) || fs[0].Cut != nil || fs[0].Seq != 1 {
+		t.Fatalf("%d frames; first: %d bytes, cut %v", len(fs), len(fs[0].Raw), fs[0].Cut)
+	}
+}
+
+// TestLinesOverTheCap: a line longer than the cap keeps its first bytes,
+// its length and the hash of all of it, whether it came whole, in pieces,
+// or in pieces to a recorder that holds lines whole for an observer.
+func TestLinesOverTheCap(t *testing.T) {
+	line := bytes.Repeat([]byte("0123456789"), 30000)
+	sum := sha256.Sum256(line)
+	for _, c := range []struct {
+		name    string
+		piece   int
+		observe bool
+	}{
+		{"whole", len(line), false},
+		{"pieces", 40000, false},
+		{"pieces under the cap, tail over it", 1000, false},
+		{"held whole for an observer", 40000, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, path := start(t)
+			r.SetMaxLine(50000)
+			var seen []frame.Frame
+			if c.observe {
+				r.SetObserver(func(f *frame.Frame) {
+					g := *f
+					g.Raw = bytes.Clone(f.Raw)
+					seen = append(seen, g)
+				})
+			}
+			if c.piece == 1000 {
+				// The tail alone crosses the cap.
+				r.Line(&proxy.Line{Stream: proxy.Stdin, Bytes: line[:1000]})
+				r.Line(&proxy.Line{Stream: proxy.Stdin, Bytes: line[1000:], Off: 1000, Done: true, EOL: true})
+				r.Flush()
+			} else {
+				pieces(r, proxy.Stdin, line, c.piece)
+			}
+			r.Line(&proxy.Line{Stream: proxy.Stdin, Bytes: []byte("next"), Done: true, EOL: true})
+			r.Flush()
+			_, _, fs := readFrames(t, path)
+			if len(fs) != 2 {
+				t.Fatalf("%d frames, want 2", len(fs))
+			}
+			f := fs[0]
+			if !bytes.Equal(f.Raw, line[:50000]) || f.Cut == nil || f.Cut.Len != int64(len(line)) || f.Cut.SHA256 != sum {
+				t.Fatalf("cut frame: %d bytes kept, cut %+v", len(f.Raw), f.Cut)
+			}
+			if string(fs[1].Raw) != "next" || fs[1].Cut != nil {
+				t.Errorf("the line after: %+v", fs[1])
+			}
+			if c.observe && (len(seen) != 2 || !bytes.Equal(seen[0].Raw, line[:50000]) || seen[0].Cut == nil || seen[0].Cut.SHA256 != sum) {
+				t.Errorf("the observer saw %d frames", len(seen))
+			}
+		})
+	}
+}
+
+// TestFailingWritesCountExactly: with a file size limit, the spool stops
+// growing in the middle of a session of short lines and long ones. Every
+// line is either in the spool, whole and in order, or counted as lost; the
+// one warning names the session.
+func TestFailingWritesCountExactly(t *testing.T) {
+	signal.Ignore(syscall.SIGXFSZ)
+	defer signal.Reset(syscall.SIGXFSZ)
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip(err)
+	}
+	lim := old
+	lim.Cur = 3 << 20
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skip(err)
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+
+	path := filepath.Join(t.TempDir(), "s.spool")
+	var warn bytes.Buffer
+	r, err := Start(path, &frame.Session{ID: "01full", Started: time.Now()}, &warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Spool().Close()
+	var sent [][]byte
+	for i := range 600 {
+		line := []byte(strings.Repeat(string(rune('a'+i%26)), 200))
+		if i%50 == 49 {
+			line = bytes.Repeat(line, 1000) // 200 KB, in pieces
+			pieces(r, proxy.Stdout, line, 64<<10)
+		} else {
+			r.Line(&proxy.Line{Stream: proxy.Stdout, Bytes: line, Done: true, EOL: true})
+			r.Flush()
+		}
+		sent = append(sent, line)
+	}
+	lost := r.Lost()
+	if lost == nil || lost.Frames == 0 {
+		t.Fatal("nothing was lost: the limit did not bite")
+	}
+	_, _, fs := readFrames(t, path)
+	if int64(len(fs))+lost.Frames != int64(len(sent)) {
+		t.Fatalf("%d stored + %d lost, want %d", len(fs), lost.Frames, len(sent))
+	}
+	var stored int64
+	for i, f := range fs {
+		if !bytes.Equal(f.Raw, sent[f.Seq-1]) {
+			t.Fatalf("frame %d (seq %d) is not the line sent", i, f.Seq)
+		}
+		stored += int64(len(f.Raw))
+	}
+	var total int64
+	for _, l := range sent {
+		total += int64(len(l))
+	}
+	if stored+lost.Bytes != total {
+		t.Errorf("%d bytes stored + %d lost, want %d", stored, lost.Bytes, total)
+	}
+	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "01full") {
+		t.Errorf("want one warning naming the session: %q", warn.String())
+	}
+	if fi, err := os.Stat(path); err != nil || uint64(fi.Size()) > lim.Cur {
+		t.Errorf("spool %v over the limit", fi.Size())
 	}
 }

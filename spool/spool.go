@@ -1,29 +1,44 @@
 // Package spool owns the per-session append-only spool file: records with a
-// length and a CRC-32C, each appended with a single write(2), the file held
-// under an exclusive flock while its writer lives. A reader drops a torn or
-// corrupt tail instead of misreading it. The spool knows nothing of what its
-// records mean; the recorder writes them and the store ingests them.
+// length and a CRC-32C, held under an exclusive flock while their writer
+// lives. A record is in the file (the page cache) as soon as Flush returns,
+// so it survives a SIGKILL of the writer. Short batches are copied into a
+// shared mapping of a file pre-allocated in steps, so recording an
+// interactive line costs no system call; long batches are written with one
+// pwritev straight from the caller's buffers. A reader drops a torn tail
+// silently, skips damage before it to the next valid record and counts the
+// bytes it could not read. The spool knows nothing of what its records mean;
+// the recorder writes them and the store ingests them.
 package spool
 
 import (
-	"bufio"
+	"bytes"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"syscall"
 )
 
-// Magic starts every spool file.
-const Magic = "TDSPOOL\x01"
+// The two spool formats. Version 1 has no salt and is read only. Version 2
+// seeds every record's CRC with a random salt stored after the magic, so
+// that spool bytes that a plugin happens to print (and that are recorded as
+// a line) can never pass for records of this spool when a reader resyncs,
+// and may end in zeros: the part of the file allocated ahead of the writer.
+const (
+	MagicV1 = "TDSPOOL\x01"
+	Magic   = "TDSPOOL\x02"
+)
 
 // MaxRecord is the largest payload a record may carry; a header claiming more
 // is treated as corruption.
 const MaxRecord = 1 << 31
 
-const headerLen = 8 // uint32 length + uint32 CRC-32C of the payload
+const (
+	headerLen = 8 // uint32 length + uint32 CRC-32C of the payload
+	saltLen   = 4
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -33,52 +48,110 @@ var (
 	ErrNotSpool = errors.New("not a spool file")
 )
 
-// Writer appends records to one spool file. Records are added to a pending
-// batch and written by Flush with a single write, so that many short lines
-// read together cost one system call; a large record is written on its own,
-// straight from the caller's buffers. It is not safe for concurrent use; the
-// recorder serialises its calls.
-type Writer struct {
-	f       *os.File
-	path    string
-	off     int64  // the end of the last record known to be written
-	pending []byte // records added but not yet written
-	count   int    // records in pending
+// Record types of a tapedeck session spool. The spool itself does not look at
+// them beyond knowing which exist (a reader that resyncs after damage
+// accepts only these); they are listed here so that the writer and the
+// reader agree.
+const (
+	TypeSession byte = 'S' // JSON session metadata; always the first record
+	TypeFrame   byte = 'F' // a frame in the frame package's binary encoding
+	TypeEnd     byte = 'E' // JSON end record; the last record of a finished session
+	TypeNotes   byte = 'N' // JSON notes on the session's frames (check findings)
+	// TypePiece is the next bytes of a long line that has not ended yet:
+	// dir byte, uvarint offset of these bytes in the line, varint time
+	// (ns since the session started), then the bytes.
+	TypePiece byte = 'P'
+	// TypeTail ends a line whose first bytes came in pieces: uvarint length
+	// of those bytes, then the frame's full encoding with the line's last
+	// bytes as its raw; the stored frame's raw is the pieces and these.
+	TypeTail byte = 'T'
+)
+
+func knownType(t byte) bool {
+	switch t {
+	case TypeSession, TypeFrame, TypeEnd, TypeNotes, TypePiece, TypeTail:
+		return true
+	}
+	return false
 }
 
-// BigRecord is the payload size (type byte included) from which Add writes
-// a record at once, from the caller's buffers, instead of copying it into
-// the batch.
-const BigRecord = 256 << 10
+// Writer appends records to one spool file. Records are added to a pending
+// batch and written by Flush, so that the lines of one read cost at most one
+// system call; Flush copies a short batch into the mapped file (no system
+// call) and writes a long one with pwritev from the caller's buffers. It is
+// not safe for concurrent use; the recorder serialises its calls.
+type Writer struct {
+	f    *os.File
+	path string
+	salt uint32
+	off  int64 // the end of the last record written
 
-// Create makes the spool at path: it writes Magic and first (the first record,
-// of type typ) under a temporary name while holding an exclusive lock, then
-// renames it into place, so a spool never appears without its lock or its
-// first record. The lock is held until Close.
+	arena []byte    // record headers and copied parts of the pending batch
+	segs  []segment // the pending batch, in order
+	n     int       // bytes pending
+	count int       // records pending
+	bufs  [][]byte  // scratch for Flush
+
+	m     mapping // the mapped window (Linux); zero when none
+	noMap bool    // the file system cannot pre-allocate: every batch is written
+}
+
+// segment is a piece of the pending batch: ext when set, else arena[a:b].
+type segment struct {
+	ext  []byte
+	a, b int
+}
+
+// Thresholds of the writer.
+const (
+	// BigRecord is the payload size (type byte included) from which a
+	// record's last part is written from the caller's buffer, by Flush,
+	// instead of being copied into the batch.
+	BigRecord = 16 << 10
+	// directMin is the batch size from which Flush writes with pwritev
+	// rather than copying into the mapping: big copies into fresh mapped
+	// pages cost a page fault every 4 KiB, which a write does not.
+	directMin = 16 << 10
+)
+
+// Create makes the spool at path: it writes the magic, the salt and first
+// (the first record, of type typ) under a temporary name while holding an
+// exclusive lock, then renames it into place, so a spool never appears
+// without its lock or its first record. The lock is held until Close.
+// Errors name path, never the temporary file.
 func Create(path string, typ byte, first []byte) (*Writer, error) {
 	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("create spool: %w", err)
+		return nil, fmt.Errorf("create spool %s: %w", path, bare(err))
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		os.Remove(tmp)
-		return nil, fmt.Errorf("lock spool %s: %w", tmp, err)
+		return nil, fmt.Errorf("lock spool %s: %w", path, err)
 	}
 	w := &Writer{f: f, path: path}
-	if _, err := f.Write([]byte(Magic)); err != nil {
+	var salt [saltLen]byte
+	rand.Read(salt[:])
+	w.salt = binary.LittleEndian.Uint32(salt[:])
+	head := append([]byte(Magic), salt[:]...)
+	if _, err := f.Write(head); err != nil {
 		w.abandon(tmp)
-		return nil, fmt.Errorf("write spool %s: %w", tmp, err)
+		return nil, fmt.Errorf("create spool %s: %w", path, bare(err))
 	}
-	w.off = int64(len(Magic))
-	if err := w.Append(typ, first); err != nil {
+	w.off = int64(len(head))
+	// The first record is written, not mapped: a spool that never gets a
+	// line (a plugin that fails to start) allocates nothing ahead.
+	w.noMap = true
+	err = w.Append(typ, first)
+	w.noMap = !canMap
+	if err != nil {
 		w.abandon(tmp)
 		return nil, err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		w.abandon(tmp)
-		return nil, fmt.Errorf("publish spool %s: %w", path, err)
+		return nil, fmt.Errorf("publish spool %s: %w", path, bare(err))
 	}
 	return w, nil
 }
@@ -86,6 +159,36 @@ func Create(path string, typ byte, first []byte) (*Writer, error) {
 func (w *Writer) abandon(tmp string) {
 	w.f.Close()
 	os.Remove(tmp)
+}
+
+// bare strips the file name from a *PathError, whose name may be a temporary
+// one that no longer exists.
+func bare(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// RecordHeader is what a record adds before its payload: length, checksum
+// and type.
+const RecordHeader = headerLen + 1
+
+// End is where the next record added will start: after the written records
+// and the pending batch. A record's payload starts RecordHeader bytes later.
+func (w *Writer) End() int64 { return w.off + int64(w.n) }
+
+// ReadAt reads back what was written (not what is pending).
+func (w *Writer) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > w.off {
+		return 0, fmt.Errorf("read spool %s: %d bytes at %d are past what was written", w.path, len(p), off)
+	}
+	n, err := w.f.ReadAt(p, off)
+	if err != nil {
+		return n, fmt.Errorf("read spool %s: %w", w.path, bare(err))
+	}
+	return n, nil
 }
 
 // Size is the length of the spool's written records, in bytes.
@@ -104,72 +207,96 @@ func (w *Writer) Append(typ byte, parts ...[]byte) error {
 }
 
 // Add adds one record of type typ whose payload is the concatenation of
-// parts to the pending batch. A large record is written at once instead
-// (after the batch), without copying its payload; lost then counts the
-// records that failed, as Flush does.
+// parts to the pending batch, copying all parts but a large last one: when
+// the record is at least BigRecord bytes, its last part is written from the
+// caller's slice by Flush, and must not change until then. Add itself never
+// writes; lost and err report a record too large to store.
 func (w *Writer) Add(typ byte, parts ...[]byte) (lost int, err error) {
 	n := 1
 	for _, p := range parts {
 		n += len(p)
 	}
 	if n > MaxRecord {
-		return 1, fmt.Errorf("append spool record: %d bytes is over the %d limit", n, MaxRecord)
+		return 1, fmt.Errorf("append to spool %s: a record of %d bytes is over the %d limit", w.path, n, MaxRecord)
 	}
-	crc := crc32.Update(0, castagnoli, []byte{typ})
+	crc := crc32.Update(w.salt, castagnoli, []byte{typ})
 	for _, p := range parts {
 		crc = crc32.Update(crc, castagnoli, p)
 	}
-	var h [headerLen + 1]byte
-	binary.LittleEndian.PutUint32(h[0:4], uint32(n))
-	binary.LittleEndian.PutUint32(h[4:8], crc)
-	h[8] = typ
-	if n < BigRecord {
-		w.pending = append(w.pending, h[:]...)
-		for _, p := range parts {
-			w.pending = append(w.pending, p...)
-		}
-		w.count++
-		return 0, nil
+	a := len(w.arena)
+	w.arena = binary.LittleEndian.AppendUint32(w.arena, uint32(n))
+	w.arena = binary.LittleEndian.AppendUint32(w.arena, crc)
+	w.arena = append(w.arena, typ)
+	var ext []byte
+	if n >= BigRecord && len(parts) > 0 {
+		ext, parts = parts[len(parts)-1], parts[:len(parts)-1]
 	}
-	if lost, err := w.Flush(); err != nil {
-		return lost + 1, err
+	for _, p := range parts {
+		w.arena = append(w.arena, p...)
 	}
-	bufs := append([][]byte{h[:]}, parts...)
-	if err := writeAll(w.f, bufs); err != nil {
-		w.cutBack()
-		return 1, fmt.Errorf("append to spool %s: %w", w.path, err)
+	w.addSeg(segment{a: a, b: len(w.arena)})
+	if len(ext) > 0 {
+		w.addSeg(segment{ext: ext})
 	}
-	w.off += int64(headerLen + n)
+	w.n += headerLen + n
+	w.count++
 	return 0, nil
 }
 
-// Flush writes the pending batch with one write. On failure it cuts the
-// file back to its last good record, so a later write can still succeed
-// (for example once a full disk has room again); lost is the number of
-// records of the batch that are not in the spool.
+func (w *Writer) addSeg(s segment) {
+	if k := len(w.segs) - 1; k >= 0 && s.ext == nil && w.segs[k].ext == nil && w.segs[k].b == s.a {
+		w.segs[k].b = s.b // one run of the arena
+		return
+	}
+	w.segs = append(w.segs, s)
+}
+
+// Pending reports the size of the batch not yet written, in bytes.
+func (w *Writer) Pending() int { return w.n }
+
+// Flush writes the pending batch. When it returns nil the batch is in the
+// file. On failure it cuts the file back to its last good record, so a later
+// write can still succeed (for example once a full disk has room again);
+// lost is the number of records of the batch that are not in the spool.
 func (w *Writer) Flush() (lost int, err error) {
-	if len(w.pending) == 0 {
+	if w.count == 0 {
 		return 0, nil
 	}
-	_, err = w.f.Write(w.pending)
-	n, count := len(w.pending), w.count
-	if cap(w.pending) > 4<<20 {
-		w.pending = nil // a burst is over: give its memory back
+	bufs := w.bufs[:0]
+	for _, s := range w.segs {
+		if s.ext != nil {
+			bufs = append(bufs, s.ext)
+		} else {
+			bufs = append(bufs, w.arena[s.a:s.b])
+		}
 	}
-	w.pending, w.count = w.pending[:0], 0
+	n, count := w.n, w.count
+	if n < directMin && !w.noMap {
+		err = w.copyIn(bufs, n)
+	} else {
+		err = pwritev(w.f, bufs, w.off)
+	}
+	clear(bufs)
+	w.bufs = bufs[:0]
+	clear(w.segs)
+	w.segs, w.n, w.count = w.segs[:0], 0, 0
+	if cap(w.arena) > 4<<20 {
+		w.arena = nil // a burst is over: give its memory back
+	}
+	w.arena = w.arena[:0]
 	if err != nil {
 		w.cutBack()
-		return count, fmt.Errorf("append to spool %s: %w", w.path, err)
+		return count, fmt.Errorf("append to spool %s: %w", w.path, bare(err))
 	}
 	w.off += int64(n)
 	return 0, nil
 }
 
-// cutBack removes a partly written tail.
+// cutBack removes a partly written tail and what was allocated ahead.
 func (w *Writer) cutBack() {
-	if err := w.f.Truncate(w.off); err == nil {
-		w.f.Seek(w.off, io.SeekStart)
-	}
+	w.unmap()
+	w.f.Truncate(w.off)
+	w.m.alloc = min(w.m.alloc, w.off)
 }
 
 // Remove deletes the spool file; the lock stays held until Close.
@@ -180,8 +307,16 @@ func (w *Writer) Remove() error {
 	return nil
 }
 
-// Close releases the lock and closes the file.
-func (w *Writer) Close() error { return w.f.Close() }
+// Close gives back what was allocated ahead of the last record, releases the
+// lock and closes the file. Pending records that were not flushed are
+// dropped.
+func (w *Writer) Close() error {
+	w.unmap()
+	if w.m.alloc > w.off {
+		w.f.Truncate(w.off)
+	}
+	return w.f.Close()
+}
 
 // Lock is an exclusive lock taken on an existing spool whose writer is gone.
 type Lock struct{ f *os.File }
@@ -206,103 +341,15 @@ func TryLock(path string) (*Lock, error) {
 // Release drops the lock.
 func (l *Lock) Release() error { return l.f.Close() }
 
-// Reader reads records in order. A torn or corrupt tail ends the stream with
-// io.EOF and Torn reports true: nothing after the first bad record is read.
-type Reader struct {
-	r    *bufio.Reader
-	buf  []byte
-	torn bool
-	n    int64
+// isZero reports whether b holds only zero bytes.
+func isZero(b []byte) bool {
+	var zeros [256]byte
+	for len(b) > 0 {
+		n := min(len(b), len(zeros))
+		if !bytes.Equal(b[:n], zeros[:n]) {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
 }
-
-// NewReader reads a spool from r, checking Magic first.
-func NewReader(r io.Reader) (*Reader, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	head := make([]byte, len(Magic))
-	if _, err := io.ReadFull(br, head); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotSpool, err)
-	}
-	if string(head) != Magic {
-		return nil, ErrNotSpool
-	}
-	return &Reader{r: br}, nil
-}
-
-// Next returns the next record. The payload is valid until the next call.
-// At the end it returns io.EOF.
-func (r *Reader) Next() (typ byte, payload []byte, err error) {
-	if r.torn {
-		return 0, nil, io.EOF
-	}
-	var h [headerLen]byte
-	if _, err := io.ReadFull(r.r, h[:]); err != nil {
-		if err == io.EOF {
-			return 0, nil, io.EOF
-		}
-		if err == io.ErrUnexpectedEOF {
-			r.torn = true
-			return 0, nil, io.EOF
-		}
-		return 0, nil, fmt.Errorf("read spool: %w", err)
-	}
-	n := binary.LittleEndian.Uint32(h[0:4])
-	if n == 0 || n > MaxRecord {
-		r.torn = true
-		return 0, nil, io.EOF
-	}
-	buf, err := r.readPayload(int(n))
-	if err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			r.torn = true
-			return 0, nil, io.EOF
-		}
-		return 0, nil, fmt.Errorf("read spool: %w", err)
-	}
-	if crc32.Checksum(buf, castagnoli) != binary.LittleEndian.Uint32(h[4:8]) {
-		r.torn = true
-		return 0, nil, io.EOF
-	}
-	r.n++
-	return buf[0], buf[1:], nil
-}
-
-// Torn reports whether a torn or corrupt tail was dropped.
-func (r *Reader) Torn() bool { return r.torn }
-
-// readPayload reads n bytes into the reusable buffer, growing it step by step
-// so that a corrupt length cannot make it allocate more than the file holds.
-func (r *Reader) readPayload(n int) ([]byte, error) {
-	const step = 16 << 20
-	if cap(r.buf) > 4<<20 && n < 1<<20 {
-		r.buf = nil // let a huge buffer go once lines are small again
-	}
-	buf := r.buf[:0]
-	for len(buf) < n {
-		want := min(n-len(buf), step)
-		if cap(buf)-len(buf) < want {
-			grown := make([]byte, len(buf), len(buf)+want)
-			copy(grown, buf)
-			buf = grown
-		}
-		got, err := io.ReadFull(r.r, buf[len(buf):len(buf)+want])
-		buf = buf[:len(buf)+got]
-		if err != nil {
-			if err == io.EOF && len(buf) > 0 {
-				err = io.ErrUnexpectedEOF
-			}
-			r.buf = buf
-			return nil, err
-		}
-	}
-	r.buf = buf
-	return buf, nil
-}
-
-// Record types of a tapedeck session spool. The spool itself does not look at
-// them; they are listed here so that the writer and the reader agree.
-const (
-	TypeSession byte = 'S' // JSON session metadata; always the first record
-	TypeFrame   byte = 'F' // a frame in the frame package's binary encoding
-	TypeEnd     byte = 'E' // JSON end record; the last record of a finished session
-	TypeNotes   byte = 'N' // JSON notes on the session's frames (check findings)
-)

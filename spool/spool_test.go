@@ -3,22 +3,24 @@ package spool
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-func readAll(t *testing.T, b []byte) (recs [][]byte, torn bool) {
+// readAll reads every record of a spool held in b.
+func readAll(t testing.TB, b []byte) (recs [][]byte, r *Reader) {
 	t.Helper()
-	r, err := NewReader(bytes.NewReader(b))
+	r, err := NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatalf("NewReader: %v", err)
 	}
 	for {
 		typ, p, err := r.Next()
 		if err == io.EOF {
-			return recs, r.Torn()
+			return recs, r
 		}
 		if err != nil {
 			t.Fatalf("Next: %v", err)
@@ -27,54 +29,178 @@ func readAll(t *testing.T, b []byte) (recs [][]byte, torn bool) {
 	}
 }
 
-func TestAppendReadAndTornTail(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.spool")
-	w, err := Create(path, 'M', []byte("meta"))
+// fileOf returns the bytes of the spool at path as they are now, zeros
+// allocated ahead included.
+func fileOf(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	return b
+}
+
+func create(t testing.TB) (*Writer, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.spool")
+	w, err := Create(path, TypeSession, []byte("meta"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, path
+}
+
+func TestAppendReadAndTornTail(t *testing.T) {
+	w, path := create(t)
 	for _, p := range []string{"one", "", "three\n\x00"} {
-		if err := w.Append('F', []byte("x"), []byte(p)); err != nil {
+		if err := w.Append(TypeFrame, []byte("x"), []byte(p)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	full, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, torn := readAll(t, full)
-	want := []string{"Mmeta", "Fxone", "Fx", "Fxthree\n\x00"}
-	if torn || len(recs) != len(want) {
-		t.Fatalf("got %q torn=%v, want %q", recs, torn, want)
+	w.Close()
+	full := fileOf(t, path)
+	recs, r := readAll(t, full)
+	want := []string{"Smeta", "Fxone", "Fx", "Fxthree\n\x00"}
+	if r.Torn() || r.Damaged() != 0 || len(recs) != len(want) {
+		t.Fatalf("got %q torn=%v damaged=%d, want %q", recs, r.Torn(), r.Damaged(), want)
 	}
 	for i := range want {
 		if string(recs[i]) != want[i] {
 			t.Errorf("record %d = %q, want %q", i, recs[i], want[i])
 		}
 	}
-	// Every cut inside the last record drops exactly that record.
+	// Every cut inside the last record drops exactly that record, silently.
 	lastLen := headerLen + len("Fxthree\n\x00")
 	for cut := 1; cut < lastLen; cut++ {
-		recs, torn := readAll(t, full[:len(full)-cut])
-		if !torn || len(recs) != 3 {
-			t.Fatalf("cut %d: %d records, torn=%v; want 3, torn", cut, len(recs), torn)
+		recs, r := readAll(t, full[:len(full)-cut])
+		if !r.Torn() || r.Damaged() != 0 || len(recs) != 3 {
+			t.Fatalf("cut %d: %d records, torn=%v damaged=%d; want 3, torn", cut, len(recs), r.Torn(), r.Damaged())
 		}
 	}
 	// A flipped byte in the last payload is caught by the checksum.
 	bad := bytes.Clone(full)
 	bad[len(bad)-2] ^= 0x40
-	if recs, torn := readAll(t, bad); !torn || len(recs) != 3 {
-		t.Fatalf("corrupt tail: %d records, torn=%v", len(recs), torn)
+	if recs, r := readAll(t, bad); !r.Torn() || len(recs) != 3 {
+		t.Fatalf("corrupt tail: %d records, torn=%v", len(recs), r.Torn())
+	}
+}
+
+// TestDamageBeforeTheTail: a flipped byte in a record with valid records
+// after it is damage, not a torn tail: the reader skips exactly that record,
+// reads on, and counts the bytes it skipped. Every byte of the record is
+// tried, length and checksum included.
+func TestDamageBeforeTheTail(t *testing.T) {
+	w, path := create(t)
+	var want []string
+	for i := range 20 {
+		p := fmt.Sprintf("frame %d %s", i, bytes.Repeat([]byte{'a' + byte(i)}, i*7))
+		want = append(want, "F"+p)
+		if err := w.Append(TypeFrame, []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	full := fileOf(t, path)
+	_, r := readAll(t, full)
+	// The offsets of records 0 (the session record) … 20.
+	var offs []int64
+	rd, _ := NewReader(bytes.NewReader(full), int64(len(full)))
+	for {
+		offs = append(offs, rd.Offset())
+		if _, _, err := rd.Next(); err != nil {
+			break
+		}
+	}
+	victim := 7 // the 7th frame record
+	start, end := offs[victim+1], offs[victim+2]
+	for i := start; i < end; i++ {
+		bad := bytes.Clone(full)
+		bad[i] ^= 0x10
+		recs, r := readAll(t, bad)
+		if r.Torn() {
+			t.Fatalf("byte %d: damage before the tail taken for a torn tail", i)
+		}
+		if r.Damaged() != end-start {
+			t.Errorf("byte %d: %d bytes counted unreadable, want %d", i, r.Damaged(), end-start)
+		}
+		got := recs[1:]
+		if len(got) != len(want)-1 {
+			t.Fatalf("byte %d: %d frame records, want %d", i, len(got), len(want)-1)
+		}
+		for j, g := range got {
+			k := j
+			if j >= victim {
+				k++
+			}
+			if string(g) != want[k] {
+				t.Fatalf("byte %d: record %d = %.30q, want %.30q", i, j, g, want[k])
+			}
+		}
+	}
+	if r.Damaged() != 0 {
+		t.Errorf("intact spool: %d damaged bytes", r.Damaged())
+	}
+}
+
+// TestZerosAfterTheLastRecord: what a killed writer leaves (records, then
+// the zeros it allocated ahead) reads cleanly; in live mode the zeros and a
+// record being written end the read for now, and Resume picks up what was
+// written since.
+func TestZerosAfterTheLastRecord(t *testing.T) {
+	w, path := create(t)
+	for i := range 100 {
+		if err := w.Append(TypeFrame, fmt.Appendf(nil, "line %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The writer is alive: the file is as a SIGKILL would leave it.
+	live := fileOf(t, path)
+	if canMap && int64(len(live)) <= w.Size() {
+		t.Errorf("file is %d bytes for %d of records: nothing was allocated ahead", len(live), w.Size())
+	}
+	recs, r := readAll(t, live)
+	if len(recs) != 101 || r.Torn() || r.Damaged() != 0 {
+		t.Fatalf("%d records, torn %v, damaged %d; want 101 clean", len(recs), r.Torn(), r.Damaged())
+	}
+
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	size := func() int64 { fi, _ := f.Stat(); return fi.Size() }
+	fr, err := NewReader(f, size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr.SetLive(true)
+	count := func() int {
+		n := 0
+		for {
+			if _, _, err := fr.Next(); err != nil {
+				return n
+			}
+			n++
+		}
+	}
+	if n := count(); n != 101 {
+		t.Fatalf("live read: %d records, want 101", n)
+	}
+	w.Append(TypeFrame, []byte("later"))
+	w.Append(TypeFrame, bytes.Repeat([]byte("big"), BigRecord))
+	fr.Resume(size())
+	if n := count(); n != 2 {
+		t.Fatalf("after Resume: %d records, want 2", n)
+	}
+	w.Close()
+	if got := fileOf(t, path); int64(len(got)) != w.Size() {
+		t.Errorf("closed spool is %d bytes, its records %d: Close leaves no zeros", len(got), w.Size())
 	}
 }
 
 func TestLockHeldUntilClose(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.spool")
-	w, err := Create(path, 'M', nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, path := create(t)
 	if _, err := TryLock(path); !errors.Is(err, ErrLocked) {
 		t.Fatalf("TryLock on a live spool: %v, want ErrLocked", err)
 	}
@@ -90,86 +216,154 @@ func TestLockHeldUntilClose(t *testing.T) {
 }
 
 func TestAppendFailureKeepsSpoolReadable(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.spool")
-	w, err := Create(path, 'M', []byte("m"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Append('F', []byte("good"))
+	w, path := create(t)
+	w.Append(TypeFrame, []byte("good"))
+	w.unmap()
 	w.f.Close() // every later write fails
-	if err := w.Append('F', []byte("lost")); err == nil {
+	w.noMap = true
+	err := w.Append(TypeFrame, []byte("lost"))
+	if err == nil {
 		t.Fatal("Append on a closed file succeeded")
 	}
-	b, _ := os.ReadFile(path)
-	recs, torn := readAll(t, b)
-	if torn || len(recs) != 2 {
-		t.Fatalf("got %q torn=%v", recs, torn)
+	recs, r := readAll(t, fileOf(t, path))
+	if r.Torn() || len(recs) != 2 {
+		t.Fatalf("got %q torn=%v", recs, r.Torn())
 	}
 }
 
-// FuzzReader: whatever the bytes, the reader never panics, never returns a
-// record whose checksum did not match, and a valid prefix always reads back.
-func FuzzReader(f *testing.F) {
-	path := filepath.Join(f.TempDir(), "seed.spool")
-	w, err := Create(path, 'M', []byte(`{"id":"x"}`))
-	if err != nil {
-		f.Fatal(err)
+func TestCreateErrorNamesTheSpool(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "s.spool")
+	_, err := Create(path, TypeSession, nil)
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(path+":")) || bytes.Contains([]byte(err.Error()), []byte(".tmp-")) {
+		t.Fatalf("Create error %q: want it to name %s and no temporary file", err, path)
 	}
-	w.Append('F', []byte("hello"))
+}
+
+func TestBatchAndBigRecords(t *testing.T) {
+	w, path := create(t)
+	big := bytes.Repeat([]byte("b"), BigRecord+10)
+	w.Add(TypeFrame, []byte("one"))
+	w.Add(TypeFrame, []byte("two"))
+	if recs, _ := readAll(t, fileOf(t, path)); len(recs) != 1 {
+		t.Fatalf("Add wrote before Flush: %d records", len(recs))
+	}
+	w.Add(TypeFrame, []byte("x"), big) // written from big, by Flush
+	w.Add(TypeFrame, []byte("three"))
+	if _, err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	recs, r := readAll(t, fileOf(t, path))
+	if r.Torn() || len(recs) != 5 || string(recs[1]) != "Fone" || string(recs[2]) != "Ftwo" ||
+		!bytes.Equal(recs[3][2:], big) || string(recs[4]) != "Fthree" {
+		t.Fatalf("records out of order or damaged: %d records, torn %v", len(recs), r.Torn())
+	}
+}
+
+// TestSpanningWindows writes small batches across several mapping windows
+// and big ones between them: every record reads back in order.
+func TestSpanningWindows(t *testing.T) {
+	w, path := create(t)
+	var want [][]byte
+	for i := range 30000 {
+		p := fmt.Appendf(nil, "record %d %s", i, bytes.Repeat([]byte{'z'}, i%300))
+		if i%1000 == 999 {
+			p = bytes.Repeat([]byte{byte(i)}, 3*BigRecord)
+		}
+		want = append(want, p)
+		if err := w.Append(TypePiece, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, r := readAll(t, fileOf(t, path))
+	if r.Torn() || r.Damaged() != 0 || len(recs) != len(want)+1 {
+		t.Fatalf("%d records, torn %v, damaged %d", len(recs), r.Torn(), r.Damaged())
+	}
+	for i, p := range want {
+		if !bytes.Equal(recs[i+1][1:], p) {
+			t.Fatalf("record %d differs", i)
+		}
+	}
+}
+
+func TestNotASpool(t *testing.T) {
+	for _, b := range []string{"", "TDSPOOL", "NOTSPOOL and more", Magic + "\x01"} {
+		if _, err := NewReader(bytes.NewReader([]byte(b)), int64(len(b))); !errors.Is(err, ErrNotSpool) {
+			t.Errorf("NewReader(%q) = %v, want ErrNotSpool", b, err)
+		}
+	}
+}
+
+// seedSpool is a spool with one record of every kind.
+func seedSpool(t testing.TB) (file []byte, recs [][]byte) {
+	path := filepath.Join(t.TempDir(), "seed.spool")
+	w, err := Create(path, TypeSession, []byte(`{"id":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Append(TypeFrame, []byte("\x00\x01\x02\x00hello"))
+	w.Append(TypePiece, []byte("\x02\x00\x00"), []byte("first bytes of a long line "))
+	w.Append(TypePiece, []byte("\x02\x1b\x00"), []byte("more of it "))
+	w.Append(TypeTail, []byte("\x26\x00\x02\x03\x00"), []byte("end"))
+	w.Append(TypeNotes, []byte(`{}`))
+	w.Append(TypeEnd, []byte(`{"status":"complete"}`))
 	w.Close()
-	seed, _ := os.ReadFile(path)
-	f.Add(seed, 3)
-	f.Add([]byte(Magic+"\xff\xff\xff\x7f\x00\x00\x00\x00"), 0)
-	f.Fuzz(func(t *testing.T, tail []byte, cut int) {
-		// A valid spool, cut anywhere, followed by garbage.
+	file = fileOf(t, path)
+	recs, _ = readAll(t, file)
+	return file, recs
+}
+
+// FuzzReader: whatever the bytes, the reader never panics, and every record
+// it returns is one that was written, in the order written: a cut, a flipped
+// byte or garbage after the end never makes it misread. An intact spool
+// reads back whole, and one damaged only after its end reads back whole too.
+func FuzzReader(f *testing.F) {
+	seed, want := seedSpool(f)
+	f.Add([]byte{}, 0, 0, byte(0))
+	f.Add([]byte("garbage"), len(seed), 40, byte(0x10))
+	f.Add([]byte(Magic+"\xff\xff\xff\x7f\x00\x00\x00\x00"), 0, 0, byte(0))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0}, len(seed), 0, byte(0))
+	f.Fuzz(func(t *testing.T, tail []byte, cut, flip int, mask byte) {
+		// A valid spool, cut anywhere, one byte flipped, garbage after.
 		if cut < 0 {
 			cut = -cut
 		}
 		cut %= len(seed) + 1
 		in := append(bytes.Clone(seed[:cut]), tail...)
-		r, err := NewReader(bytes.NewReader(in))
+		if flip < 0 {
+			flip = -flip
+		}
+		if len(in) > 0 {
+			in[flip%len(in)] ^= mask
+		}
+		r, err := NewReader(bytes.NewReader(in), int64(len(in)))
 		if err != nil {
 			return
 		}
-		n := 0
+		var got [][]byte
 		for {
-			_, _, err := r.Next()
+			typ, p, err := r.Next()
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			n++
+			got = append(got, append([]byte{typ}, p...))
 		}
-		if cut == len(seed) && n < 2 {
-			t.Fatalf("intact prefix gave %d records, want at least 2", n)
+		// got must be a subsequence of want.
+		k := 0
+		for _, g := range got {
+			for k < len(want) && !bytes.Equal(want[k], g) {
+				k++
+			}
+			if k == len(want) {
+				t.Fatalf("read a record that was never written: %q", g)
+			}
+			k++
+		}
+		intact := cut == len(seed) && (mask == 0 || flip%len(in) >= len(seed))
+		if intact && len(got) != len(want) {
+			t.Fatalf("intact spool gave %d records, want %d", len(got), len(want))
 		}
 	})
-}
-
-func TestBatchAndBigRecords(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.spool")
-	w, err := Create(path, 'M', []byte("m"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	big := bytes.Repeat([]byte("b"), BigRecord+10)
-	w.Add('F', []byte("one"))
-	w.Add('F', []byte("two"))
-	if fi, _ := os.Stat(path); fi.Size() != int64(len(Magic)+headerLen+2) {
-		t.Fatalf("Add wrote before Flush: size %d", fi.Size())
-	}
-	w.Add('F', []byte("x"), big) // flushes the batch, then writes itself
-	w.Add('F', []byte("three"))
-	if _, err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	recs, torn := readAll(t, b)
-	if torn || len(recs) != 5 || string(recs[1]) != "Fone" || string(recs[2]) != "Ftwo" ||
-		!bytes.Equal(recs[3][2:], big) || string(recs[4]) != "Fthree" {
-		t.Fatalf("records out of order or damaged: %d records, torn %v", len(recs), torn)
-	}
 }

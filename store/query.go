@@ -2,14 +2,13 @@ package store
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -215,13 +214,30 @@ func (q *Query) keep(s *Summary) bool {
 	return q == nil || q.Plugin == "" || s.Plugin.ID == q.Plugin
 }
 
-func sortNewestFirst(list []Summary) {
-	sort.SliceStable(list, func(i, j int) bool {
-		if !list[i].Started.Equal(list[j].Started) {
-			return list[i].Started.After(list[j].Started)
+// sortNewestFirst sorts list by start time, newest first (ties by id). It
+// sorts small keys and moves each summary once: a Summary is large, and
+// swapping it in the sort cost more than the comparisons.
+func sortNewestFirst(list []Summary) []Summary {
+	type key struct {
+		started time.Time
+		id      string
+		i       int
+	}
+	keys := make([]key, len(list))
+	for i := range list {
+		keys[i] = key{list[i].Started, list[i].ID, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := b.started.Compare(a.started); c != 0 {
+			return c
 		}
-		return list[i].ID > list[j].ID
+		return strings.Compare(b.id, a.id)
 	})
+	sorted := make([]Summary, len(list))
+	for i, k := range keys {
+		sorted[i] = list[k.i]
+	}
+	return sorted
 }
 
 // List lists sessions, newest first: those stored and those still in
@@ -273,8 +289,10 @@ func (s *Store) list(q *Query, counts, withJSON bool) ([]Summary, []json.RawMess
 		} else {
 			m, err = spoolHeader(path)
 		}
-		if errors.Is(err, os.ErrNotExist) {
-			continue // ingested meanwhile
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, spool.ErrNotSpool) {
+			// Ingested meanwhile, or no spool at all: Recover moves such a
+			// file aside and says so; a listing goes on without it.
+			continue
 		}
 		if err != nil {
 			return nil, nil, err
@@ -292,7 +310,7 @@ func (s *Store) list(q *Query, counts, withJSON bool) ([]Summary, []json.RawMess
 			raw[m.ID] = js
 		}
 	}
-	sortNewestFirst(list)
+	list = sortNewestFirst(list)
 	if q != nil && q.Limit > 0 && len(list) > q.Limit {
 		list = list[:q.Limit]
 	}
@@ -304,36 +322,6 @@ func (s *Store) list(q *Query, counts, withJSON bool) ([]Summary, []json.RawMess
 		js[i] = raw[list[i].ID]
 	}
 	return list, js, nil
-}
-
-// spoolHeader reads only a spool's session record.
-func spoolHeader(path string) (*frame.Session, error) {
-	f, _, m, err := openSpool(path)
-	if err != nil {
-		return nil, err
-	}
-	f.Close()
-	m.Status = frame.StatusRecording
-	return m, nil
-}
-
-// openSpool opens the spool at path and reads its session record; the
-// reader goes on from there. The caller closes the file. A missing spool
-// gives an error wrapping os.ErrNotExist.
-func openSpool(path string) (*os.File, *spool.Reader, *frame.Session, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	r, err := spool.NewReader(f)
-	if err == nil {
-		var m *frame.Session
-		if m, err = readSpoolMeta(r); err == nil {
-			return f, r, m, nil
-		}
-	}
-	f.Close()
-	return nil, nil, nil, fmt.Errorf("read spool %s: %w", path, err)
 }
 
 // Reading frames from the database happens in batches, each in its own
@@ -418,117 +406,4 @@ func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, er
 			return true, nil
 		}
 	}
-}
-
-// Follow is Frames for a session that may still be recording: it calls fn
-// with every frame so far and then with each new frame as the recorder
-// appends it, and returns when the session ends (its end record is
-// written, or its recorder is gone), when ctx is done (with ctx's error) or
-// when fn fails. Before each wait for new frames it calls idle (when set),
-// so a caller can flush its output. For a session that is not recording,
-// Follow is Frames. poll is how often a live spool is checked (zero: 25 ms).
-func (s *Store) Follow(ctx context.Context, id string, poll time.Duration, idle func() error, fn func(*frame.Frame) error) error {
-	if poll <= 0 {
-		poll = 25 * time.Millisecond
-	}
-	path := s.SpoolPath(id)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return s.Frames(id, fn)
-	}
-	if err != nil {
-		return fmt.Errorf("follow %s: %w", id, err)
-	}
-	defer f.Close()
-	t := &tail{ctx: ctx, f: f, path: path, poll: poll, idle: idle}
-	r, err := spool.NewReader(t)
-	if err != nil {
-		return fmt.Errorf("follow %s: %w", id, err)
-	}
-	if _, err := readSpoolMeta(r); err != nil {
-		return fmt.Errorf("follow %s: %w", id, err)
-	}
-	for {
-		typ, p, err := r.Next()
-		if err == io.EOF {
-			return t.err
-		}
-		if err != nil {
-			if t.err != nil {
-				return t.err
-			}
-			return fmt.Errorf("follow %s: %w", id, err)
-		}
-		switch typ {
-		case spool.TypeFrame:
-			fr, err := frame.Decode(p)
-			if err != nil {
-				return fmt.Errorf("follow %s: %w", id, err)
-			}
-			if err := fn(&fr); err != nil {
-				return err
-			}
-		case spool.TypeEnd:
-			return nil
-		}
-	}
-}
-
-// tail reads a spool that its recorder may still be appending to: at the
-// end of the file it waits while the recorder lives, and reports io.EOF
-// once the recorder is gone and everything it wrote has been read.
-type tail struct {
-	ctx  context.Context
-	f    *os.File
-	path string
-	poll time.Duration
-	idle func() error
-	err  error // why waiting stopped early (ctx, idle)
-}
-
-func (t *tail) Read(p []byte) (int, error) {
-	for {
-		n, err := t.f.Read(p)
-		if n > 0 || (err != nil && err != io.EOF) {
-			return n, err
-		}
-		if !t.live() {
-			// One last read: the recorder may have written just before it
-			// went.
-			n, err := t.f.Read(p)
-			if n > 0 {
-				return n, nil
-			}
-			if err == nil {
-				err = io.EOF
-			}
-			return 0, err
-		}
-		if t.idle != nil {
-			if err := t.idle(); err != nil {
-				t.err = err
-				return 0, err
-			}
-		}
-		timer := time.NewTimer(t.poll)
-		select {
-		case <-t.ctx.Done():
-			timer.Stop()
-			t.err = t.ctx.Err()
-			return 0, t.err
-		case <-timer.C:
-		}
-	}
-}
-
-// live reports whether the spool's recorder still holds it.
-func (t *tail) live() bool {
-	l, err := spool.TryLock(t.path)
-	if errors.Is(err, spool.ErrLocked) {
-		return true
-	}
-	if err == nil {
-		l.Release()
-	}
-	return false
 }

@@ -6,69 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tapedeck/tapedeck/frame"
-	"github.com/tapedeck/tapedeck/spool"
 )
-
-// spoolSession reads a spool's metadata and counts, streaming its frames to
-// fn when fn is set. A spool whose writer holds its lock is recording; one
-// with an end record is finished; one without, whose writer is gone, is
-// interrupted.
-func (s *Store) spoolSession(path string, fn func(*frame.Frame) error) (*frame.Session, error) {
-	f, r, meta, err := openSpool(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	d := deriver{meta: meta}
-	var end *frame.End
-	var lastAt int64
-	for {
-		typ, p, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read spool %s: %w", path, err)
-		}
-		switch typ {
-		case spool.TypeFrame:
-			fr, err := frame.Decode(p)
-			if err != nil {
-				return nil, fmt.Errorf("read spool %s: %w", path, err)
-			}
-			d.see(&fr)
-			lastAt = fr.At
-			if fn != nil {
-				if err := fn(&fr); err != nil {
-					return nil, err
-				}
-			}
-		case spool.TypeEnd:
-			end = new(frame.End)
-			if err := json.Unmarshal(p, end); err != nil {
-				return nil, fmt.Errorf("read spool %s: end record: %w", path, err)
-			}
-		}
-	}
-	if end != nil {
-		applyEnd(meta, end, lastAt)
-		return meta, nil
-	}
-	if l, err := spool.TryLock(path); err == nil {
-		l.Release()
-		applyEnd(meta, nil, lastAt)
-		return meta, nil
-	}
-	meta.Status = frame.StatusRecording
-	return meta, nil
-}
 
 // Session returns the metadata of the session with exactly this id.
 func (s *Store) Session(id string) (*frame.Session, error) {

@@ -7,15 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/tapedeck/tapedeck/frame"
-	"github.com/tapedeck/tapedeck/spool"
 )
 
 const (
@@ -205,149 +202,6 @@ func (d *deriver) see(f *frame.Frame) {
 	}
 }
 
-// Ingest stores the finished or orphaned spool at path and removes it. The
-// caller holds the spool's lock (as its writer, or through spool.TryLock).
-// A spool whose session is stored already is just removed. timeout bounds
-// the wait for the database (zero: the store's default). end, when not nil,
-// stands in for an end record the spool lacks: the recorder passes it when
-// it could not append one (a full disk), so the session still says how it
-// ended and what was lost.
-func (s *Store) Ingest(path string, timeout time.Duration, fallback *frame.End) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("ingest %s: %w", path, err)
-	}
-	defer f.Close()
-	r, err := spool.NewReader(f)
-	if err != nil {
-		return fmt.Errorf("ingest %s: %w", path, err)
-	}
-	meta, err := readSpoolMeta(r)
-	if err != nil {
-		return fmt.Errorf("ingest %s: %w", path, err)
-	}
-	var end *frame.End
-	var fr frame.Frame
-	var notes []byte
-	next := func() (*frame.Frame, error) {
-		for {
-			typ, p, err := r.Next()
-			if err != nil {
-				return nil, err
-			}
-			switch typ {
-			case spool.TypeNotes:
-				notes = bytes.Clone(p)
-			case spool.TypeFrame:
-				if fr, err = frame.Decode(p); err != nil {
-					return nil, fmt.Errorf("spool frame: %w", err)
-				}
-				return &fr, nil
-			case spool.TypeEnd:
-				end = new(frame.End)
-				if err := json.Unmarshal(p, end); err != nil {
-					return nil, fmt.Errorf("spool end record: %w", err)
-				}
-			}
-		}
-	}
-	finish := func(m *frame.Session, lastAt int64) {
-		if end == nil {
-			end = fallback
-		}
-		applyEnd(m, end, lastAt)
-	}
-	err = s.putNotes(meta, next, finish, &notes, timeout)
-	if err != nil && !errors.Is(err, ErrExists) {
-		return fmt.Errorf("ingest %s: %w", meta.ID, err)
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("ingest %s: %w", meta.ID, err)
-	}
-	return nil
-}
-
-func readSpoolMeta(r *spool.Reader) (*frame.Session, error) {
-	typ, p, err := r.Next()
-	if err != nil {
-		return nil, fmt.Errorf("spool has no session record: %w", err)
-	}
-	if typ != spool.TypeSession {
-		return nil, fmt.Errorf("spool starts with record type %q, want session", typ)
-	}
-	meta := new(frame.Session)
-	if err := json.Unmarshal(p, meta); err != nil {
-		return nil, fmt.Errorf("spool session record: %w", err)
-	}
-	if meta.ID == "" || strings.ContainsAny(meta.ID, "/\x00") {
-		return nil, fmt.Errorf("spool session record has a bad id %q", meta.ID)
-	}
-	return meta, nil
-}
-
-// applyEnd completes a session's metadata from its end record, or marks it
-// interrupted when its recorder died before writing one.
-func applyEnd(m *frame.Session, end *frame.End, lastAt int64) {
-	if end == nil {
-		m.Status = frame.StatusInterrupted
-		ended := m.Started.Add(time.Duration(lastAt))
-		m.Ended = &ended
-		return
-	}
-	m.Status = end.Status
-	ended := end.Ended
-	m.Ended = &ended
-	m.Exit = end.Exit
-	m.Lost = end.Lost
-	m.Error = end.Error
-}
-
-// Recover ingests every spool whose recorder is gone: finished sessions whose
-// ingest did not happen, and interrupted ones. Live spools are left alone.
-// Every command calls it first, so a killed recorder's frames reach the
-// database at the next look.
-func (s *Store) Recover() error {
-	paths, err := s.spools()
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, path := range paths {
-		l, err := spool.TryLock(path)
-		if errors.Is(err, spool.ErrLocked) || errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if _, err := os.Stat(path); err == nil { // not ingested by another process meanwhile
-			if err := s.Ingest(path, 0, nil); err != nil {
-				errs = append(errs, fmt.Errorf("recover: %w", err))
-			}
-		}
-		l.Release()
-	}
-	return errors.Join(errs...)
-}
-
-func (s *Store) spools() ([]string, error) {
-	entries, err := os.ReadDir(s.dir + "/" + spoolDir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("list spools: %w", err)
-	}
-	var paths []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".spool") {
-			paths = append(paths, s.dir+"/"+spoolDir+"/"+e.Name())
-		}
-	}
-	return paths, nil
-}
-
 // Notes returns the notes stored with session id (JSON, as the recorder
 // wrote them), or nil when it has none.
 func (s *Store) Notes(id string) ([]byte, error) {
@@ -365,26 +219,4 @@ func (s *Store) Notes(id string) ([]byte, error) {
 		notes, err = s.spoolNotes(id)
 	}
 	return notes, err
-}
-
-// spoolNotes reads the notes of a session still in its spool.
-func (s *Store) spoolNotes(id string) ([]byte, error) {
-	f, r, _, err := openSpool(s.SpoolPath(id))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("notes of %s: %w", id, err)
-	}
-	defer f.Close()
-	var notes []byte
-	for {
-		typ, p, err := r.Next()
-		if err != nil {
-			return notes, nil
-		}
-		if typ == spool.TypeNotes {
-			notes = bytes.Clone(p)
-		}
-	}
 }

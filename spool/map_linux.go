@@ -1,0 +1,169 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"syscall"
+	"unsafe"
+)
+
+// canMap: on Linux short batches go into a shared mapping of the file.
+const canMap = true
+
+// Mapping sizes. The window is what one mapping covers; the file is
+// allocated ahead in steps of the same size, so a SIGKILLed writer leaves
+// at most one step of zeros behind its last record.
+const (
+	window   = 1 << 20
+	pageSize = 4096
+)
+
+// mapping is the window of the file that is mapped for writing.
+type mapping struct {
+	mem   []byte // nil when nothing is mapped
+	start int64  // the file offset of mem[0]
+	alloc int64  // the file is allocated (and sized) up to here
+}
+
+var errNoAlloc = errors.New("file system cannot pre-allocate")
+
+// copyIn copies bufs (n bytes) into the mapping at the end of the last
+// record, moving the window first when they do not fit in it. When the file
+// system cannot pre-allocate, the writer stops mapping and writes instead.
+func (w *Writer) copyIn(bufs [][]byte, n int) error {
+	end := w.off + int64(n)
+	if w.m.mem == nil || w.off < w.m.start || end > w.m.start+int64(len(w.m.mem)) {
+		if err := w.slide(end); err != nil {
+			if errors.Is(err, errNoAlloc) {
+				w.noMap = true
+				return pwritev(w.f, bufs, w.off)
+			}
+			return err
+		}
+	}
+	return copyMapped(w.m.mem[w.off-w.m.start:], bufs)
+}
+
+// slide maps a window that starts at the page of the last record's end and
+// reaches at least to end, allocating the file that far first: a write to a
+// mapped page that the file system has no room for would kill the process
+// with SIGBUS, where fallocate fails with ENOSPC.
+func (w *Writer) slide(end int64) error {
+	start := w.off &^ (pageSize - 1)
+	size := max(int64(window), (end-start+pageSize-1)&^(pageSize-1))
+	if err := w.allocate(start+size, end); err != nil {
+		return err
+	}
+	w.unmap()
+	mem, err := syscall.Mmap(int(w.f.Fd()), start, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("map: %w", err)
+	}
+	w.m.mem, w.m.start = mem, start
+	return nil
+}
+
+// allocate makes the file allocated up to want, or, when there is no room
+// for that, up to the page that holds need.
+func (w *Writer) allocate(want, need int64) error {
+	if w.m.alloc >= want {
+		return nil
+	}
+	from := max(w.m.alloc, w.off)
+	err := syscall.Fallocate(int(w.f.Fd()), 0, from, want-from)
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) {
+		want = (need + pageSize - 1) &^ (pageSize - 1)
+		err = syscall.Fallocate(int(w.f.Fd()), 0, from, want-from)
+	}
+	switch {
+	case errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.ENOSYS), errors.Is(err, syscall.EINVAL):
+		return errNoAlloc
+	case err != nil:
+		return err
+	}
+	w.m.alloc = want
+	return nil
+}
+
+// unmap drops the window. The file keeps what was allocated.
+func (w *Writer) unmap() {
+	if w.m.mem != nil {
+		syscall.Munmap(w.m.mem)
+		w.m.mem = nil
+	}
+}
+
+// copyMapped copies bufs to dst, turning a fault on the mapping (the file
+// shrunk under us, or a copy-on-write file system ran out of room) into an
+// error instead of a crash.
+func copyMapped(dst []byte, bufs [][]byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("write to mapped spool: %v", r)
+		}
+	}()
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	for _, b := range bufs {
+		dst = dst[copy(dst, b):]
+	}
+	return nil
+}
+
+// pwritev writes bufs in order at off with pwritev(2), so a large record
+// goes to the file without first being copied behind its header.
+func pwritev(f *os.File, bufs [][]byte, off int64) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var werr error
+	iov := make([]syscall.Iovec, 0, min(len(bufs), 1024))
+	err = rc.Write(func(fd uintptr) bool {
+		for len(bufs) > 0 {
+			iov = iov[:0]
+			for _, b := range bufs {
+				if len(iov) == cap(iov) {
+					break
+				}
+				if len(b) > 0 {
+					v := syscall.Iovec{Base: &b[0]}
+					v.SetLen(len(b))
+					iov = append(iov, v)
+				}
+			}
+			if len(iov) == 0 {
+				return true
+			}
+			n, _, e := syscall.Syscall6(syscall.SYS_PWRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)), uintptr(off), 0, 0)
+			if e == syscall.EINTR {
+				continue
+			}
+			if e != 0 {
+				werr = e
+				return true
+			}
+			if n == 0 {
+				werr = syscall.EIO
+				return true
+			}
+			off += int64(n)
+			// Drop what was written; go on with the rest.
+			left := int(n)
+			for len(bufs) > 0 && left >= len(bufs[0]) {
+				left -= len(bufs[0])
+				bufs = bufs[1:]
+			}
+			if len(bufs) > 0 {
+				bufs[0] = bufs[0][left:]
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return werr
+}

@@ -1,0 +1,238 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/spool"
+)
+
+func lineFrames(n int) []frame.Frame {
+	frames := make([]frame.Frame, n)
+	for i := range frames {
+		frames[i] = frame.Frame{Seq: uint64(i + 1), At: int64(i) * 1000, Dir: frame.Dir(1 + i%2),
+			Raw: fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"tick","params":{"n":%d}}`, i)}
+	}
+	return frames
+}
+
+func newStore(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(t.TempDir(), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestDamageBeforeTheTailIsStoredAndKept is the audit's attack: one flipped
+// byte a third of the way into a finished spool. What reads cleanly is
+// stored (every frame but the damaged one, with the exit status from the
+// end record), the session says damaged and how many bytes were lost, the
+// spool is kept aside, and the one message names the session.
+func TestDamageBeforeTheTailIsStoredAndKept(t *testing.T) {
+	st := newStore(t)
+	meta := newMeta("01damaged")
+	frames := lineFrames(3000)
+	code := 4
+	w := writeSpool(t, st, meta, frames, &frame.End{Status: frame.StatusComplete, Exit: frame.Exit{Code: &code}})
+	w.Close()
+	path := st.SpoolPath(meta.ID)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/3] ^= 0x04
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	err = st.Recover()
+	if !errors.Is(err, ErrSpoolDamaged) || !strings.Contains(err.Error(), meta.ID) {
+		t.Fatalf("Recover = %v; want ErrSpoolDamaged naming the session", err)
+	}
+	m, err := st.Session(meta.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != frame.StatusDamaged || m.Unreadable <= 0 || m.Exit.Code == nil || *m.Exit.Code != 4 {
+		t.Errorf("session: status %s, unreadable %d, exit %+v; want damaged, >0, 4", m.Status, m.Unreadable, m.Exit)
+	}
+	got := collect(t, st, meta.ID)
+	if len(got) != len(frames)-1 {
+		t.Fatalf("%d frames stored, want %d (all but the damaged one)", len(got), len(frames)-1)
+	}
+	for _, g := range got {
+		if want := frames[g.Seq-1]; !bytes.Equal(g.Raw, want.Raw) {
+			t.Fatalf("frame %d misread: %q", g.Seq, g.Raw)
+		}
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the damaged spool is still in the spool folder: %v", err)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(st.Dir(), "spool", "damaged", meta.ID+".spool*")); len(kept) != 1 {
+		t.Errorf("spool/damaged holds %v, want the spool", kept)
+	}
+	if err := st.Recover(); err != nil {
+		t.Errorf("second Recover: %v; the damage is told once", err)
+	}
+}
+
+// TestTornTailIsSilent: a spool cut in the middle of its last record (a
+// recorder killed while writing) is stored without it, interrupted, with no
+// message and nothing kept aside.
+func TestTornTailIsSilent(t *testing.T) {
+	st := newStore(t)
+	meta := newMeta("01torn")
+	w := writeSpool(t, st, meta, lineFrames(100), nil)
+	size := w.Size()
+	w.Close()
+	os.Truncate(st.SpoolPath(meta.ID), size-7)
+	if err := st.Recover(); err != nil {
+		t.Fatalf("Recover: %v", err)
+	}
+	m, err := st.Session(meta.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != frame.StatusInterrupted || m.Unreadable != 0 || m.Frames.In+m.Frames.Out != 99 {
+		t.Errorf("status %s, unreadable %d, frames %+v", m.Status, m.Unreadable, m.Frames)
+	}
+	if _, err := os.Stat(filepath.Join(st.Dir(), "spool", "damaged")); err == nil {
+		t.Error("a torn tail was kept aside as damage")
+	}
+}
+
+// TestUnreadableSpoolIsSetAside: a file in the spool folder that is no
+// spool stops no command: Recover moves it to spool/damaged/ and says so
+// once, and the other sessions are listed and stored.
+func TestUnreadableSpoolIsSetAside(t *testing.T) {
+	st := newStore(t)
+	good := newMeta("01good")
+	writeSpool(t, st, good, lineFrames(10), nil).Close()
+	for name, body := range map[string]string{
+		"01garbage.spool":  "this is not a spool at all",
+		"01headless.spool": spool.Magic + "\x01\x02\x03\x04",
+		"01empty.spool":    "",
+	} {
+		os.WriteFile(filepath.Join(st.Dir(), "spool", name), []byte(body), 0o600)
+	}
+	// Listing before any recovery does not fail either.
+	if _, err := st.List(nil); err != nil {
+		t.Fatalf("List with unreadable spools: %v", err)
+	}
+	err := st.Recover()
+	if !errors.Is(err, ErrSpoolDamaged) || strings.Count(err.Error(), "moved to") != 3 {
+		t.Fatalf("Recover = %v; want the three unreadable files named as moved aside", err)
+	}
+	list, err := st.List(nil)
+	if err != nil || len(list) != 1 || list[0].ID != good.ID {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(st.Dir(), "spool", "damaged", "*")); len(kept) != 3 {
+		t.Errorf("spool/damaged holds %v", kept)
+	}
+	if err := st.Recover(); err != nil {
+		t.Errorf("second Recover: %v; it is told once", err)
+	}
+}
+
+// writePieces appends a long line's pieces (and, when tail is set, its
+// tail) as the recorder does.
+func writePieces(t *testing.T, w *spool.Writer, f frame.Frame, line []byte, piece int, tail bool) {
+	t.Helper()
+	end := len(line)
+	if tail {
+		end = len(line) - 10
+	}
+	for off := 0; off < end; off += piece {
+		hdr := frame.AppendPieceHeader(nil, f.Dir, int64(off), f.At)
+		if err := w.Append(spool.TypePiece, hdr, line[off:min(off+piece, end)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tail {
+		g := f
+		g.Raw = nil
+		if err := w.Append(spool.TypeTail, frame.AppendTailHeader(nil, int64(end), &g), line[end:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLongLinesInPieces: pieces and tails are joined into the line; a
+// recorder killed in the middle of a long line leaves what came of it
+// readable, stored as a frame cut at what came; a piece lost to damage
+// leaves the clean beginning of its line, cut, and a damaged session.
+func TestLongLinesInPieces(t *testing.T) {
+	line := bytes.Repeat([]byte("0123456789"), 50000)
+	t.Run("joined", func(t *testing.T) {
+		st := newStore(t)
+		meta := newMeta("01joined")
+		w := writeSpool(t, st, meta, lineFrames(2), nil)
+		writePieces(t, w, frame.Frame{Seq: 3, At: 5000, Dir: frame.Out}, line, 40000, true)
+		w.Append(spool.TypeFrame, frame.Append(nil, &frame.Frame{Seq: 4, At: 6000, Dir: frame.In, Raw: []byte("after")}))
+		w.Close()
+		if err := st.Recover(); err != nil {
+			t.Fatal(err)
+		}
+		got := collect(t, st, meta.ID)
+		if len(got) != 4 || !bytes.Equal(got[2].Raw, line) || got[2].Cut != nil || string(got[3].Raw) != "after" {
+			t.Fatalf("%d frames; the long one %d bytes", len(got), len(got[2].Raw))
+		}
+	})
+	t.Run("killed in the middle of it", func(t *testing.T) {
+		st := newStore(t)
+		meta := newMeta("01killed")
+		w := writeSpool(t, st, meta, lineFrames(2), nil)
+		writePieces(t, w, frame.Frame{Seq: 3, At: 5000, Dir: frame.Out}, line[:120000], 40000, false)
+		w.Close()
+		if err := st.Recover(); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := st.Session(meta.ID)
+		got := collect(t, st, meta.ID)
+		if len(got) != 3 || m.Status != frame.StatusInterrupted {
+			t.Fatalf("%d frames, status %s; want 3, interrupted", len(got), m.Status)
+		}
+		f := got[2]
+		if f.Seq != 3 || f.Dir != frame.Out || !f.NoEOL || !bytes.Equal(f.Raw, line[:120000]) ||
+			f.Cut == nil || f.Cut.Len != 120000 || f.Cut.SHA256 != sha256.Sum256(line[:120000]) {
+			t.Fatalf("the unfinished line: seq %d, %d bytes, cut %+v", f.Seq, len(f.Raw), f.Cut)
+		}
+	})
+	t.Run("a piece damaged", func(t *testing.T) {
+		st := newStore(t)
+		meta := newMeta("01piece")
+		w := writeSpool(t, st, meta, lineFrames(2), nil)
+		before := w.Size()
+		writePieces(t, w, frame.Frame{Seq: 3, At: 5000, Dir: frame.Out}, line, 40000, true)
+		w.Append(spool.TypeFrame, frame.Append(nil, &frame.Frame{Seq: 4, Dir: frame.In, Raw: []byte("after")}))
+		w.Close()
+		b, _ := os.ReadFile(st.SpoolPath(meta.ID))
+		b[before+100000] ^= 1 // in the third piece
+		os.WriteFile(st.SpoolPath(meta.ID), b, 0o600)
+		if err := st.Recover(); !errors.Is(err, ErrSpoolDamaged) {
+			t.Fatalf("Recover = %v, want ErrSpoolDamaged", err)
+		}
+		m, _ := st.Session(meta.ID)
+		got := collect(t, st, meta.ID)
+		if m.Status != frame.StatusDamaged || len(got) != 4 {
+			t.Fatalf("status %s, %d frames", m.Status, len(got))
+		}
+		f := got[2]
+		if !bytes.Equal(f.Raw, line[:80000]) || f.Cut == nil || f.Cut.Len != int64(len(line)) {
+			t.Fatalf("the damaged line: %d bytes kept, cut %+v; want its clean 80000 first bytes", len(f.Raw), f.Cut)
+		}
+		if string(got[3].Raw) != "after" {
+			t.Errorf("the frame after: %q", got[3].Raw)
+		}
+	})
+}
