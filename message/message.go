@@ -8,6 +8,7 @@ package message
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -83,6 +84,9 @@ func IDKey(id json.RawMessage) string {
 	if len(id) == 0 {
 		return ""
 	}
+	if plainID(id) {
+		return string(id) // already what a round trip through any would give
+	}
 	var v any
 	if err := json.Unmarshal(id, &v); err != nil {
 		return string(id)
@@ -94,7 +98,40 @@ func IDKey(id json.RawMessage) string {
 	return string(b)
 }
 
-// Parse classifies one line (without its "\n").
+// plainID reports whether id is spelled as encoding/json spells its value
+// after a round trip: a small integer without sign, zeros, fraction or
+// exponent, or a string of printable ASCII that json.Marshal does not
+// escape. Those are almost all ids; the rest go the long way.
+func plainID(id []byte) bool {
+	switch c := id[0]; {
+	case c >= '1' && c <= '9':
+		if len(id) > 15 { // beyond that a float64 may not hold it exactly
+			return false
+		}
+		for _, c := range id[1:] {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	case c == '0':
+		return len(id) == 1
+	case c == '"':
+		if len(id) < 2 || id[len(id)-1] != '"' {
+			return false
+		}
+		for _, c := range id[1 : len(id)-1] {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// Parse classifies one line (without its "\n"). The returned message does
+// not alias raw.
 func Parse(raw []byte) Message {
 	line := bytes.TrimSuffix(raw, []byte("\r"))
 	if len(bytes.TrimSpace(line)) == 0 {
@@ -113,26 +150,45 @@ func Parse(raw []byte) Message {
 		}
 		return Message{Kind: Stray, Problem: "not JSON"}
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(line, &obj); err != nil {
+	if !json.Valid(trimmed) {
 		return Message{Kind: Stray, Problem: "not JSON"}
 	}
-	m := Message{Members: len(obj)}
-	if v, ok := obj["jsonrpc"]; ok {
-		m.HasJSONRPC = true
-		json.Unmarshal(v, &m.JSONRPC)
+	var o object
+	o.scan(trimmed)
+	m := Message{Members: o.members}
+	// What the message keeps of the line is copied once, so that it does
+	// not alias raw.
+	var own []byte
+	keep := func(v []byte) json.RawMessage {
+		if v == nil {
+			return nil
+		}
+		if own == nil {
+			own = bytes.Clone(trimmed)
+		}
+		i := cap(trimmed) - cap(v) // v's offset in trimmed
+		return own[i : i+len(v) : i+len(v)]
 	}
-	id, hasID := obj["id"]
-	if hasID && string(bytes.TrimSpace(id)) == "null" {
+	if v := o.val[keyJSONRPC]; v != nil {
+		m.HasJSONRPC = true
+		m.JSONRPC, _ = stringValue(v)
+	}
+	id, hasID := o.val[keyID], o.val[keyID] != nil
+	if hasID && string(id) == "null" {
 		hasID = false
 	}
 	if hasID {
-		m.ID = id
+		m.ID = keep(id)
 	}
-	methodRaw, hasMethod := obj["method"]
+	methodRaw, hasMethod := o.val[keyMethod], o.val[keyMethod] != nil
 	var method string
-	isString := hasMethod && json.Unmarshal(methodRaw, &method) == nil
-	m.Params = obj["params"]
+	isString := false
+	if hasMethod {
+		// A null method decodes into a string without error: it counts as
+		// a string, an empty one.
+		method, isString = stringValue(methodRaw)
+	}
+	m.Params = keep(o.val[keyParams])
 	switch {
 	case hasID && isString:
 		m.Kind, m.Method = Request, method
@@ -140,8 +196,8 @@ func Parse(raw []byte) Message {
 		m.Kind, m.Method = Notification, method
 	case hasID && !hasMethod:
 		m.Kind = Response
-		m.Result = obj["result"]
-		if e, ok := obj["error"]; ok && string(e) != "null" {
+		m.Result = keep(o.val[keyResult])
+		if e := o.val[keyError]; e != nil && string(e) != "null" {
 			m.Kind = ErrorReply
 			m.Error = new(Error)
 			if json.Unmarshal(e, m.Error) != nil {
@@ -156,4 +212,150 @@ func Parse(raw []byte) Message {
 		}
 	}
 	return m
+}
+
+// The members Parse looks at.
+const (
+	keyJSONRPC = iota
+	keyID
+	keyMethod
+	keyParams
+	keyResult
+	keyError
+	keyCount
+)
+
+// object is what Parse needs of a JSON object: the values of the members it
+// looks at (the last one of a name, as encoding/json keeps) and how many
+// distinct members it has.
+type object struct {
+	val     [keyCount][]byte
+	members int
+}
+
+// scan reads the valid JSON object b (no white space around it).
+func (o *object) scan(b []byte) {
+	var few [16][]byte // the distinct names so far (unescaped), while few,
+	seen := few[:0]
+	var many map[string]bool // and once there are many
+	i := skipSpace(b, 1)
+	if b[i] == '}' {
+		return
+	}
+	for {
+		end := skipString(b, i)
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			k, _ := stringValue(b[i:end])
+			key = []byte(k)
+		}
+		i = skipSpace(b, end)
+		i = skipSpace(b, i+1) // the colon
+		vend := skipValue(b, i)
+		switch string(key) {
+		case "jsonrpc":
+			o.val[keyJSONRPC] = b[i:vend]
+		case "id":
+			o.val[keyID] = b[i:vend]
+		case "method":
+			o.val[keyMethod] = b[i:vend]
+		case "params":
+			o.val[keyParams] = b[i:vend]
+		case "result":
+			o.val[keyResult] = b[i:vend]
+		case "error":
+			o.val[keyError] = b[i:vend]
+		}
+		switch {
+		case many != nil:
+			if !many[string(key)] {
+				many[string(key)] = true
+				o.members++
+			}
+		case !slices.ContainsFunc(seen, func(k []byte) bool { return bytes.Equal(k, key) }):
+			if len(seen) == cap(seen) {
+				many = make(map[string]bool, 2*len(seen))
+				for _, k := range seen {
+					many[string(k)] = true
+				}
+				many[string(key)] = true
+			} else {
+				seen = append(seen, key)
+			}
+			o.members++
+		}
+		i = skipSpace(b, vend)
+		if b[i] == '}' {
+			return
+		}
+		i = skipSpace(b, i+1) // the comma
+	}
+}
+
+// stringValue decodes the JSON value v when it is a string (or null, which
+// decodes into a string as ""); ok is false for anything else.
+func stringValue(v []byte) (s string, ok bool) {
+	switch {
+	case string(v) == "null":
+		return "", true
+	case len(v) < 2 || v[0] != '"':
+		return "", false
+	case bytes.IndexByte(v, '\\') < 0:
+		return string(v[1 : len(v)-1]), true
+	}
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the end of the valid JSON string starting at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the end of the valid JSON value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
 }
