@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds tapedeck and the echo child into a temporary folder, then runs the
-# relay benchmark against them and prints its tables. Extra arguments go to
-# the benchmark: bash bench/run.sh -quick, bash bench/run.sh -n 20000.
+# Builds tapedeck, the echo child and the reference relay into a temporary
+# folder, then runs the relay benchmark against them and prints its tables.
+# Extra arguments go to the benchmark: bash bench/run.sh -quick,
+# bash bench/run.sh -n 20000 -rounds 5.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -9,9 +10,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tapedeck-bench-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-BIN="$tmp/tapedeck"
-ECHO="$tmp/echo"
-go build -o "$BIN" .
-go build -o "$ECHO" ./bench/echo
+go build -o "$tmp/tapedeck" .
+go build -o "$tmp/echo" ./bench/echo
+go build -o "$tmp/refrelay" ./bench/refrelay
+go build -o "$tmp/relay" ./bench/relay
 
-go run ./bench/relay -tapedeck "$BIN" -echo "$ECHO" "$@"
+"$tmp/relay" -tapedeck "$tmp/tapedeck" -echo "$tmp/echo" -ref "$tmp/refrelay" "$@"

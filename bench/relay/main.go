@@ -1,13 +1,16 @@
-// Command relay measures what `tapedeck record` costs a plugin: it runs the
-// same echo child through a direct pipe and under `tapedeck --store DIR
-// record -- CHILD`, in the same run, and prints the round-trip latency of
-// 200-byte lines, the throughput for 1 KiB, 1 MiB and 16 MiB lines, and the
-// peak RSS of the tapedeck process while it relays 16 MiB lines. It reports;
-// it does not fail when a target is missed.
+// Command relay measures what `tapedeck record` costs a plugin against the
+// floor: in the same run, taking turns, it drives the same echo child
+// through a direct pipe, through a minimal reference relay (bench/refrelay:
+// Go, io.Copy both ways, nothing recorded), through `tapedeck record` and
+// through `tapedeck record --no-record`, and prints the round-trip latency
+// of 200-byte lines, the throughput for 1 KiB, 1 MiB and 16 MiB lines and
+// the peak RSS with 16 MiB lines, each with its ratio to the reference (the
+// added latency) or to the direct pipe (throughput). It reports; it does not
+// fail when a target is missed.
 //
 // Usage (from the module root; bench/run.sh does this):
 //
-//	go run ./bench/relay -tapedeck /path/to/tapedeck [-echo /path/to/echo] [-n 5000] [-quick]
+//	go run ./bench/relay -tapedeck PATH [-echo PATH] [-ref PATH] [-n 5000] [-rounds 3] [-quick]
 //
 // Linux only: it reads /proc and ru_maxrss in KiB.
 package main
@@ -36,10 +39,21 @@ const (
 	latencyLine = 200 // bytes per latency probe, "\n" included
 	stageLimit  = 90 * time.Second
 
-	targetAddedP50 = 50 * time.Microsecond
-	targetAddedP99 = 250 * time.Microsecond
-	targetRatio    = 0.5
-	targetRSS      = 64*mib + 2*16*mib
+	// The targets of issue 12, as ratios measured in one run.
+	targetP50   = 1.2  // tapedeck's added p50 ÷ the reference relay's
+	targetP99   = 1.5  // the same for p99
+	targetRatio = 0.45 // throughput ÷ the direct pipe, every line size
+	targetRSS   = 24 * mib
+)
+
+// The relays, by name.
+const (
+	direct   = "direct"
+	cat      = "cat"
+	ref      = "reference"
+	td       = "tapedeck"
+	tdNoRec  = "tapedeck --no-record"
+	refLabel = "reference relay"
 )
 
 // kind is what runs at the other end of the pipes.
@@ -51,8 +65,10 @@ type kind struct {
 func main() {
 	tapedeck := flag.String("tapedeck", "", "path of the tapedeck binary to measure (required)")
 	echoPath := flag.String("echo", "", "path of the echo child (default: built from ./bench/echo into a temp dir)")
+	refPath := flag.String("ref", "", "path of the reference relay (default: built from ./bench/refrelay into a temp dir)")
 	rounds := flag.Int("n", 5000, "latency round trips per relay (a tenth more are sent first as warm-up)")
-	quick := flag.Bool("quick", false, "small sizes for a smoke run")
+	tputRounds := flag.Int("rounds", 3, "throughput rounds (each runs every relay once per line size, in turn)")
+	quick := flag.Bool("quick", false, "small sizes and one throughput round, for a smoke run")
 	flag.Parse()
 	if *tapedeck == "" {
 		fmt.Fprintln(os.Stderr, "relay: -tapedeck PATH is required")
@@ -62,7 +78,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "relay: -n must be at least 10")
 		os.Exit(2)
 	}
-	td, err := filepath.Abs(*tapedeck)
+	tdPath, err := filepath.Abs(*tapedeck)
 	if err != nil {
 		fatal(err)
 	}
@@ -71,27 +87,19 @@ func main() {
 		fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	echo := *echoPath
-	if echo == "" {
-		echo = filepath.Join(tmp, "echo")
-		build := exec.Command("go", "build", "-o", echo, "./bench/echo")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fatal(fmt.Errorf("build ./bench/echo (run from the module root or pass -echo): %w", err))
-		}
-	}
-	if echo, err = filepath.Abs(echo); err != nil {
-		fatal(err)
-	}
+	echo := built(tmp, *echoPath, "echo", "./bench/echo")
+	refRelay := built(tmp, *refPath, "refrelay", "./bench/refrelay")
 
-	echoKind := kind{"echo", func(string) []string { return []string{echo} }}
-	tdKind := kind{"tapedeck", func(store string) []string {
-		return []string{td, "--store", store, "record", "--", echo}
-	}}
-	kinds := []kind{echoKind, tdKind}
-	if cat, err := exec.LookPath("cat"); err == nil {
-		catKind := kind{"cat", func(string) []string { return []string{cat} }}
-		kinds = append([]kind{catKind}, kinds...)
+	kinds := []kind{
+		{direct, func(string) []string { return []string{echo} }},
+		{ref, func(string) []string { return []string{refRelay, echo} }},
+		{td, func(store string) []string { return []string{tdPath, "--store", store, "record", "--", echo} }},
+		{tdNoRec, func(store string) []string {
+			return []string{tdPath, "--store", store, "record", "--no-record", "--", echo}
+		}},
+	}
+	if c, err := exec.LookPath("cat"); err == nil {
+		kinds = slices.Insert(kinds, 1, kind{cat, func(string) []string { return []string{c} }})
 	}
 
 	type sizeRun struct {
@@ -102,11 +110,14 @@ func main() {
 	warm := *rounds / 10
 	if *quick {
 		sizes = []sizeRun{{1 * kib, 16 * mib}, {1 * mib, 16 * mib}, {16 * mib, 32 * mib}}
+		*tputRounds = 1
 	}
+	*tputRounds = max(*tputRounds, 1)
 
-	fmt.Printf("tapedeck relay benchmark  %s  %s/%s kernel %s  %d CPUs\n",
-		time.Now().Format(time.DateTime), runtime.GOOS, runtime.GOARCH, kernel(), runtime.NumCPU())
-	fmt.Printf("tapedeck: %s\nchild:    %s (64 KiB reads, one write per read)\n\n", td, echo)
+	load0 := loadavg()
+	fmt.Printf("tapedeck relay benchmark  %s  %s/%s kernel %s  %d CPUs  load average at start %s\n",
+		time.Now().Format(time.DateTime), runtime.GOOS, runtime.GOARCH, kernel(), runtime.NumCPU(), load0)
+	fmt.Printf("tapedeck: %s\nchild:    %s (64 KiB reads, one write per read)\nreference relay: %s (io.Copy both ways, records nothing)\n\n", tdPath, echo, refRelay)
 
 	r := &runner{tmp: tmp}
 
@@ -127,97 +138,135 @@ func main() {
 		}
 		tw.row(k.name, us(s.p50), us(s.p90), us(s.p99), us(s.max), us(s.mean))
 	}
-	e, eok := lat["echo"]
-	t, tok := lat["tapedeck"]
-	var addP50, addP99 time.Duration
-	if eok && tok {
-		addP50, addP99 = t.p50-e.p50, t.p99-e.p99
-		tw.row("added (tapedeck − echo)", us(addP50), us(t.p90-e.p90), us(addP99), "", us(t.mean-e.mean))
+	d, dok := lat[direct]
+	added := map[string]stats{}
+	for _, name := range []string{ref, td, tdNoRec} {
+		if s, ok := lat[name]; ok && dok {
+			a := stats{p50: s.p50 - d.p50, p90: s.p90 - d.p90, p99: s.p99 - d.p99, mean: s.mean - d.mean}
+			added[name] = a
+			tw.row("added: "+name+" − direct", us(a.p50), us(a.p90), us(a.p99), "", us(a.mean))
+		}
 	}
-	if c, ok := lat["cat"]; ok && tok {
-		tw.row("tapedeck − cat", us(t.p50-c.p50), us(t.p90-c.p90), us(t.p99-c.p99), "", us(t.mean-c.mean))
+	ra, rok := added[ref]
+	for _, name := range []string{td, tdNoRec} {
+		if a, ok := added[name]; ok && rok {
+			tw.row("ratio: "+name+" added ÷ reference added", ratio(a.p50, ra.p50), ratio(a.p90, ra.p90), ratio(a.p99, ra.p99), "", ratio(a.mean, ra.mean))
+		}
 	}
 	tw.print()
 	fmt.Println()
 
-	// Throughput.
+	// Throughput: every round runs each size on every relay, in an order
+	// that rotates, so that noise on the machine hits them alike; ratios to
+	// the direct pipe are taken round by round, then their median.
 	type tput struct {
-		mbs      map[string]float64
-		exit     time.Duration // tapedeck: stdin closed → exited (ingest of the spool)
-		cpu      float64       // tapedeck: CPU time while streaming / wall time
-		maxrss   int64         // tapedeck: ru_maxrss, bytes
-		hwm      int64         // tapedeck: VmHWM just before stdin was closed, bytes
-		echoRSS  int64
-		dbSize   int64
-		leftover bool
+		mbs    map[string][]float64
+		ratios map[string][]float64
+		exit   []time.Duration // tapedeck: stdin closed → exited (ingest of the spool)
+		cpu    []float64       // tapedeck: CPU time while streaming / wall time
+		rss    map[string]int64
+		hwm    int64 // tapedeck: VmHWM just before stdin was closed, bytes
+		// the same for the relay alone and the reference
+		hwmNoRec, hwmRef int64
+		dbSize           int64
+		left             bool
 	}
-	var tputs []tput
-	for _, sz := range sizes {
-		tp := tput{mbs: map[string]float64{}}
-		for _, k := range kinds {
-			res, err := r.throughput(k, sz.line, sz.total)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "relay: throughput %s, %s lines: %v\n", k.name, size(int64(sz.line)), err)
-				continue
+	tputs := make([]tput, len(sizes))
+	for i := range tputs {
+		tputs[i] = tput{mbs: map[string][]float64{}, ratios: map[string][]float64{}, rss: map[string]int64{}}
+	}
+	for round := range *tputRounds {
+		for i, sz := range sizes {
+			tp := &tputs[i]
+			got := map[string]float64{}
+			for j := range kinds {
+				k := kinds[(round+i+j)%len(kinds)]
+				res, err := r.throughput(k, sz.line, sz.total)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "relay: throughput %s, %s lines: %v\n", k.name, size(int64(sz.line)), err)
+					continue
+				}
+				mbs := float64(sz.total) / res.elapsed.Seconds() / 1e6
+				got[k.name] = mbs
+				tp.mbs[k.name] = append(tp.mbs[k.name], mbs)
+				tp.rss[k.name] = max(tp.rss[k.name], res.maxrss)
+				switch k.name {
+				case tdNoRec:
+					tp.hwmNoRec = max(tp.hwmNoRec, res.hwm)
+				case ref:
+					tp.hwmRef = max(tp.hwmRef, res.hwm)
+				}
+				if k.name == td {
+					tp.exit = append(tp.exit, res.exit)
+					tp.cpu = append(tp.cpu, res.cpu.Seconds()/res.elapsed.Seconds())
+					tp.hwm = max(tp.hwm, res.hwm)
+					tp.dbSize, tp.left = res.dbSize, res.leftover
+				}
 			}
-			tp.mbs[k.name] = float64(sz.total) / res.elapsed.Seconds() / 1e6
-			switch k.name {
-			case "tapedeck":
-				tp.exit, tp.maxrss, tp.hwm, tp.dbSize, tp.leftover = res.exit, res.maxrss, res.hwm, res.dbSize, res.leftover
-				tp.cpu = res.cpu.Seconds() / res.elapsed.Seconds()
-			case "echo":
-				tp.echoRSS = res.maxrss
+			if base, ok := got[direct]; ok {
+				for name, v := range got {
+					tp.ratios[name] = append(tp.ratios[name], v/base)
+				}
 			}
 		}
-		tputs = append(tputs, tp)
 	}
-	fmt.Println("Throughput, MB/s (10^6 bytes/s of lines through the relay and back; a writer streams, a reader drains)")
+	fmt.Printf("Throughput, MB/s (10^6 bytes/s of lines through the relay and back; a writer streams, a reader drains);\n")
+	fmt.Printf("medians of %d round(s); ratios are to the direct pipe, round by round, then their median\n", *tputRounds)
 	tw = &table{}
 	hdr := []string{"line", "total"}
 	for _, k := range kinds {
 		hdr = append(hdr, k.name)
 	}
-	hdr = append(hdr, "tapedeck/echo", "tapedeck cpu", "exit+ingest", "db file", "maxrss")
+	hdr = append(hdr, "reference/direct", "tapedeck/direct", "--no-record/direct", "tapedeck cpu", "exit+ingest", "db file", "tapedeck VmHWM")
 	tw.row(hdr...)
-	minRatio, ratioOK := math.Inf(1), true
+	minRatio := math.Inf(1)
 	for i, sz := range sizes {
 		tp := tputs[i]
 		row := []string{size(int64(sz.line)), size(sz.total)}
 		for _, k := range kinds {
-			if v, ok := tp.mbs[k.name]; ok {
-				row = append(row, fmt.Sprintf("%.0f", v))
+			if v := tp.mbs[k.name]; len(v) > 0 {
+				row = append(row, fmt.Sprintf("%.0f", median(v)))
 			} else {
 				row = append(row, "error")
 			}
 		}
-		d, dok := tp.mbs["echo"]
-		t, tok := tp.mbs["tapedeck"]
-		if dok && tok {
-			ratio := t / d
-			minRatio = min(minRatio, ratio)
-			row = append(row, fmt.Sprintf("%.2f×", ratio))
-		} else {
-			ratioOK = false
-			row = append(row, "-")
+		for _, name := range []string{ref, td, tdNoRec} {
+			if v := tp.ratios[name]; len(v) > 0 && len(v) == len(tp.ratios[direct]) {
+				m := median(v)
+				if name == td {
+					minRatio = min(minRatio, m)
+				}
+				row = append(row, fmt.Sprintf("%.2f× (%s)", m, spread(v)))
+			} else {
+				row = append(row, "-")
+				if name == td {
+					minRatio = math.NaN()
+				}
+			}
 		}
 		db := size(tp.dbSize)
-		if tp.leftover {
+		if tp.left {
 			db += " (spool left)"
 		}
-		row = append(row, fmt.Sprintf("%.0f%%", 100*tp.cpu), tp.exit.Round(time.Millisecond).String(), db, size(tp.maxrss))
+		var exits []float64
+		for _, e := range tp.exit {
+			exits = append(exits, float64(e))
+		}
+		row = append(row, fmt.Sprintf("%.0f%%", 100*median(tp.cpu)), time.Duration(median(exits)).Round(time.Millisecond).String(), db, size(tp.hwm))
 		tw.row(row...)
 	}
 	tw.print()
 	fmt.Println()
 
 	big := tputs[len(tputs)-1]
-	fmt.Printf("Peak RSS of the tapedeck process, %s lines\n", size(int64(sizes[len(sizes)-1].line)))
+	fmt.Printf("Peak RSS, %s lines (the largest of the rounds)\n", size(int64(sizes[len(sizes)-1].line)))
 	tw = &table{}
 	tw.row("process", "peak RSS", "what")
-	tw.row("tapedeck", size(big.maxrss), "ru_maxrss after exit: relay, recording and the ingest at exit")
-	tw.row("tapedeck", size(big.hwm), "VmHWM before stdin was closed: relay and recording only")
-	tw.row("echo", size(big.echoRSS), "ru_maxrss of the direct echo child, for scale")
-	tw.row("target", size(targetRSS), "64 MiB + 2 × 16 MiB")
+	tw.row(td, size(big.hwm), "VmHWM before stdin was closed: relaying and recording (the spool of this run is too big to ingest at exit)")
+	tw.row(td, size(big.rss[td]), "ru_maxrss after exit; an upper bound: on Linux a child's ru_maxrss starts at its parent's peak (os/exec spawns with CLONE_VM)")
+	tw.row(tdNoRec, size(big.hwmNoRec), "VmHWM: the relay alone")
+	tw.row(refLabel, size(big.hwmRef), "VmHWM, for scale")
+	tw.row("target", size(targetRSS), "VmHWM of tapedeck")
 	tw.print()
 	fmt.Println()
 
@@ -228,24 +277,80 @@ func main() {
 		return "NOT met"
 	}
 	var parts []string
-	if eok && tok {
+	if a, ok := added[td]; ok && rok {
+		p50, p99 := float64(a.p50)/float64(ra.p50), float64(a.p99)/float64(ra.p99)
 		parts = append(parts,
-			fmt.Sprintf("added p50 %s ≤ 50µs: %s", us(addP50), verdict(addP50 <= targetAddedP50)),
-			fmt.Sprintf("added p99 %s ≤ 250µs: %s", us(addP99), verdict(addP99 <= targetAddedP99)))
+			fmt.Sprintf("added p50 %.2f× the reference's ≤ %.1f×: %s", p50, targetP50, verdict(p50 <= targetP50)),
+			fmt.Sprintf("added p99 %.2f× ≤ %.1f×: %s", p99, targetP99, verdict(p99 <= targetP99)))
 	} else {
 		parts = append(parts, "added latency: not measured")
 	}
-	if ratioOK && !math.IsInf(minRatio, 1) {
-		parts = append(parts, fmt.Sprintf("throughput min %.2f× ≥ 0.5× direct: %s", minRatio, verdict(minRatio >= targetRatio)))
+	if !math.IsNaN(minRatio) && !math.IsInf(minRatio, 1) {
+		parts = append(parts, fmt.Sprintf("throughput min %.2f× direct ≥ %.2f×: %s", minRatio, targetRatio, verdict(minRatio >= targetRatio)))
 	} else {
 		parts = append(parts, "throughput: not measured")
 	}
-	if big.maxrss > 0 {
-		parts = append(parts, fmt.Sprintf("peak RSS %s ≤ 96 MiB: %s", size(big.maxrss), verdict(big.maxrss <= targetRSS)))
+	if rss := big.hwm; rss > 0 {
+		parts = append(parts, fmt.Sprintf("peak RSS %s ≤ %s: %s", size(rss), size(targetRSS), verdict(rss <= targetRSS)))
 	} else {
 		parts = append(parts, "peak RSS: not measured")
 	}
 	fmt.Println("targets: " + strings.Join(parts, "; "))
+	fmt.Printf("load average at start %s, at end %s\n", load0, loadavg())
+}
+
+// built returns path, or builds pkg into dir/name when path is "".
+func built(dir, path, name, pkg string) string {
+	if path == "" {
+		path = filepath.Join(dir, name)
+		build := exec.Command("go", "build", "-o", path, pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fatal(fmt.Errorf("build %s (run from the module root or pass its path): %w", pkg, err))
+		}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		fatal(err)
+	}
+	return abs
+}
+
+func ratio(a, b time.Duration) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", float64(a)/float64(b))
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// spread is the range of v, "min–max".
+func spread(v []float64) string {
+	return fmt.Sprintf("%.2f–%.2f", slices.Min(v), slices.Max(v))
+}
+
+// loadavg is the 1-, 5- and 15-minute load average.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // runner starts relays and measures them.
@@ -266,7 +371,7 @@ type proc struct {
 
 func (r *runner) start(k kind) (*proc, error) {
 	store := ""
-	if k.name == "tapedeck" {
+	if strings.HasPrefix(k.name, td) {
 		r.seq++
 		store = filepath.Join(r.tmp, fmt.Sprintf("store-%d", r.seq))
 	}

@@ -1,0 +1,155 @@
+// Command replaybench measures what `tapedeck replay` costs per frame
+// against the floor: it records a session of N host notifications through
+// `tapedeck record -- cat` (so the tape holds N frames each way), exports it
+// as a tape, and then replays that tape against cat, taking turns round by
+// round, with `tapedeck replay` and with bench/lockstep, the minimal
+// lockstep replayer. It prints the wall and CPU time per frame of each
+// (CPU: user + system of the replayer and the cat it waited for) and their
+// ratios, medians over the rounds. It reports; it does not judge.
+//
+// Usage (bench/replay.sh does this):
+//
+//	replaybench -tapedeck PATH -lockstep PATH [-frames 10000] [-rounds 7]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	td := flag.String("tapedeck", "", "path of the tapedeck binary (required)")
+	ls := flag.String("lockstep", "", "path of the lockstep replayer (required)")
+	frames := flag.Int("frames", 10000, "frames on the tape (half host, half plugin)")
+	rounds := flag.Int("rounds", 7, "rounds; each replays the tape once with each replayer")
+	flag.Parse()
+	if *td == "" || *ls == "" {
+		fmt.Fprintln(os.Stderr, "replaybench: -tapedeck and -lockstep are required")
+		os.Exit(2)
+	}
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		fatal(err)
+	}
+	tmp, err := os.MkdirTemp("", "tapedeck-replaybench-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	store := filepath.Join(tmp, "store")
+	tape := filepath.Join(tmp, "tape.jsonl")
+
+	// Record one line at a time, waiting for its echo, so that the tape is
+	// in lockstep (host frame, plugin frame, …) as the replayers replay it.
+	rec := exec.Command(*td, "--store", store, "record", "--", cat)
+	rec.Stderr = os.Stderr
+	recIn, err := rec.StdinPipe()
+	if err != nil {
+		fatal(err)
+	}
+	recOut, err := rec.StdoutPipe()
+	if err != nil {
+		fatal(err)
+	}
+	if err := rec.Start(); err != nil {
+		fatal(err)
+	}
+	echoed := bufio.NewReader(recOut)
+	for i := range *frames / 2 {
+		fmt.Fprintf(recIn, `{"jsonrpc":"2.0","method":"tick","params":{"n":%d,"text":"the plugin says the same thing back"}}`+"\n", i)
+		if _, err := echoed.ReadBytes('\n'); err != nil {
+			fatal(fmt.Errorf("record: %w", err))
+		}
+	}
+	recIn.Close()
+	if err := rec.Wait(); err != nil {
+		fatal(fmt.Errorf("record: %w", err))
+	}
+	out, err := exec.Command(*td, "--store", store, "export", "last").Output()
+	if err != nil {
+		fatal(fmt.Errorf("export: %w", err))
+	}
+	if err := os.WriteFile(tape, out, 0o600); err != nil {
+		fatal(err)
+	}
+
+	load0 := loadavg()
+	fmt.Printf("replay benchmark  %s  load average at start %s\n", time.Now().Format(time.DateTime), load0)
+	fmt.Printf("tape: %d frames (%d host notifications, each echoed by cat)\n\n", *frames, *frames/2)
+	replayers := []struct {
+		name string
+		argv []string
+	}{
+		{"tapedeck replay", []string{*td, "--store", store, "replay", tape}},
+		{"lockstep", []string{*ls, tape, "--", cat}},
+	}
+	wall := make([][]float64, len(replayers))
+	cpu := make([][]float64, len(replayers))
+	var wallRatio, cpuRatio []float64
+	for round := range *rounds {
+		w := make([]float64, len(replayers))
+		c := make([]float64, len(replayers))
+		for j := range replayers {
+			k := (round + j) % len(replayers)
+			r := replayers[k]
+			cmd := exec.Command(r.argv[0], r.argv[1:]...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			t0 := time.Now()
+			if err := cmd.Run(); err != nil {
+				fatal(fmt.Errorf("%s: %v: %s", r.name, err, strings.TrimSpace(stderr.String())))
+			}
+			w[k] = float64(time.Since(t0)) / float64(*frames)
+			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			c[k] = float64(time.Duration(ru.Utime.Nano()+ru.Stime.Nano())) / float64(*frames)
+		}
+		for k := range replayers {
+			wall[k] = append(wall[k], w[k])
+			cpu[k] = append(cpu[k], c[k])
+		}
+		wallRatio = append(wallRatio, w[0]/w[1])
+		cpuRatio = append(cpuRatio, c[0]/c[1])
+	}
+	fmt.Printf("%-18s %14s %14s\n", "replayer", "wall/frame", "cpu/frame")
+	for k, r := range replayers {
+		fmt.Printf("%-18s %12.1fµs %12.1fµs\n", r.name, median(wall[k])/1e3, median(cpu[k])/1e3)
+	}
+	fmt.Printf("%-18s %13.2f× %13.2f×   (median of %d rounds' ratios; range %.2f–%.2f wall)\n",
+		"tapedeck÷lockstep", median(wallRatio), median(cpuRatio), *rounds, slices.Min(wallRatio), slices.Max(wallRatio))
+	fmt.Printf("load average at start %s, at end %s\n", load0, loadavg())
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "replaybench:", err)
+	os.Exit(1)
+}
