@@ -70,3 +70,34 @@ func benchSize(n int) string {
 	}
 	return fmt.Sprintf("%dB", n)
 }
+
+// BenchmarkBatch is the cost of recording a streaming plugin's output: the
+// lines of one 64 KiB read handed over and flushed together, as the proxy
+// does. One op is one line.
+func BenchmarkBatch(b *testing.B) {
+	for _, size := range []int{200, 1 << 10} {
+		b.Run(benchSize(size), func(b *testing.B) {
+			r := benchRecorder(b)
+			perRead := (64 << 10) / size
+			read := make([]byte, perRead*size)
+			for i := range read {
+				read[i] = 'a' + byte(i%26)
+			}
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := i % perRead
+				r.Line(&proxy.Line{Stream: proxy.Stdout, Bytes: read[k*size : (k+1)*size-1], Done: true, EOL: true})
+				if k == perRead-1 {
+					r.Flush()
+				}
+			}
+			r.Flush()
+			b.StopTimer()
+			if l := r.Lost(); l != nil {
+				b.Fatalf("lost: %+v", *l)
+			}
+		})
+	}
+}

@@ -14,6 +14,8 @@ func (w *Writer) copyIn(bufs [][]byte, n int) error { return pwritev(w.f, bufs, 
 
 func (w *Writer) unmap() {}
 
+func (w *Writer) reserve(int64) {}
+
 // pwritev writes bufs in order at off with one write of their concatenation.
 func pwritev(f *os.File, bufs [][]byte, off int64) error {
 	var n int

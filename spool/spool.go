@@ -67,6 +67,14 @@ const (
 	TypeTail byte = 'T'
 )
 
+// crcByte is crc32.Update(crc, castagnoli, []byte{b}) without the slice,
+// which would escape and cost an allocation per record.
+func crcByte(crc uint32, b byte) uint32 {
+	crc = ^crc
+	crc = castagnoli[byte(crc)^b] ^ (crc >> 8)
+	return ^crc
+}
+
 func knownType(t byte) bool {
 	switch t {
 	case TypeSession, TypeFrame, TypeEnd, TypeNotes, TypePiece, TypeTail:
@@ -92,8 +100,9 @@ type Writer struct {
 	count int       // records pending
 	bufs  [][]byte  // scratch for Flush
 
-	m     mapping // the mapped window (Linux); zero when none
-	noMap bool    // the file system cannot pre-allocate: every batch is written
+	m       mapping // the mapped window (Linux); zero when none
+	noMap   bool    // the file system cannot pre-allocate: every batch is written
+	noAlloc bool    // nor allocate ahead of writes
 }
 
 // segment is a piece of the pending batch: ext when set, else arena[a:b].
@@ -219,7 +228,7 @@ func (w *Writer) Add(typ byte, parts ...[]byte) (lost int, err error) {
 	if n > MaxRecord {
 		return 1, fmt.Errorf("append to spool %s: a record of %d bytes is over the %d limit", w.path, n, MaxRecord)
 	}
-	crc := crc32.Update(w.salt, castagnoli, []byte{typ})
+	crc := crcByte(w.salt, typ)
 	for _, p := range parts {
 		crc = crc32.Update(crc, castagnoli, p)
 	}
@@ -274,6 +283,7 @@ func (w *Writer) Flush() (lost int, err error) {
 	if n < directMin && !w.noMap {
 		err = w.copyIn(bufs, n)
 	} else {
+		w.reserve(w.off + int64(n))
 		err = pwritev(w.f, bufs, w.off)
 	}
 	clear(bufs)

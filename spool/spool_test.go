@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -366,4 +367,14 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("intact spool gave %d records, want %d", len(got), len(want))
 		}
 	})
+}
+
+func TestCRCByte(t *testing.T) {
+	for _, seed := range []uint32{0, 1, 0xdeadbeef} {
+		for b := range 256 {
+			if got, want := crcByte(seed, byte(b)), crc32.Update(seed, castagnoli, []byte{byte(b)}); got != want {
+				t.Fatalf("crcByte(%#x, %d) = %#x, want %#x", seed, b, got, want)
+			}
+		}
+	}
 }
