@@ -138,13 +138,13 @@ func TestSIGKILLLosesNothingDelivered(t *testing.T) {
 }
 
 // killLine is line i of the SIGKILL test: most are short, some long enough
-// to reach the spool in pieces (200 KB), a few so long (1 MB) that kills
+// to reach the spool in pieces (200 KB), a few so long (512 KB) that kills
 // often land in the middle of one.
 func killLine(i int) []byte {
 	pad := 10
 	switch {
 	case i%97 == 50:
-		pad = 1 << 20
+		pad = 512 << 10
 	case i%37 == 0:
 		pad = 200000
 	}
