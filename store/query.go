@@ -214,14 +214,15 @@ func (q *Query) keep(s *Summary) bool {
 	return q == nil || q.Plugin == "" || s.Plugin.ID == q.Plugin
 }
 
-// sortNewestFirst sorts list by start time, newest first (ties by id). It
-// sorts small keys and moves each summary once: a Summary is large, and
-// swapping it in the sort cost more than the comparisons.
-func sortNewestFirst(list []Summary) []Summary {
+// sortNewestFirst sorts list in place by start time, newest first (ties by
+// id). It sorts small keys and then moves each summary once, following the
+// permutation's cycles: a Summary is large, and swapping it in the sort
+// cost more than the comparisons.
+func sortNewestFirst(list []Summary) {
 	type key struct {
 		started time.Time
 		id      string
-		i       int
+		from    int // where the summary is now
 	}
 	keys := make([]key, len(list))
 	for i := range list {
@@ -233,11 +234,25 @@ func sortNewestFirst(list []Summary) []Summary {
 		}
 		return strings.Compare(b.id, a.id)
 	})
-	sorted := make([]Summary, len(list))
-	for i, k := range keys {
-		sorted[i] = list[k.i]
+	// Position i takes the summary at keys[i].from. Follow each cycle once,
+	// marking the positions filled with -1.
+	for i := range keys {
+		if keys[i].from < 0 || keys[i].from == i {
+			continue
+		}
+		held := list[i]
+		j := i
+		for {
+			from := keys[j].from
+			keys[j].from = -1
+			if from == i {
+				list[j] = held
+				break
+			}
+			list[j] = list[from]
+			j = from
+		}
 	}
-	return sorted
 }
 
 // List lists sessions, newest first: those stored and those still in
@@ -310,7 +325,7 @@ func (s *Store) list(q *Query, counts, withJSON bool) ([]Summary, []json.RawMess
 			raw[m.ID] = js
 		}
 	}
-	list = sortNewestFirst(list)
+	sortNewestFirst(list)
 	if q != nil && q.Limit > 0 && len(list) > q.Limit {
 		list = list[:q.Limit]
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"testing"
 	"time"
 
@@ -177,5 +179,43 @@ func TestFollowALiveSpool(t *testing.T) {
 	}
 	if err := st.Delete(m3.ID); !errors.Is(err, ErrRecording) {
 		t.Errorf("Delete of a live session = %v", err)
+	}
+}
+
+// TestSortNewestFirst: the key sort and the cycle-following move give the
+// order of a plain sort by start time (newest first), ties by id.
+func TestSortNewestFirst(t *testing.T) {
+	base := time.Unix(1700000000, 0)
+	var list []Summary
+	for i := range 500 {
+		list = append(list, Summary{ID: fmt.Sprintf("%04d", (i*7919)%500), Started: base.Add(time.Duration((i*31)%17) * time.Second), Name: fmt.Sprint(i)})
+	}
+	want := slices.Clone(list)
+	sort.SliceStable(want, func(i, j int) bool {
+		if !want[i].Started.Equal(want[j].Started) {
+			return want[i].Started.After(want[j].Started)
+		}
+		return want[i].ID > want[j].ID
+	})
+	sortNewestFirst(list)
+	for i := range want {
+		if list[i].ID != want[i].ID || list[i].Name != want[i].Name {
+			t.Fatalf("position %d: %s (%s), want %s (%s)", i, list[i].ID, list[i].Name, want[i].ID, want[i].Name)
+		}
+	}
+}
+
+// BenchmarkSortNewestFirst sorts 10,000 summaries, as ls does.
+func BenchmarkSortNewestFirst(b *testing.B) {
+	base := time.Unix(1700000000, 0)
+	orig := make([]Summary, 10000)
+	for i := range orig {
+		orig[i] = Summary{ID: fmt.Sprintf("%026d", (i*7919)%10000), Started: base.Add(time.Duration((i*7919)%10000) * time.Millisecond)}
+	}
+	list := make([]Summary, len(orig))
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(list, orig)
+		sortNewestFirst(list)
 	}
 }
