@@ -47,6 +47,9 @@ func holdDB(t *testing.T, store string) (release func(), pid int) {
 // its exit status is kept, the spool is kept aside, and one line says so,
 // once.
 func TestSpoolBitFlipIsStoredAsDamaged(t *testing.T) {
+	if raceEnabled {
+		t.Skip("27,100 frames through the race-built shim only cost time; the plain run covers the reading, store/spool_test.go the races")
+	}
 	store := t.TempDir()
 	if r := recordFixture(t, store, "echo", []byte("{}\n")); r.code != 0 {
 		t.Fatalf("first record: %d %s", r.code, r.stderr)
