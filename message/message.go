@@ -225,6 +225,8 @@ const (
 	keyCount
 )
 
+var memberNames = [keyCount]string{keyJSONRPC: "jsonrpc", keyID: "id", keyMethod: "method", keyParams: "params", keyResult: "result", keyError: "error"}
+
 // object is what Parse needs of a JSON object: the values of the members it
 // looks at (the last one of a name, as encoding/json keeps) and how many
 // distinct members it has.
@@ -252,19 +254,11 @@ func (o *object) scan(b []byte) {
 		i = skipSpace(b, end)
 		i = skipSpace(b, i+1) // the colon
 		vend := skipValue(b, i)
-		switch string(key) {
-		case "jsonrpc":
-			o.val[keyJSONRPC] = b[i:vend]
-		case "id":
-			o.val[keyID] = b[i:vend]
-		case "method":
-			o.val[keyMethod] = b[i:vend]
-		case "params":
-			o.val[keyParams] = b[i:vend]
-		case "result":
-			o.val[keyResult] = b[i:vend]
-		case "error":
-			o.val[keyError] = b[i:vend]
+		for k, name := range memberNames {
+			if string(key) == name {
+				o.val[k] = b[i:vend]
+				break
+			}
 		}
 		switch {
 		case many != nil:

@@ -30,6 +30,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tapedeck/tapedeck/bench/internal/measure"
 )
 
 const (
@@ -114,7 +116,7 @@ func main() {
 	}
 	*tputRounds = max(*tputRounds, 1)
 
-	load0 := loadavg()
+	load0 := measure.LoadAvg()
 	fmt.Printf("tapedeck relay benchmark  %s  %s/%s kernel %s  %d CPUs  load average at start %s\n",
 		time.Now().Format(time.DateTime), runtime.GOOS, runtime.GOARCH, kernel(), runtime.NumCPU(), load0)
 	fmt.Printf("tapedeck: %s\nchild:    %s (64 KiB reads, one write per read)\nreference relay: %s (io.Copy both ways, records nothing)\n\n", tdPath, echo, refRelay)
@@ -225,14 +227,14 @@ func main() {
 		row := []string{size(int64(sz.line)), size(sz.total)}
 		for _, k := range kinds {
 			if v := tp.mbs[k.name]; len(v) > 0 {
-				row = append(row, fmt.Sprintf("%.0f", median(v)))
+				row = append(row, fmt.Sprintf("%.0f", measure.Median(v)))
 			} else {
 				row = append(row, "error")
 			}
 		}
 		for _, name := range []string{ref, td, tdNoRec} {
 			if v := tp.ratios[name]; len(v) > 0 && len(v) == len(tp.ratios[direct]) {
-				m := median(v)
+				m := measure.Median(v)
 				if name == td {
 					minRatio = min(minRatio, m)
 				}
@@ -252,7 +254,7 @@ func main() {
 		for _, e := range tp.exit {
 			exits = append(exits, float64(e))
 		}
-		row = append(row, fmt.Sprintf("%.0f%%", 100*median(tp.cpu)), time.Duration(median(exits)).Round(time.Millisecond).String(), db, size(tp.hwm))
+		row = append(row, fmt.Sprintf("%.0f%%", 100*measure.Median(tp.cpu)), time.Duration(measure.Median(exits)).Round(time.Millisecond).String(), db, size(tp.hwm))
 		tw.row(row...)
 	}
 	tw.print()
@@ -296,7 +298,7 @@ func main() {
 		parts = append(parts, "peak RSS: not measured")
 	}
 	fmt.Println("targets: " + strings.Join(parts, "; "))
-	fmt.Printf("load average at start %s, at end %s\n", load0, loadavg())
+	fmt.Printf("load average at start %s, at end %s\n", load0, measure.LoadAvg())
 }
 
 // built returns path, or builds pkg into dir/name when path is "".
@@ -323,34 +325,9 @@ func ratio(a, b time.Duration) string {
 	return fmt.Sprintf("%.2f×", float64(a)/float64(b))
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // spread is the range of v, "min–max".
 func spread(v []float64) string {
 	return fmt.Sprintf("%.2f–%.2f", slices.Min(v), slices.Max(v))
-}
-
-// loadavg is the 1-, 5- and 15-minute load average.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // runner starts relays and measures them.

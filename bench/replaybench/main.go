@@ -24,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tapedeck/tapedeck/bench/internal/measure"
 )
 
 func main() {
@@ -82,7 +84,7 @@ func main() {
 		fatal(err)
 	}
 
-	load0 := loadavg()
+	load0 := measure.LoadAvg()
 	fmt.Printf("replay benchmark  %s  load average at start %s\n", time.Now().Format(time.DateTime), load0)
 	fmt.Printf("tape: %d frames (%d host notifications, each echoed by cat)\n\n", *frames, *frames/2)
 	replayers := []struct {
@@ -121,32 +123,11 @@ func main() {
 	}
 	fmt.Printf("%-18s %14s %14s\n", "replayer", "wall/frame", "cpu/frame")
 	for k, r := range replayers {
-		fmt.Printf("%-18s %12.1fµs %12.1fµs\n", r.name, median(wall[k])/1e3, median(cpu[k])/1e3)
+		fmt.Printf("%-18s %12.1fµs %12.1fµs\n", r.name, measure.Median(wall[k])/1e3, measure.Median(cpu[k])/1e3)
 	}
 	fmt.Printf("%-18s %13.2f× %13.2f×   (median of %d rounds' ratios; range %.2f–%.2f wall)\n",
-		"tapedeck÷lockstep", median(wallRatio), median(cpuRatio), *rounds, slices.Min(wallRatio), slices.Max(wallRatio))
-	fmt.Printf("load average at start %s, at end %s\n", load0, loadavg())
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
+		"tapedeck÷lockstep", measure.Median(wallRatio), measure.Median(cpuRatio), *rounds, slices.Min(wallRatio), slices.Max(wallRatio))
+	fmt.Printf("load average at start %s, at end %s\n", load0, measure.LoadAvg())
 }
 
 func fatal(err error) {
