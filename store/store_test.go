@@ -20,7 +20,7 @@ func newMeta(id string) *frame.Session {
 
 // writeSpool writes a spool as a recorder would and returns its writer (still
 // holding the lock) after appending frames and, when end is set, an end record.
-func writeSpool(t *testing.T, st *Store, meta *frame.Session, frames []frame.Frame, end *frame.End) *spool.Writer {
+func writeSpool(t testing.TB, st *Store, meta *frame.Session, frames []frame.Frame, end *frame.End) *spool.Writer {
 	t.Helper()
 	js := mustJSON(t, meta)
 	w, err := spool.Create(st.SpoolPath(meta.ID), spool.TypeSession, js)
