@@ -181,3 +181,41 @@ func DecodeTail(b []byte) (prefix int64, f Frame, err error) {
 	}
 	return int64(p), f, err
 }
+
+// The whole lines of one read may reach the spool as one record: a lines
+// header (the stream, the seq of the first line, the time of the read)
+// followed by the lines as they came, each with its "\n". Their seqs follow
+// one another.
+
+// AppendLinesHeader appends the header of a record of whole lines.
+func AppendLinesHeader(dst []byte, d Dir, seq uint64, at int64) []byte {
+	dst = append(dst, byte(d))
+	dst = binary.AppendUvarint(dst, seq)
+	return binary.AppendVarint(dst, at)
+}
+
+// DecodeLines decodes a record of whole lines; block (aliasing b) holds the
+// lines, each ending in "\n".
+func DecodeLines(b []byte) (d Dir, seq uint64, at int64, block []byte, err error) {
+	if len(b) < 1 {
+		return 0, 0, 0, nil, ErrTruncated
+	}
+	d = Dir(b[0])
+	if d < In || d > Err {
+		return 0, 0, 0, nil, fmt.Errorf("decode lines: %w: %d", ErrBadDir, d)
+	}
+	b = b[1:]
+	seq, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, 0, 0, nil, ErrTruncated
+	}
+	b = b[n:]
+	if at, n = binary.Varint(b); n <= 0 {
+		return 0, 0, 0, nil, ErrTruncated
+	}
+	block = b[n:]
+	if len(block) == 0 || block[len(block)-1] != '\n' {
+		return 0, 0, 0, nil, fmt.Errorf("decode lines: %w: the last line has no newline", ErrTruncated)
+	}
+	return d, seq, at, block, nil
+}

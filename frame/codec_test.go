@@ -63,6 +63,10 @@ func TestPieceAndTailRoundTrip(t *testing.T) {
 	}
 	f := Frame{Seq: 4, At: 5, Dir: In, Raw: []byte("end")}
 	b = append(AppendTailHeader(nil, 77, &f), f.Raw...)
+	d2, seq, at2, block, err := DecodeLines(append(AppendLinesHeader(nil, Err, 9, 10), "x\n\ny\n"...))
+	if err != nil || d2 != Err || seq != 9 || at2 != 10 || string(block) != "x\n\ny\n" {
+		t.Fatalf("DecodeLines = %v %d %d %q %v", d2, seq, at2, block, err)
+	}
 	prefix, got, err := DecodeTail(b)
 	if err != nil || prefix != 77 || got.Seq != 4 || string(got.Raw) != "end" {
 		t.Fatalf("DecodeTail = %d %+v %v", prefix, got, err)
@@ -72,11 +76,18 @@ func TestPieceAndTailRoundTrip(t *testing.T) {
 func FuzzDecodePiece(f *testing.F) {
 	f.Add(append(AppendPieceHeader(nil, Err, 3, 4), "x"...))
 	f.Add(append(AppendTailHeader(nil, 3, &Frame{Seq: 1, Dir: In}), "y"...))
+	f.Add(append(AppendLinesHeader(nil, Out, 5, 6), "a\nb\n"...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if d, off, at, rest, err := DecodePiece(b); err == nil {
 			again := append(AppendPieceHeader(nil, d, off, at), rest...)
 			if d2, off2, at2, rest2, err := DecodePiece(again); err != nil || d2 != d || off2 != off || at2 != at || !bytes.Equal(rest2, rest) {
 				t.Fatalf("piece re-decode differs")
+			}
+		}
+		if d, seq, at, block, err := DecodeLines(b); err == nil {
+			again := append(AppendLinesHeader(nil, d, seq, at), block...)
+			if d2, seq2, at2, block2, err := DecodeLines(again); err != nil || d2 != d || seq2 != seq || at2 != at || !bytes.Equal(block2, block) {
+				t.Fatalf("lines re-decode differs")
 			}
 		}
 		if prefix, fr, err := DecodeTail(b); err == nil {

@@ -89,6 +89,16 @@ type Flusher interface {
 	Flush()
 }
 
+// Batcher is a Sink that takes the whole lines of a read at once, to store
+// them as one record. When a read completes three lines or more, Line is
+// called for the first (which may have begun in an earlier read), then
+// Lines with the others: n ≥ 2 complete lines, each with its "\n", as they
+// lie in the read buffer. block stays valid until Flush and must not be
+// modified.
+type Batcher interface {
+	Lines(stream Stream, block []byte, n int, at time.Time)
+}
+
 // Config describes one run.
 type Config struct {
 	Command []string // argv; Command[0] is looked up in PATH when it has no slash
@@ -375,6 +385,8 @@ func closeAll(files ...*os.File) {
 	}
 }
 
+var newline = []byte{'\n'}
+
 // pump copies one stream read by read and cuts it into lines for the sink.
 type pump struct {
 	stream Stream
@@ -433,9 +445,23 @@ func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 	}
 }
 
-// split hands every line completed by data to the sink, and the rest as a
-// piece once enough of it has come. It reports whether it handed anything.
+// split hands every line completed by data to the sink (to a Batcher, all
+// but the first at once), and the rest as a piece
+// once enough of it has come. It reports whether it handed anything.
 func (p *pump) split(data []byte) (handed bool) {
+	if b, ok := p.sink.(Batcher); ok {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			p.emit(data[:i], true)
+			handed = true
+			data = data[i+1:]
+			if j := bytes.LastIndexByte(data, '\n'); j >= 0 {
+				if n := bytes.Count(data[:j+1], newline); n >= 2 {
+					b.Lines(p.stream, data[:j+1], n, p.now)
+					data = data[j+1:]
+				}
+			}
+		}
+	}
 	for {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {

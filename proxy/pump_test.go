@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // collectSink joins what the pump hands over back into lines, checking
@@ -44,6 +45,28 @@ func (c *collectSink) Line(l *Line) {
 
 func (c *collectSink) Event(e Event) { c.events = append(c.events, e) }
 
+// batchSink is a collectSink that takes a read's lines at once, checking
+// what Batcher promises.
+type batchSink struct {
+	collectSink
+	batches int
+}
+
+func (c *batchSink) Lines(s Stream, block []byte, n int, at time.Time) {
+	c.batches++
+	if n < 2 || bytes.Count(block, []byte("\n")) != n || block[len(block)-1] != '\n' {
+		c.bad = append(c.bad, fmt.Sprintf("batch of %d lines: %q", n, block))
+	}
+	if len(c.partial[s]) > 0 {
+		c.bad = append(c.bad, "a batch in the middle of a line")
+	}
+	for _, l := range bytes.SplitAfter(block, []byte("\n")) {
+		if len(l) > 0 {
+			c.lines = append(c.lines, collected{Stream: s, Bytes: bytes.Clone(l[:len(l)-1]), EOL: true})
+		}
+	}
+}
+
 // joined rebuilds the stream from the lines the sink saw.
 func (c *collectSink) joined() []byte {
 	var b bytes.Buffer
@@ -59,20 +82,34 @@ func (c *collectSink) joined() []byte {
 func pumpAll(t *testing.T, r io.Reader) (*collectSink, []byte) {
 	t.Helper()
 	sink := &collectSink{}
+	return sink, pumpInto(t, r, sink, sink)
+}
+
+// pumpBatched is pumpAll with a sink that takes a read's lines at once.
+func pumpBatched(t *testing.T, r io.Reader) (*batchSink, []byte) {
+	t.Helper()
+	sink := &batchSink{}
+	return sink, pumpInto(t, r, sink, &sink.collectSink)
+}
+
+// pumpInto runs a pump from r into sink, whose collected lines are c, and
+// returns what it forwarded.
+func pumpInto(t *testing.T, r io.Reader, sink Sink, c *collectSink) []byte {
+	t.Helper()
 	var out bytes.Buffer
 	p := pump{stream: Stdout, sink: sink}
 	if !p.run(r, &out) {
 		t.Fatal("run did not report EOF")
 	}
-	if len(sink.bad) > 0 {
-		t.Fatalf("pieces out of order: %v", sink.bad)
+	if len(c.bad) > 0 {
+		t.Fatalf("pieces out of order: %v", c.bad)
 	}
-	for s, b := range sink.partial {
+	for s, b := range c.partial {
 		if len(b) > 0 {
 			t.Fatalf("stream %d: %d bytes handed in pieces, never ended", s, len(b))
 		}
 	}
-	return sink, out.Bytes()
+	return out.Bytes()
 }
 
 func TestPumpSplitsEveryWayAReadCanSplit(t *testing.T) {
@@ -99,6 +136,10 @@ func TestPumpSplitsEveryWayAReadCanSplit(t *testing.T) {
 			}
 			if got := sink.joined(); !bytes.Equal(got, []byte(in)) {
 				t.Errorf("%s %.20q: lines join to %.20q", name, in, got)
+			}
+			bsink, out := pumpBatched(t, wrap(bytes.NewReader([]byte(in))))
+			if got := bsink.joined(); !bytes.Equal(out, []byte(in)) || !bytes.Equal(got, []byte(in)) {
+				t.Errorf("%s %.20q, lines taken at once: forwarded %.20q, lines join to %.20q", name, in, out, got)
 			}
 		}
 	}
@@ -154,11 +195,13 @@ func (s *orderSink) Line(l *Line) {
 func (s *orderSink) Event(Event) {}
 
 // FuzzPump: whatever the bytes and however reads split them, the forwarded
-// output and the lines the sink saw (pieces joined) both equal the input.
+// output and the lines the sink saw (pieces joined; a read's lines at once
+// for a Batcher) both equal the input.
 func FuzzPump(f *testing.F) {
 	f.Add([]byte("a\nb\r\n\n"), uint8(0))
 	f.Add([]byte("x"), uint8(1))
 	f.Add(bytes.Repeat([]byte("long line "), 10000), uint8(2))
+	f.Add([]byte("a\nb\nc\nd\ne"), uint8(4))
 	f.Fuzz(func(t *testing.T, in []byte, how uint8) {
 		var r io.Reader = bytes.NewReader(in)
 		switch how % 3 {
@@ -167,7 +210,14 @@ func FuzzPump(f *testing.F) {
 		case 2:
 			r = iotest.HalfReader(r)
 		}
-		sink, out := pumpAll(t, r)
+		var sink *collectSink
+		var out []byte
+		if how&4 != 0 {
+			b, o := pumpBatched(t, r)
+			sink, out = &b.collectSink, o
+		} else {
+			sink, out = pumpAll(t, r)
+		}
 		if !bytes.Equal(out, in) {
 			t.Fatalf("forwarded %q, want %q", out, in)
 		}

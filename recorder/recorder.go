@@ -10,6 +10,7 @@
 package recorder
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -148,6 +149,42 @@ func Start(path string, meta *frame.Session, warn io.Writer) (*Recorder, error) 
 func (r *Recorder) Line(l *proxy.Line) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.line(l)
+}
+
+// Lines implements proxy.Batcher: the whole lines of one read become one
+// record, with one header and one checksum, written from the relay's
+// buffer. With a hook or an observer, or a cap shorter than the lines, each
+// line goes its own way.
+func (r *Recorder) Lines(s proxy.Stream, block []byte, n int, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.save != nil || r.observe != nil || int64(len(block)) > r.max {
+		l := proxy.Line{Stream: s, Done: true, EOL: true, Time: at}
+		for len(block) > 0 {
+			i := bytes.IndexByte(block, '\n')
+			l.Bytes, block = block[:i], block[i+1:]
+			r.line(&l)
+		}
+		return
+	}
+	r.lines[s&3].reset()
+	first := r.seq + 1
+	r.seq += uint64(n)
+	size := int64(len(block) - n)
+	if r.w == nil {
+		r.lost.Frames += int64(n)
+		r.lost.Bytes += size
+		return
+	}
+	r.hdr = frame.AppendLinesHeader(r.hdr[:0], frame.Dir(s), first, r.at(at))
+	r.w.Add(spool.TypeLines, r.hdr, block)
+	r.pendingFrames += int64(n)
+	r.pendingBytes += size
+}
+
+// line is Line with mu held.
+func (r *Recorder) line(l *proxy.Line) {
 	ln := &r.lines[l.Stream&3]
 	whole := r.save != nil || r.observe != nil
 	if l.Off == 0 {

@@ -54,6 +54,18 @@ func readFrames(t *testing.T, path string) (meta, end []byte, frames []frame.Fra
 			if !fr.IsEvent() {
 				pieces[fr.Dir] = nil // of a line that could not be stored
 			}
+		case spool.TypeLines:
+			d, seq, at, block, err := frame.DecodeLines(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range bytes.SplitAfter(block, []byte("\n")) {
+				if len(l) > 0 {
+					frames = append(frames, frame.Frame{Seq: seq, At: at, Dir: d, Raw: bytes.Clone(l[:len(l)-1])})
+					seq++
+				}
+			}
+			pieces[d] = nil
 		case spool.TypePiece:
 			d, off, _, b, err := frame.DecodePiece(p)
 			if err == nil && off == 0 {
@@ -101,6 +113,8 @@ func TestRecorderNumbersBatchesAndEnds(t *testing.T) {
 		t.Fatalf("lines on disk before Flush: %d", len(fs))
 	}
 	r.Flush()
+	r.Lines(proxy.Stdout, []byte("c\n\nd\n"), 3, time.Time{}) // one record
+	r.Flush()
 	r.Event(proxy.Event{Kind: proxy.EventExit, Code: 3}) // events are written at once
 	code := 3
 	if err := r.Finish(frame.End{Status: frame.StatusComplete, Exit: frame.Exit{Code: &code}}); err != nil {
@@ -110,8 +124,9 @@ func TestRecorderNumbersBatchesAndEnds(t *testing.T) {
 	if !strings.Contains(string(m), `"id":"01test"`) || !strings.Contains(string(end), `"complete"`) {
 		t.Errorf("meta %s, end %s", m, end)
 	}
-	if len(fs) != 3 || fs[0].Seq != 1 || fs[0].Dir != frame.In || string(fs[0].Raw) != "a" ||
-		fs[1].Seq != 2 || !fs[1].NoEOL || fs[2].Event != frame.EventExit || *fs[2].Code != 3 {
+	if len(fs) != 6 || fs[0].Seq != 1 || fs[0].Dir != frame.In || string(fs[0].Raw) != "a" ||
+		fs[1].Seq != 2 || !fs[1].NoEOL || fs[2].Seq != 3 || string(fs[2].Raw) != "c" || fs[3].Seq != 4 || len(fs[3].Raw) != 0 ||
+		fs[4].Seq != 5 || string(fs[4].Raw) != "d" || fs[4].Dir != frame.Out || fs[5].Seq != 6 || fs[5].Event != frame.EventExit || *fs[5].Code != 3 {
 		t.Errorf("frames %+v", fs)
 	}
 	if warn.Len() != 0 || r.Lost() != nil {
@@ -255,10 +270,18 @@ func TestFailingWritesCountExactly(t *testing.T) {
 	var sent [][]byte
 	for i := range 600 {
 		line := []byte(strings.Repeat(string(rune('a'+i%26)), 200))
-		if i%50 == 49 {
+		switch {
+		case i%50 == 49:
 			line = bytes.Repeat(line, 1000) // 200 KB, in pieces
 			pieces(r, proxy.Stdout, line, 64<<10)
-		} else {
+		case i%7 == 3:
+			// A read of three lines: one, then two at once.
+			r.Line(&proxy.Line{Stream: proxy.Stdout, Bytes: line, Done: true, EOL: true})
+			two := append(append(bytes.Clone(line), '\n'), append(bytes.Clone(line), '\n')...)
+			r.Lines(proxy.Stdout, two, 2, time.Time{})
+			r.Flush()
+			sent = append(sent, line, line)
+		default:
 			r.Line(&proxy.Line{Stream: proxy.Stdout, Bytes: line, Done: true, EOL: true})
 			r.Flush()
 		}

@@ -65,6 +65,9 @@ const (
 	// of those bytes, then the frame's full encoding with the line's last
 	// bytes as its raw; the stored frame's raw is the pieces and these.
 	TypeTail byte = 'T'
+	// TypeLines is the whole lines of one read: a frame.AppendLinesHeader
+	// header, then the lines, each with its "\n", one seq after another.
+	TypeLines byte = 'L'
 )
 
 // crcByte is crc32.Update(crc, castagnoli, []byte{b}) without the slice,
@@ -77,7 +80,7 @@ func crcByte(crc uint32, b byte) uint32 {
 
 func knownType(t byte) bool {
 	switch t {
-	case TypeSession, TypeFrame, TypeEnd, TypeNotes, TypePiece, TypeTail:
+	case TypeSession, TypeFrame, TypeEnd, TypeNotes, TypePiece, TypeTail, TypeLines:
 		return true
 	}
 	return false

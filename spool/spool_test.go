@@ -305,6 +305,7 @@ func seedSpool(t testing.TB) (file []byte, recs [][]byte) {
 	w.Append(TypePiece, []byte("\x02\x00\x00"), []byte("first bytes of a long line "))
 	w.Append(TypePiece, []byte("\x02\x1b\x00"), []byte("more of it "))
 	w.Append(TypeTail, []byte("\x26\x00\x02\x03\x00"), []byte("end"))
+	w.Append(TypeLines, []byte("\x01\x05\x00"), []byte("one\ntwo\n\nfour\n"))
 	w.Append(TypeNotes, []byte(`{}`))
 	w.Append(TypeEnd, []byte(`{"status":"complete"}`))
 	w.Close()

@@ -51,6 +51,13 @@ type spoolScan struct {
 	lastSeq uint64
 	lastAt  int64
 	bad     int64 // bytes of records that read but did not decode
+	// batch is what is left of a record of whole lines.
+	batch struct {
+		dir  frame.Dir
+		seq  uint64
+		at   int64
+		rest []byte
+	}
 }
 
 // partial is the beginning of a line that came in pieces.
@@ -122,6 +129,13 @@ func (s *spoolScan) unreadable() int64 { return s.r.Damaged() + s.bad }
 // call. Notes and the end record are kept as they pass.
 func (s *spoolScan) next() (*frame.Frame, error) {
 	for {
+		if b := &s.batch; len(b.rest) > 0 {
+			i := bytes.IndexByte(b.rest, '\n')
+			s.fr = frame.Frame{Seq: b.seq, At: b.at, Dir: b.dir, Raw: b.rest[:i]}
+			b.rest, b.seq = b.rest[i+1:], b.seq+1
+			s.lines[b.dir].reset()
+			return s.seen(&s.fr), nil
+		}
 		typ, p, err := s.r.Next()
 		if err == io.EOF {
 			if s.live {
@@ -154,6 +168,12 @@ func (s *spoolScan) next() (*frame.Frame, error) {
 				s.lines[s.fr.Dir].reset()
 			}
 			return s.seen(&s.fr), nil
+		case spool.TypeLines:
+			b := &s.batch
+			if b.dir, b.seq, b.at, b.rest, err = frame.DecodeLines(p); err != nil {
+				b.rest = nil
+				s.bad += int64(len(p))
+			}
 		case spool.TypePiece:
 			d, off, at, b, err := frame.DecodePiece(p)
 			if err != nil {

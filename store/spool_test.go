@@ -188,6 +188,29 @@ func TestLongLinesInPieces(t *testing.T) {
 			t.Fatalf("%d frames; the long one %d bytes", len(got), len(got[2].Raw))
 		}
 	})
+	t.Run("the lines of a read in one record", func(t *testing.T) {
+		st := newStore(t)
+		meta := newMeta("01lines")
+		w := writeSpool(t, st, meta, lineFrames(2), nil)
+		w.Append(spool.TypeLines, frame.AppendLinesHeader(nil, frame.Out, 3, 7000), []byte("a\n\nc\n"))
+		w.Append(spool.TypeFrame, frame.Append(nil, &frame.Frame{Seq: 6, At: 8000, Dir: frame.In, Raw: []byte("d")}))
+		w.Close()
+		if err := st.Recover(); err != nil {
+			t.Fatal(err)
+		}
+		got := collect(t, st, meta.ID)
+		var seqs, raws []string
+		for _, f := range got[2:] {
+			seqs = append(seqs, fmt.Sprintf("%d%s@%d", f.Seq, f.Dir, f.At))
+			raws = append(raws, string(f.Raw))
+		}
+		if strings.Join(seqs, " ") != "3out@7000 4out@7000 5out@7000 6in@8000" || strings.Join(raws, "|") != "a||c|d" {
+			t.Fatalf("frames %v %q", seqs, raws)
+		}
+		if m, _ := st.Session(meta.ID); m.Frames.Out != 4 || m.Frames.In != 2 {
+			t.Errorf("counts %+v", m.Frames)
+		}
+	})
 	t.Run("killed in the middle of it", func(t *testing.T) {
 		st := newStore(t)
 		meta := newMeta("01killed")
@@ -254,13 +277,14 @@ func FuzzSpoolScan(f *testing.F) {
 	long := bytes.Repeat([]byte("0123456789"), 300)
 	writePieces(f, w, frame.Frame{Seq: 7, At: 70, Dir: frame.Out}, long, 700, true)
 	w.Append(spool.TypeFrame, frame.Append(nil, &frame.Frame{Seq: 8, At: 80, Dir: frame.In, Raw: []byte("after")}))
-	writePieces(f, w, frame.Frame{Seq: 9, At: 90, Dir: frame.In}, long[:1500], 500, false)
+	w.Append(spool.TypeLines, frame.AppendLinesHeader(nil, frame.Out, 9, 90), []byte("one\n\nthree\n"))
+	writePieces(f, w, frame.Frame{Seq: 12, At: 120, Dir: frame.In}, long[:1500], 500, false)
 	w.Close()
 	seed, err := os.ReadFile(st.SpoolPath(meta.ID))
 	if err != nil {
 		f.Fatal(err)
 	}
-	lines := map[frame.Dir][][]byte{frame.Out: {long}, frame.In: {[]byte("after"), long}}
+	lines := map[frame.Dir][][]byte{frame.Out: {long, []byte("one"), []byte(""), []byte("three")}, frame.In: {[]byte("after"), long}}
 	for _, fr := range frames {
 		lines[fr.Dir] = append(lines[fr.Dir], fr.Raw)
 	}
