@@ -1,10 +1,12 @@
 // Package proxy owns the byte-exact relay: it starts the plugin as a child
 // process, pumps the host's stdin to it and its stdout and stderr back, passes
-// signals on, and reports the child's exit status. Every complete line is
-// handed to a Sink before the bytes that complete it are passed on, so a line
-// that reached the other side has been recorded first. The proxy never
-// rewrites, delays for a line, or drops a byte; it imports only the standard
-// library and knows nothing of storage.
+// signals on, and reports the child's exit status. Every byte of every line
+// is handed to a Sink before it is passed on: a short line whole, a long one
+// in pieces as it arrives (the relay never holds a line), the lines of one
+// read at once to a sink that batches. So a line that reached the other
+// side has been recorded first. The proxy never rewrites, delays for a
+// line, or drops a byte; it imports only the standard library and knows
+// nothing of storage.
 package proxy
 
 import (
