@@ -141,6 +141,8 @@ func (e *env) export(c *cli.Context) error {
 		if red, err = redactor(c, "export", st, !c.Bool("no-default-redactions")); err != nil {
 			return err
 		}
+		// A replay redacts the live frames the same way before comparing.
+		meta.Redaction = redact.Merge(meta.Redaction, red.Description())
 	}
 	if c.Bool("relative") {
 		if c.String("output") == "" {

@@ -92,6 +92,9 @@ func (e *env) test(c *cli.Context) error {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	if c.Bool("verbose") {
+		s.verbose = e.stderr
+	}
 	jobs := max(c.Int("jobs"), 1)
 	results := make([]testResult, len(tapes))
 	done := make([]chan struct{}, len(tapes))

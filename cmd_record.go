@@ -98,6 +98,9 @@ func (e *env) record(c *cli.Context) error {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tapedeck: cannot record (%v); the plugin runs unrecorded\n", err)
 	} else {
+		if red != nil {
+			meta.Redaction = red.Description()
+		}
 		rec, _ = recorder.Start(st.SpoolPath(meta.ID), meta, e.stderr)
 		if red != nil {
 			rec.SetBeforeSave(red.Line)

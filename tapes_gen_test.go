@@ -18,10 +18,13 @@ var updateTapes = flag.Bool("update-tapes", false, "re-record the bundled exampl
 var bundled = []struct {
 	id      string
 	command []string
+	session func(*host, string)
 }{
-	{"hello-python", []string{"python3", "main.py"}},
-	{"hello-node", []string{"node", "main.mjs"}},
-	{"hello-go", []string{"go", "run", "."}},
+	{"hello-python", []string{"python3", "main.py"}, helloSession},
+	{"hello-node", []string{"node", "main.mjs"}, helloSession},
+	{"hello-go", []string{"go", "run", "."}, helloSession},
+	{"waiter-python", []string{"python3", "main.py"}, waiterSession},
+	{"waiter-node", []string{"node", "main.mjs"}, waiterSession},
 }
 
 // TestRecordBundledTapes re-records testdata/tapes/*.jsonl from the fixture
@@ -46,7 +49,7 @@ func TestRecordBundledTapes(t *testing.T) {
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "AGENTTY_PLUGIN_ID="+b.id, "AGENTTY_LANGUAGE=en", "AGENTTY_VERSION=1.9.0")
 			h := newHost(t, cmd)
-			helloSession(h, b.id)
+			b.session(h, b.id)
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("record %s: %v", b.id, err)
 			}

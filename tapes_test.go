@@ -235,7 +235,9 @@ func TestExportRedacts(t *testing.T) {
 		"--redact", "storage/set:params..value",
 		"--redact", "ui/*:params.nothing",
 		"--redact-regex", `sk-live-[0-9a-f]+`)
-	for _, secret := range []string{"swordfish", "noted", "nested", "sk-live"} {
+	// (The tape's header names the rules, so that a replay redacts the
+	// same way: the pattern sk-live-[0-9a-f]+ is there, its matches are not.)
+	for _, secret := range []string{"swordfish", "noted", "nested", "sk-live-0123456789abcdef"} {
 		if bytes.Contains(r.stdout, []byte(secret)) {
 			t.Errorf("--redact kept %q", secret)
 		}

@@ -157,6 +157,19 @@ type Session struct {
 	Lost        *Lost             `json:"lost,omitempty"`
 	Error       string            `json:"error,omitempty"`
 	Tapedeck    string            `json:"tapedeck"`
+	Redaction   *Redaction        `json:"redaction,omitempty"`
+}
+
+// Redaction says how a session's frames were redacted (when recorded or
+// exported), so that a replay can redact the live frames the same way
+// before it compares, prints or saves them.
+type Redaction struct {
+	Rules    []string `json:"rules,omitempty"`    // METHOD:PATH rules
+	Regexps  []string `json:"regexps,omitempty"`  // regular expressions
+	Defaults bool     `json:"defaults,omitempty"` // the default credential rule
+	// KeyID names the key of the placeholders (redact.KeyID): a replay
+	// with the same key expects the same placeholders.
+	KeyID string `json:"keyId,omitempty"`
 }
 
 // Duration is how long the session ran (until now when it has not ended).

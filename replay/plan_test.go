@@ -48,14 +48,16 @@ func TestPlanStepsAndAnswers(t *testing.T) {
 		if s.call != nil {
 			d += " " + s.call.method
 		}
-		got = append(got, d+" after "+string(rune('0'+s.expectOut)))
+		got = append(got, d+" after ["+strings.Join(s.causes, ", ")+"]")
 	}
-	want := "send after 0, send after 0, answer terminal/send after 3, answer prompt/inject after 3, signal after 3, close after 3"
+	want := "send after [], send after [], " +
+		"answer terminal/send after [reply 1, call prompt/inject, call terminal/send], " +
+		"answer prompt/inject after [], signal after [], close after []"
 	if strings.Join(got, ", ") != want {
 		t.Errorf("steps:\n got %s\nwant %s", strings.Join(got, ", "), want)
 	}
-	if p.totalOut != 3 {
-		t.Errorf("totalOut %d", p.totalOut)
+	if len(p.tail) != 0 {
+		t.Errorf("tail %v", p.tail)
 	}
 	// A live request with other params still takes the recorded call, and
 	// says so; a method never recorded gets nothing.
@@ -118,9 +120,9 @@ func TestUnmatchedRequestGetsAnError(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	// In the recording the plugin said two lines before the host closed.
-	rec := tl(`> {"jsonrpc":"2.0","method":"panel/open"}`, `< {"a":1}`, `< {"b":2}`, "eof")
-	plugin := `read l; echo '{"jsonrpc":"2.0","id":1,"method":"nope/x","params":{}}'; read answer; echo "$answer"`
+	// In the recording the plugin said "done" before the host closed.
+	rec := tl(`> {"jsonrpc":"2.0","method":"panel/open"}`, `< {"jsonrpc":"2.0","method":"done"}`, "eof")
+	plugin := `read l; echo '{"jsonrpc":"2.0","id":1,"method":"nope/x","params":{}}'; read answer; echo "$answer"; echo '{"jsonrpc":"2.0","method":"done"}'`
 	res, err := Run(context.Background(), rec, Options{Command: []string{"sh", "-c", plugin}})
 	if err != nil {
 		t.Fatal(err)
@@ -174,5 +176,85 @@ func TestPaceKeepsRecordedGapsClamped(t *testing.T) {
 	}
 	if asap.Elapsed >= time.Hour {
 		t.Errorf("asap took %v", asap.Elapsed)
+	}
+}
+
+// TestWaitsForCausesNotSilence: a plugin that is silent for longer than
+// any quiet period a replay could guess (it waits on a timer) still gets
+// the next host frame only after it said what it said before that frame in
+// the recording, and an extra frame of another method delays nothing.
+func TestWaitsForCausesNotSilence(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	rec := tl(
+		`> {"jsonrpc":"2.0","method":"a"}`,
+		`< {"jsonrpc":"2.0","method":"slow"}`,
+		`> {"jsonrpc":"2.0","method":"b"}`,
+		`< {"jsonrpc":"2.0","method":"got b"}`,
+		"eof",
+	)
+	// The plugin says "slow" 400 ms after a (a timer), then an extra line,
+	// and reports b only if b came after "slow" was said.
+	plugin := `read a; sleep 0.4; echo '{"jsonrpc":"2.0","method":"slow"}'; echo '{"jsonrpc":"2.0","method":"extra"}'; ` +
+		`read b; echo '{"jsonrpc":"2.0","method":"got b"}'; read rest`
+	res, err := Run(context.Background(), rec, Options{Command: []string{"sh", "-c", plugin}, StepTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, f := range res.Live {
+		if !f.IsEvent() {
+			order = append(order, f.Dir.String()+" "+string(f.Raw))
+		}
+	}
+	got := strings.Join(order, "\n")
+	slow := strings.Index(got, `out {"jsonrpc":"2.0","method":"slow"}`)
+	b := strings.Index(got, `in {"jsonrpc":"2.0","method":"b"}`)
+	if slow < 0 || b < slow || !strings.Contains(got, "got b") {
+		t.Errorf("host frame b went before the plugin said slow:\n%s", got)
+	}
+	if len(res.Notes) != 0 {
+		t.Errorf("notes %q", res.Notes)
+	}
+}
+
+// TestAnAnswerGivenUpOnStillGoesOut: a plugin that now makes its requests
+// one at a time (the second only once the first is answered) gets both
+// answers; the one it made late is answered then, and the notes say so.
+func TestAnAnswerGivenUpOnStillGoesOut(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	rec := tl(
+		`> {"jsonrpc":"2.0","method":"go"}`,
+		`< {"jsonrpc":"2.0","id":1,"method":"p","params":{}}`,
+		`< {"jsonrpc":"2.0","id":2,"method":"q","params":{}}`,
+		`> {"jsonrpc":"2.0","id":1,"result":"P"}`,
+		`> {"jsonrpc":"2.0","id":2,"result":"Q"}`,
+		"eof",
+	)
+	plugin := `read go; echo '{"jsonrpc":"2.0","id":7,"method":"q","params":{}}'; read q; echo "$q"; ` +
+		`echo '{"jsonrpc":"2.0","id":8,"method":"p","params":{}}'; read p; echo "$p"; read rest`
+	res, err := Run(context.Background(), rec, Options{Command: []string{"sh", "-c", plugin}, StepTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var echoed []string
+	for _, f := range res.Live {
+		if f.Dir == frame.Out && strings.Contains(string(f.Raw), "result") {
+			echoed = append(echoed, string(f.Raw))
+		}
+	}
+	want := []string{`{"jsonrpc":"2.0","id":7,"result":"Q"}`, `{"jsonrpc":"2.0","id":8,"result":"P"}`}
+	if strings.Join(echoed, " ") != strings.Join(want, " ") {
+		t.Errorf("the plugin got %q, want %q", echoed, want)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if !strings.Contains(notes, "made its p request (recorded seq 2) later than recorded") || strings.Contains(notes, "never") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if len(res.Pairs) != 2 {
+		t.Errorf("pairs %v", res.Pairs)
 	}
 }

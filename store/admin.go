@@ -169,11 +169,14 @@ func (s *Store) Compact() (before, after int64, err error) {
 	return before, after, nil
 }
 
+// RedactKeyFile is the name of the redaction key's file in the store folder.
+const RedactKeyFile = "redact.key"
+
 // RedactKey returns the store's key for redaction placeholders: 32 random
 // bytes in the file redact.key (0600), made on first use, so the same value
 // gets the same placeholder in every recording and export of this store.
 func (s *Store) RedactKey() ([]byte, error) {
-	path := filepath.Join(s.dir, "redact.key")
+	path := filepath.Join(s.dir, RedactKeyFile)
 	if b, err := os.ReadFile(path); err == nil && len(b) >= 16 {
 		return b, nil
 	}
