@@ -16,6 +16,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/proxy"
 	"github.com/tapedeck/tapedeck/recorder"
+	"github.com/tapedeck/tapedeck/replay"
 	"github.com/tapedeck/tapedeck/store"
 )
 
@@ -32,10 +33,13 @@ func (e *env) recordCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "record",
 		Usage:     "run a plugin and record everything it says and hears",
-		ArgsUsage: "[--name N] [--tag k=v]… -- COMMAND [ARGS…]",
+		ArgsUsage: "[--name N] [--tag k=v]… [--host SCRIPT] -- COMMAND [ARGS…]",
 		Description: "A transparent shim: stdin, stdout and stderr pass through byte for byte,\n" +
 			"every line is stored with its time, and the plugin's exit status is ours.\n" +
-			"Nothing but the plugin's own output ever reaches stdout.",
+			"Nothing but the plugin's own output ever reaches stdout.\n" +
+			"With --host SCRIPT, tapedeck plays the host from a script instead (each\n" +
+			"line sent once the plugin has said what the line waits for) and the\n" +
+			"session is recorded as it happens; stdout stays empty.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "a name for the session"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "a `key=value` tag (repeatable)"},
@@ -43,6 +47,8 @@ func (e *env) recordCommand() *cli.Command {
 			redactFlags()[0],
 			redactFlags()[1],
 			&cli.StringFlag{Name: "lint", Usage: "check the traffic as it happens and append findings to `FILE` (JSON lines); they are stored with the session too"},
+			&cli.StringFlag{Name: "host", Usage: "play the host from `SCRIPT` (JSON lines of host frames; see the README) instead of stdin and stdout"},
+			&cli.DurationFlag{Name: "step-timeout", Value: 30 * time.Second, Usage: "with --host: longest wait for what a script line waits for"},
 		},
 		Action: e.record,
 	}
@@ -52,6 +58,13 @@ func (e *env) record(c *cli.Context) error {
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
 		return fail(2, "record: no command given: tapedeck record -- COMMAND [ARGS…]")
+	}
+	var script *replay.Script
+	if path := c.String("host"); path != "" {
+		var err error
+		if script, err = readScript(path); err != nil {
+			return fail(2, "record: %v", err)
+		}
 	}
 	tags := map[string]string{}
 	for _, t := range c.StringSlice("tag") {
@@ -77,7 +90,8 @@ func (e *env) record(c *cli.Context) error {
 		meta.Tags = tags
 	}
 
-	// Signals for the child; SIGPIPE and SIGXFSZ are caught (not ignored,
+	// Signals for the child (and from a host script's grace periods);
+	// SIGPIPE and SIGXFSZ are caught (not ignored,
 	// which the child would inherit) so that a closed stdout or a file size
 	// limit turns into an error we handle instead of killing the shim.
 	sigs := make(chan os.Signal, 8)
@@ -122,7 +136,7 @@ func (e *env) record(c *cli.Context) error {
 		sink = rec
 	}
 
-	res, runErr := proxy.Run(c.Context, proxy.Config{
+	cfg := proxy.Config{
 		Command: argv,
 		Stdin:   e.stdin,
 		Stdout:  e.stdout,
@@ -130,7 +144,14 @@ func (e *env) record(c *cli.Context) error {
 		Sink:    sink,
 		Signals: sigs,
 		MaxLine: c.Int("max-frame"),
-	})
+	}
+	var res proxy.Result
+	var runErr error
+	if script != nil {
+		res, runErr = e.playHost(c, script, cfg, sigs)
+	} else {
+		res, runErr = proxy.Run(c.Context, cfg)
+	}
 
 	end := frame.End{Ended: time.Now(), Status: frame.StatusComplete}
 	code := res.Code

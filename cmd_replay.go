@@ -68,6 +68,9 @@ type outcome struct {
 	cfgPath string
 	dopts   diff.Options // how it was compared
 	err     error        // could not run
+	// against is what src was compared with when nothing ran (tapedeck
+	// diff A B); run is nil then.
+	against *source
 }
 
 func (o *outcome) same() bool {
@@ -384,11 +387,13 @@ func (e *env) printOutcome(o *outcome) {
 	for _, n := range o.notes {
 		fmt.Fprintf(w, "note: %s\n", sanitize(n))
 	}
-	for _, n := range o.run.Notes {
-		fmt.Fprintf(w, "note: %s\n", sanitize(n))
-	}
-	for _, u := range o.run.Unmatched {
-		fmt.Fprintf(w, "unanswered: the plugin asked %s, which the recording never answered; it got an error\n", sanitize(u))
+	if o.run != nil {
+		for _, n := range o.run.Notes {
+			fmt.Fprintf(w, "note: %s\n", sanitize(n))
+		}
+		for _, u := range o.run.Unmatched {
+			fmt.Fprintf(w, "unanswered: the plugin asked %s, which the recording never answered; it got an error\n", sanitize(u))
+		}
 	}
 	n := len(o.diff.Differences)
 	verdict := "same"
@@ -398,17 +403,30 @@ func (e *env) printOutcome(o *outcome) {
 			verdict += "s"
 		}
 	}
-	if o.run.TimedOut {
+	timedOut := o.run != nil && o.run.TimedOut
+	if timedOut {
 		verdict = "timed out, " + verdict
 	}
-	fmt.Fprintf(w, "%s: %s (compared %d recorded and %d replayed frames, %s)\n",
-		sanitize(o.src.name), verdict, o.diff.Compared[0], o.diff.Compared[1], formatDuration(o.run.Elapsed))
-	if n == 0 && !o.run.TimedOut {
+	var live []frame.Frame
+	if o.run != nil {
+		live = o.run.Live
+		fmt.Fprintf(w, "%s: %s (compared %d recorded and %d replayed frames, %s)\n",
+			sanitize(o.src.name), verdict, o.diff.Compared[0], o.diff.Compared[1], formatDuration(o.run.Elapsed))
+	} else {
+		live = o.against.frames
+		fmt.Fprintf(w, "%s vs %s: %s (compared %d and %d frames)\n",
+			sanitize(o.src.name), sanitize(o.against.name), verdict, o.diff.Compared[0], o.diff.Compared[1])
+	}
+	if n == 0 && !timedOut {
 		return
 	}
 	diff.Render(w, &o.diff, diff.RenderOptions{Color: useColor(w), Escape: sanitizeKeepNewlines})
-	if tail := stderrTail(o.run.Live, 10); len(tail) > 0 {
-		fmt.Fprintln(w, "plugin stderr (last lines):")
+	if tail := stderrTail(live, 10); len(tail) > 0 {
+		if o.run == nil {
+			fmt.Fprintf(w, "stderr of %s (last lines):\n", sanitize(o.against.name))
+		} else {
+			fmt.Fprintln(w, "plugin stderr (last lines):")
+		}
 		for _, l := range tail {
 			fmt.Fprintf(w, "    %s\n", sanitize(l))
 		}

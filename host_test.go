@@ -153,24 +153,3 @@ func miniSession(h *host) {
 	})
 	h.finish()
 }
-
-// waiterSession plays the session of the waiter fixture plugins: a search
-// typed fast (debounced by the plugin), a build run in a child process, and
-// a command the plugin thinks about before asking the host.
-func waiterSession(h *host, pluginID string) {
-	h.send(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"apiVersion":1,"agentty":{"version":"1.9.0"},"plugin":{"id":%q,"name":"Waiter","version":"1.0.0"},"language":"en","context":{"workspace":null,"pane":null,"language":"en"}}}`, pluginID)
-	h.send(`{"jsonrpc":"2.0","method":"panel/open","params":{"context":{"workspace":null,"pane":null,"language":"en"}}}`)
-	h.awaitResponse("3")
-	h.send(`{"jsonrpc":"2.0","id":%s,"result":null}`, h.awaitRequest("ui/setPanel"))
-	// A person types: the changes come faster than the plugin's debounce.
-	for _, v := range []string{"b", "bu", "bui"} {
-		h.send(`{"jsonrpc":"2.0","method":"ui/event","params":{"element":"q","event":"change","value":%q,"context":{}}}`, v)
-	}
-	h.send(`{"jsonrpc":"2.0","id":%s,"result":null}`, h.awaitRequest("ui/setPanel"))
-	h.send(`{"jsonrpc":"2.0","method":"ui/event","params":{"element":"run","event":"click","context":{}}}`)
-	h.awaitNotification("ui/notify")
-	h.send(`{"jsonrpc":"2.0","method":"command/execute","params":{"command":"ask","args":[],"context":{}}}`)
-	h.send(`{"jsonrpc":"2.0","id":%s,"result":{"status":"asked"}}`, h.awaitRequest("prompt/inject"))
-	h.awaitNotification("ui/notify")
-	h.finish()
-}

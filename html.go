@@ -33,6 +33,9 @@ func writeSessionHTML(path string, meta *frame.Session, frames []frame.Frame) er
 func writeReplayHTML(path string, o *outcome) error {
 	in := report.ReplayInput{Name: o.src.name, Meta: o.src.meta, Recorded: o.src.frames, Diff: o.diff}
 	in.Notes = append(in.Notes, o.notes...)
+	if o.against != nil {
+		in.Live = o.against.frames
+	}
 	if o.run != nil {
 		in.Live = o.run.Live
 		in.Notes = append(in.Notes, o.run.Notes...)

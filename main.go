@@ -98,6 +98,9 @@ func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
 			e.doctorCommand(),
 			e.replayCommand(),
 			e.testCommand(),
+			e.diffCommand(),
+			e.reviewCommand(),
+			e.coverageCommand(),
 		},
 	}
 	for _, c := range app.Commands {

@@ -189,7 +189,10 @@ func TestTestCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(string(r.stdout)), "\n")
-	if last := lines[len(lines)-1]; last != "1 passed, 1 failed" {
+	if sum := lines[len(lines)-2]; sum != "1 passed, 1 failed" {
+		t.Errorf("summary line %q", sum)
+	}
+	if last := lines[len(lines)-1]; last != "to accept these changes: tapedeck test --update "+dir+" && tapedeck review "+dir {
 		t.Errorf("closing line %q", last)
 	}
 	if !strings.HasPrefix(lines[0], "ok    "+filepath.Join(dir, "a-good.jsonl")) {

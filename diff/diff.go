@@ -55,6 +55,9 @@ type Options struct {
 	// not JSON, on both sides, before they are compared or shown: replay
 	// uses it to make redaction placeholders match.
 	Mask func(string) string
+	// Names name the two sides in what is rendered; empty: "recorded" and
+	// "replayed".
+	Names [2]string
 }
 
 // Change is one value that differs inside a changed frame.
@@ -75,7 +78,9 @@ type Difference struct {
 	Recorded *Side    `json:"recorded,omitempty"` // nil for extra
 	Live     *Side    `json:"live,omitempty"`     // nil for missing
 	Changes  []Change `json:"changes,omitempty"`
-	Unified  string   `json:"unified,omitempty"` // unified diff of the pretty-printed JSON
+	// Nodes names the UI nodes that hold the changes of a ui/setPanel.
+	Nodes   []string `json:"nodes,omitempty"`
+	Unified string   `json:"unified,omitempty"` // unified diff of the pretty-printed JSON
 }
 
 // Side is one frame of a difference.
@@ -93,6 +98,7 @@ type Side struct {
 type Result struct {
 	Differences []Difference `json:"differences"`
 	Compared    [2]int       `json:"compared"` // frames compared: recorded, live
+	Names       [2]string    `json:"-"`        // the two sides, as Options named them
 }
 
 // Same reports whether nothing differs.
@@ -116,10 +122,14 @@ func Frames(recorded, live []frame.Frame, opts Options) Result {
 	ids := &requestIDs{bySeq: map[uint64]string{}, seqs: map[string][]uint64{}}
 	outA, errA := normalise(recorded, opts, ids.recorded)
 	outB, errB := normalise(live, opts, ids.live(opts.Pair))
-	res := Result{Compared: [2]int{len(outA) + len(errA), len(outB) + len(errB)}}
-	res.Differences = align(outA, outB)
+	names := opts.Names
+	if names[0] == "" || names[1] == "" {
+		names = [2]string{"recorded", "replayed"}
+	}
+	res := Result{Compared: [2]int{len(outA) + len(errA), len(outB) + len(errB)}, Names: names}
+	res.Differences = align(outA, outB, names)
 	if opts.CompareStderr {
-		res.Differences = append(res.Differences, align(errA, errB)...)
+		res.Differences = append(res.Differences, align(errA, errB, names)...)
 	}
 	if d, ok := compareExit(recorded, live); ok {
 		res.Differences = append(res.Differences, d)
@@ -170,8 +180,12 @@ func (r *requestIDs) live(pair func(uint64) (uint64, bool)) func(*frame.Frame, s
 // apart) and computes their keys; requestID names each plugin request's
 // comparable id.
 func normalise(frames []frame.Frame, opts Options, requestID func(*frame.Frame, string) string) (out, errs []item) {
-	// Requests each side sent, by id, to name the responses that answer them.
-	hostCalls := map[string]string{}
+	// Requests each side's host sent, by id, to name the responses that
+	// answer them; the host's ids are its own (one counter for all its
+	// plugins), so a response compares by the request it answers.
+	type hostCall struct{ method, id string }
+	hostCalls := map[string]hostCall{}
+	hostN := map[string]int{}
 	mask := opts.Mask
 	for i := range frames {
 		f := &frames[i]
@@ -181,7 +195,8 @@ func normalise(frames []frame.Frame, opts Options, requestID func(*frame.Frame, 
 		m := message.Parse(f.Raw)
 		if f.Dir == frame.In {
 			if m.Kind == message.Request {
-				hostCalls[m.IDKey()] = m.Method
+				hostN[m.Method]++
+				hostCalls[m.IDKey()] = hostCall{m.Method, fmt.Sprintf("%s #%d", m.Method, hostN[m.Method])}
 			}
 			continue
 		}
@@ -222,7 +237,11 @@ func normalise(frames []frame.Frame, opts Options, requestID func(*frame.Frame, 
 			it.method = m.Method
 			it.what = "notification " + m.Method
 		case message.Response, message.ErrorReply:
-			it.method = hostCalls[m.IDKey()]
+			hc, ok := hostCalls[m.IDKey()]
+			it.method = hc.method
+			if obj != nil && ok {
+				obj["id"] = hc.id
+			}
 			it.what = "response"
 			if m.Kind == message.ErrorReply {
 				it.what = "error response"
@@ -315,7 +334,7 @@ func runeOf(i int) rune {
 const maxDistinct = 0x10FFFF - 0x800
 
 // align aligns the two sequences by content and classifies what is left.
-func align(a, b []item) []Difference {
+func align(a, b []item, names [2]string) []Difference {
 	ids := map[string]int{}
 	toRunes := func(items []item) []rune {
 		rs := make([]rune, len(items))
@@ -337,7 +356,7 @@ func align(a, b []item) []Difference {
 	var out []Difference
 	var missing, extra []item
 	flush := func() {
-		out = append(out, pairChanged(&missing, &extra)...)
+		out = append(out, pairChanged(&missing, &extra, names)...)
 	}
 	ia, ib := 0, 0
 	for _, d := range diffs {
@@ -361,7 +380,7 @@ func align(a, b []item) []Difference {
 // pairChanged pairs, in order, missing and extra frames of the same kind and
 // method inside one gap of the alignment: those are changed frames. The
 // rest stay missing or extra. It empties both lists.
-func pairChanged(missing, extra *[]item) []Difference {
+func pairChanged(missing, extra *[]item, names [2]string) []Difference {
 	var out []Difference
 	used := make([]bool, len(*extra))
 	for _, m := range *missing {
@@ -371,7 +390,7 @@ func pairChanged(missing, extra *[]item) []Difference {
 				continue
 			}
 			used[j], paired = true, true
-			out = append(out, changed(m, e))
+			out = append(out, changed(m, e, names))
 			break
 		}
 		if !paired {
@@ -442,13 +461,82 @@ func side(it item) *Side {
 	return s
 }
 
-func changed(m, e item) Difference {
+func changed(m, e item, names [2]string) Difference {
 	d := Difference{Kind: Changed, Dir: m.f.Dir.String(), Method: m.method, What: m.what, Recorded: side(m), Live: side(e)}
 	if m.value != nil && e.value != nil {
 		d.Changes = paths(m.value, e.value, nil, nil)
+		if m.method == "ui/setPanel" {
+			d.Nodes = changedNodes(e.value, d.Changes)
+		}
 	}
-	d.Unified = Unified(d.Recorded.Pretty, d.Live.Pretty, "recorded", "replayed")
+	d.Unified = Unified(d.Recorded.Pretty, d.Live.Pretty, names[0], names[1])
 	return d
+}
+
+// changedNodes names, for a ui/setPanel whose values at changes differ, the
+// UI nodes that hold them (in the live tree): "params.tree.children[0]
+// (text "Howdy")", once each, in order.
+func changedNodes(v any, changes []Change) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range changes {
+		// The node is the deepest object on the path that has a "type".
+		var node any
+		var at []string
+		cur := v
+		for i, seg := range c.Segments {
+			if o, ok := cur.(map[string]any); ok {
+				if _, typed := o["type"]; typed {
+					node, at = o, c.Segments[:i]
+				}
+				cur = o[seg]
+				continue
+			}
+			if a, ok := cur.([]any); ok {
+				k, err := strconv.Atoi(strings.Trim(seg, "[]"))
+				if err != nil || k < 0 || k >= len(a) {
+					break
+				}
+				cur = a[k]
+				continue
+			}
+			break
+		}
+		if o, ok := cur.(map[string]any); ok {
+			if _, typed := o["type"]; typed {
+				node, at = o, c.Segments
+			}
+		}
+		o, ok := node.(map[string]any)
+		if !ok {
+			continue
+		}
+		p := joinPath(at)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p+" ("+describeNode(o)+")")
+	}
+	return out
+}
+
+// describeNode is a UI node in a few words: its type, id and label or text.
+func describeNode(o map[string]any) string {
+	s := fmt.Sprint(o["type"])
+	if id, ok := o["id"].(string); ok {
+		s += " #" + id
+	}
+	for _, k := range []string{"label", "text", "title"} {
+		if v, ok := o[k].(string); ok {
+			b, _ := json.Marshal(v)
+			if len(b) > 40 {
+				b = append(b[:37], "…\""...)
+			}
+			return s + " " + string(b)
+		}
+	}
+	return s
 }
 
 // paths lists the leaf values that differ between a and b.

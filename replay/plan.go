@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/message"
@@ -30,6 +31,9 @@ type step struct {
 	// in the recording, whatever it waits on in between.
 	causes []string
 	call   *call // sendAnswer: the call answered
+	// pause and quiet are a host script's: wait this long before sending,
+	// and wait for this much silence first.
+	pause, quiet time.Duration
 }
 
 // call is a request the plugin made in the recording, with the host's
@@ -54,6 +58,11 @@ type plan struct {
 	// tail are the causes after the last step: what the plugin said after
 	// the host's last frame, awaited before the replay ends.
 	tail []string
+	// A host script's plan also has answers matched by the live request's
+	// id, and results for requests that no answer takes.
+	script   bool
+	byID     map[string][]*call
+	fallback map[string]json.RawMessage
 }
 
 // CauseOf is how replay identifies a plugin frame across runs: a reply by
@@ -159,10 +168,26 @@ func canonical(raw json.RawMessage) string {
 	return string(b)
 }
 
-// match takes the recorded call that answers a live request: the first
-// unused call of that method with equal params, else the first unused one.
-// differs reports that the params did not match.
-func (p *plan) match(method string, params json.RawMessage) (c *call, differs bool) {
+// match takes the recorded call that answers a live request: a script's
+// answer for its id, else the first unused call of that method with equal
+// params, else the first unused one. differs reports that the params did
+// not match.
+func (p *plan) match(id json.RawMessage, method string, params json.RawMessage) (c *call, differs bool) {
+	for _, c := range p.byID[message.IDKey(id)] {
+		if !c.used {
+			c.used, c.method = true, method
+			return c, false
+		}
+	}
+	if p.script {
+		for _, c := range p.calls[method] {
+			if !c.used {
+				c.used = true
+				return c, false
+			}
+		}
+		return nil, false
+	}
 	want := canonical(params)
 	var first *call
 	for _, c := range p.calls[method] {

@@ -117,12 +117,12 @@ var errTimedOut = errors.New("replay timed out")
 
 // event is what the main loop hears from its goroutines.
 type event struct {
-	kind  eventKind
-	dir   frame.Dir
-	raw   []byte
-	eol   bool
-	at    time.Time
-	state *os.ProcessState
+	kind eventKind
+	dir  frame.Dir
+	raw  []byte
+	eol  bool
+	at   time.Time
+	exit Exit
 }
 
 type eventKind uint8
@@ -145,7 +145,7 @@ type runner struct {
 	plan     *plan
 	start    time.Time
 	deadline time.Time // of the whole replay
-	proc     *os.Process
+	plugin   Plugin
 	events   chan event
 	writes   chan write
 	res      Result
@@ -169,24 +169,48 @@ type runner struct {
 	exitFrame *frame.Frame
 }
 
+// Plugin is a running plugin as the host sees it.
+type Plugin struct {
+	Stdin  io.WriteCloser // the host writes here; closed when the host closes it
+	Stdout io.Reader      // read to its end
+	Stderr io.Reader      // read to its end; nil when not read
+	// Signal passes a signal to the plugin.
+	Signal func(os.Signal) error
+	// Wait blocks until the plugin has exited and says how.
+	Wait func() Exit
+	// Drain, when set, is called once the plugin has exited: what it wrote
+	// is in its pipes, but a grandchild may hold them open, so it bounds
+	// the reading that is left (for pipes, a read deadline).
+	Drain func(time.Duration)
+	// Kill ends the plugin and whatever it started; it is called when the
+	// replay ends it early and once it is over.
+	Kill func()
+}
+
+// Exit is how a plugin ended: a signal's name, or else its exit code.
+type Exit struct {
+	Code   int
+	Signal string
+}
+
 // Run replays recorded against a fresh plugin process and returns the live
 // timeline. It blocks until the plugin has exited and its output is read.
 // The error is non-nil only when the plugin could not be started (wrapping
 // ErrStart) or ctx was cancelled; a replay that ran out of time is a result
 // with TimedOut set.
 func Run(ctx context.Context, recorded []frame.Frame, opts Options) (*Result, error) {
-	opts.defaults()
 	if len(opts.Command) == 0 {
 		return nil, fmt.Errorf("%w: no command", ErrStart)
 	}
-	r := &runner{
-		opts: opts,
-		plan: makePlan(recorded),
-		need: map[string]int{},
-		have: map[string]int{},
-		res:  Result{Pairs: map[uint64]uint64{}, Sent: map[uint64]uint64{}},
+	p, err := start(opts)
+	if err != nil {
+		return nil, err
 	}
+	return play(ctx, makePlan(recorded), p, opts, len(recorded))
+}
 
+// start starts the plugin of opts in a process group of its own, with pipes.
+func start(opts Options) (Plugin, error) {
 	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
 	cmd.Dir, cmd.Env = opts.Dir, opts.Env
 	cmd.SysProcAttr = sysProcAttr()
@@ -197,48 +221,87 @@ func Run(ctx context.Context, recorded []frame.Frame, opts Options) (*Result, er
 			for _, f := range pipes[:i] {
 				f.Close()
 			}
-			return nil, fmt.Errorf("%w: %v", ErrStart, err)
+			return Plugin{}, fmt.Errorf("%w: %v", ErrStart, err)
 		}
 	}
 	inR, stdin, outR, outW, errR, errW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	r.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		for _, f := range pipes {
 			f.Close()
 		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrStart, opts.Command[0], err)
+		return Plugin{}, fmt.Errorf("%w: %s: %v", ErrStart, opts.Command[0], err)
 	}
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	r.proc = cmd.Process
+	proc := cmd.Process
+	return Plugin{
+		Stdin: stdin, Stdout: outR, Stderr: errR,
+		Signal: proc.Signal,
+		Wait: func() Exit {
+			state, _ := proc.Wait()
+			if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return Exit{Signal: frame.SignalName(int(ws.Signal()))}
+			}
+			return Exit{Code: state.ExitCode()}
+		},
+		Drain: func(d time.Duration) {
+			deadline := time.Now().Add(d)
+			outR.SetReadDeadline(deadline)
+			errR.SetReadDeadline(deadline)
+		},
+		Kill: func() {
+			proc.Kill()
+			killGroup(proc.Pid)
+		},
+	}, nil
+}
+
+// play plays the host of plan to the plugin p until it has exited and its
+// output is read. queue sizes the host's write queue.
+func play(ctx context.Context, pl *plan, p Plugin, opts Options, queue int) (*Result, error) {
+	opts.defaults()
+	r := &runner{
+		opts:   opts,
+		plan:   pl,
+		plugin: p,
+		need:   map[string]int{},
+		have:   map[string]int{},
+		res:    Result{Pairs: map[uint64]uint64{}, Sent: map[uint64]uint64{}},
+	}
+	r.start = time.Now()
 	r.deadline = r.start.Add(opts.Timeout)
 	r.lastSaid = r.start
-
 	r.events = make(chan event, 256)
-	r.writes = make(chan write, len(recorded)+4096)
+	r.writes = make(chan write, queue+4096)
 	var wg sync.WaitGroup
-	wg.Add(4)
-	r.readers = 2
-	go func() { defer wg.Done(); r.read(outR, frame.Out) }()
-	go func() { defer wg.Done(); r.read(errR, frame.Err) }()
-	go func() { defer wg.Done(); r.writeLoop(stdin) }()
+	readers := []struct {
+		src io.Reader
+		dir frame.Dir
+	}{{p.Stdout, frame.Out}, {p.Stderr, frame.Err}}
+	for _, rd := range readers {
+		if rd.src == nil {
+			continue
+		}
+		r.readers++
+		wg.Add(1)
+		go func() { defer wg.Done(); r.read(rd.src, rd.dir) }()
+	}
+	wg.Add(2)
+	go func() { defer wg.Done(); r.writeLoop(p.Stdin) }()
 	go func() {
 		defer wg.Done()
-		state, _ := cmd.Process.Wait()
-		r.events <- event{kind: evExit, state: state, at: time.Now()}
+		exit := p.Wait()
+		r.events <- event{kind: evExit, exit: exit, at: time.Now()}
 	}()
 
-	runErr := r.play(ctx, outR, errR)
+	runErr := r.play(ctx)
 	if errors.Is(runErr, errTimedOut) {
 		r.res.TimedOut = true
 		r.note("the replay ran longer than its time limit (%v): the plugin was killed", opts.Timeout)
 		runErr = nil
-		r.proc.Kill()
-		for !r.exited {
-			r.handle(<-r.events, outR, errR)
-		}
+		r.kill()
 	}
 	if !r.closed {
 		r.closed = true
@@ -246,36 +309,50 @@ func Run(ctx context.Context, recorded []frame.Frame, opts Options) (*Result, er
 	}
 	close(r.writes)
 	if runErr != nil {
-		r.proc.Kill()
-		for !r.exited {
-			r.handle(<-r.events, outR, errR)
-		}
+		r.kill()
 	}
 	wg.Wait()
-	outR.Close()
-	errR.Close()
+	for _, rd := range readers {
+		if c, ok := rd.src.(io.Closer); ok {
+			c.Close()
+		}
+	}
 	// Whatever the plugin started itself goes with it.
-	killGroup(r.proc.Pid)
+	if p.Kill != nil {
+		p.Kill()
+	}
 	r.lateNotes()
 	r.res.Elapsed = time.Since(r.start)
 	return &r.res, runErr
 }
 
+// kill ends the plugin and handles events until it has exited.
+func (r *runner) kill() {
+	if r.plugin.Kill != nil {
+		r.plugin.Kill()
+	} else {
+		r.plugin.Signal(syscall.SIGKILL)
+	}
+	for !r.exited {
+		r.handle(<-r.events)
+	}
+}
+
 // play runs the steps and the ending; it returns once the plugin has exited
 // and its pipes are drained.
-func (r *runner) play(ctx context.Context, outR, errR *os.File) error {
+func (r *runner) play(ctx context.Context) error {
 	var lastStep time.Time
 	var lastAt int64
 	performed := false
 	for i := range r.plan.steps {
 		st := &r.plan.steps[i]
 		r.require(st.causes)
-		ready, err := r.waitFor(ctx, st, outR, errR)
+		ready, err := r.waitFor(ctx, st)
 		if err != nil {
 			return err
 		}
 		if r.exited {
-			r.note("the plugin exited before the recording's host frame seq %d; the rest was not sent", st.frame.Seq)
+			r.note("the plugin exited before %s; the rest was not sent", r.plan.where(st))
 			return nil
 		}
 		if !ready {
@@ -292,12 +369,17 @@ func (r *runner) play(ctx context.Context, outR, errR *os.File) error {
 				r.forgiveCauses()
 				continue
 			}
-			r.note("host frame seq %d sent %s: %s", st.frame.Seq, r.why(), r.forgive())
+			r.note("%s sent %s: %s", r.plan.where(st), r.why(), r.forgive())
 		}
 		if r.opts.Pace > 0 && performed {
 			gap := time.Duration(float64(st.frame.At-lastAt) / r.opts.Pace)
 			gap = min(max(gap, 0), r.opts.MaxGap)
-			if err := r.idleUntil(ctx, lastStep.Add(gap), outR, errR); err != nil {
+			if err := r.idleUntil(ctx, lastStep.Add(gap)); err != nil {
+				return err
+			}
+		}
+		if st.pause > 0 {
+			if err := r.idleUntil(ctx, time.Now().Add(st.pause)); err != nil {
 				return err
 			}
 		}
@@ -306,7 +388,7 @@ func (r *runner) play(ctx context.Context, outR, errR *os.File) error {
 	}
 	// Let the plugin say what it said after the last host frame.
 	r.require(r.plan.tail)
-	ready, err := r.waitFor(ctx, nil, outR, errR)
+	ready, err := r.waitFor(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -320,20 +402,20 @@ func (r *runner) play(ctx context.Context, outR, errR *os.File) error {
 		r.add(frame.Frame{Event: frame.EventEOF, Dir: frame.In})
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		if err := r.idleUntil(ctx, time.Now().Add(r.opts.Grace), outR, errR); err != nil {
+		if err := r.idleUntil(ctx, time.Now().Add(r.opts.Grace)); err != nil {
 			return err
 		}
 		if r.exited {
 			return nil
 		}
 		r.note("the plugin was still running %v after stdin closed: %s, as the host does", r.opts.Grace, frame.SignalName(int(sig)))
-		r.proc.Signal(sig)
+		r.plugin.Signal(sig)
 		r.add(frame.Frame{Event: frame.EventSignal, Signal: frame.SignalName(int(sig))})
 	}
 	for !r.exited {
 		select {
 		case ev := <-r.events:
-			r.handle(ev, outR, errR)
+			r.handle(ev)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -437,7 +519,7 @@ func (r *runner) ready(st *step) bool {
 // a moment for its exit to arrive: a plugin that closes stdout is usually
 // exiting), or it has exited. With Quiet set, a ready step also waits for
 // that much silence.
-func (r *runner) waitFor(ctx context.Context, st *step, outR, errR *os.File) (bool, error) {
+func (r *runner) waitFor(ctx context.Context, st *step) (bool, error) {
 	limit := earlier(time.Now().Add(r.opts.StepTimeout), r.deadline)
 	timer := time.NewTimer(time.Until(limit))
 	defer timer.Stop()
@@ -448,10 +530,14 @@ func (r *runner) waitFor(ctx context.Context, st *step, outR, errR *os.File) (bo
 		}
 		wake := limit
 		if r.ready(st) {
-			if r.opts.Quiet <= 0 || st == nil {
+			quiet := r.opts.Quiet
+			if st != nil {
+				quiet = max(quiet, st.quiet)
+			}
+			if quiet <= 0 {
 				return true, nil
 			}
-			settled := r.lastSaid.Add(r.opts.Quiet)
+			settled := r.lastSaid.Add(quiet)
 			if !time.Now().Before(settled) {
 				return true, nil
 			}
@@ -469,7 +555,7 @@ func (r *runner) waitFor(ctx context.Context, st *step, outR, errR *os.File) (bo
 		}
 		select {
 		case ev := <-r.events:
-			r.handle(ev, outR, errR)
+			r.handle(ev)
 		case now := <-timer.C:
 			armed = time.Time{}
 			switch {
@@ -497,13 +583,13 @@ func earlier(a, b time.Time) time.Time {
 }
 
 // idleUntil handles events until t (or until the plugin has exited).
-func (r *runner) idleUntil(ctx context.Context, t time.Time, outR, errR *os.File) error {
+func (r *runner) idleUntil(ctx context.Context, t time.Time) error {
 	timer := time.NewTimer(time.Until(earlier(t, r.deadline)))
 	defer timer.Stop()
 	for !r.exited {
 		select {
 		case ev := <-r.events:
-			r.handle(ev, outR, errR)
+			r.handle(ev)
 		case now := <-timer.C:
 			if !now.Before(r.deadline) {
 				return errTimedOut
@@ -544,7 +630,7 @@ func (r *runner) perform(st *step) {
 
 // handle takes one event into the live timeline and answers the plugin's
 // requests.
-func (r *runner) handle(ev event, outR, errR *os.File) {
+func (r *runner) handle(ev event) {
 	switch ev.kind {
 	case evLine:
 		f := frame.Frame{Dir: ev.dir, Raw: ev.raw, NoEOL: !ev.eol}
@@ -573,14 +659,12 @@ func (r *runner) handle(ev event, outR, errR *os.File) {
 	case evExit:
 		// What the plugin wrote is in the pipes; a grandchild may keep them
 		// open, so read on only briefly.
-		deadline := time.Now().Add(drain)
-		outR.SetReadDeadline(deadline)
-		errR.SetReadDeadline(deadline)
-		f := frame.Frame{Event: frame.EventExit}
-		if ws, ok := ev.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			f.Signal = frame.SignalName(int(ws.Signal()))
-		} else {
-			code := ev.state.ExitCode()
+		if r.plugin.Drain != nil {
+			r.plugin.Drain(drain)
+		}
+		f := frame.Frame{Event: frame.EventExit, Signal: ev.exit.Signal}
+		if ev.exit.Signal == "" {
+			code := ev.exit.Code
 			f.Code = &code
 		}
 		r.exitFrame = &f
@@ -596,8 +680,11 @@ func (r *runner) handle(ev event, outR, errR *os.File) {
 // host frames, or at once when that place was given up on. A request the
 // recording has no call for gets an error at once.
 func (r *runner) answer(m *message.Message) {
-	c, differs := r.plan.match(m.Method, m.Params)
+	c, differs := r.plan.match(m.ID, m.Method, m.Params)
 	switch {
+	case c == nil && r.plan.script:
+		r.send(r.plan.defaultAnswer(m.Method, m.ID))
+		return
 	case c == nil:
 		r.res.Unmatched = append(r.res.Unmatched, fmt.Sprintf("%s (replay seq %d)", m.Method, r.seq))
 		r.send(unmatchedAnswer(m.Method, m.ID))
@@ -620,9 +707,14 @@ func (r *runner) lateNotes() {
 		if st.kind != sendAnswer || !st.call.late {
 			continue
 		}
-		if st.call.sent {
+		switch {
+		case r.plan.script && st.call.sent:
+			r.note("the plugin made the %s request that %s answers later than expected; it was answered then", st.call.method, r.plan.where(st))
+		case r.plan.script:
+			r.note("the plugin never made a request that %s answers; the answer was not sent", r.plan.where(st))
+		case st.call.sent:
 			r.note("the plugin made its %s request (recorded seq %d) later than recorded; it was answered then", st.call.method, st.call.seq)
-		} else {
+		default:
 			r.note("the plugin never made the %s request (recorded seq %d) that the host answered at seq %d; the answer was not sent", st.call.method, st.call.seq, st.frame.Seq)
 		}
 	}
@@ -695,7 +787,7 @@ func (r *runner) writeLoop(stdin io.WriteCloser) {
 			stdin.Close()
 			ok = false
 		case w.signal != 0:
-			r.proc.Signal(w.signal)
+			r.plugin.Signal(w.signal)
 		case ok:
 			if _, err := stdin.Write(w.data); err != nil {
 				ok = false
