@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -19,16 +20,39 @@ import (
 
 // openStore opens the store named by --store and ingests what dead recorders
 // left behind. A recovery failure is reported, not fatal: it never stops a
-// look at what is already stored.
+// look at what is already stored. A damaged database is: the command ends
+// with one line saying so (exit 1), before anything reads it. A 0-byte
+// one is named on stderr, once, and read as empty.
 func (e *env) openStore(c *cli.Context) (*store.Store, error) {
 	st, err := store.Open(c.String("store"), nil)
 	if err != nil {
 		return nil, fail(1, "%v", err)
 	}
-	if err := st.Recover(); err != nil {
+	switch err := st.Health(); {
+	case errors.Is(err, store.ErrEmpty):
+		fmt.Fprintf(e.stderr, "tapedeck: %v\n", err)
+	case err != nil:
+		return nil, fail(1, "%v", err)
+	}
+	if err := st.Recover(); errors.Is(err, store.ErrDamaged) {
+		return nil, fail(1, "%v", firstDamage(err))
+	} else if err != nil {
 		fmt.Fprintf(e.stderr, "tapedeck: %v\n", err)
 	}
 	return st, nil
+}
+
+// firstDamage picks, from errors joined by errors.Join, the first that
+// wraps store.ErrDamaged, so that one line is printed, not one per spool.
+func firstDamage(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if errors.Is(e, store.ErrDamaged) {
+				return e
+			}
+		}
+	}
+	return err
 }
 
 func (e *env) lsCommand() *cli.Command {

@@ -1,0 +1,152 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Damage: what a command says when the database cannot be trusted. The
+// words are the same wherever it is found (the file's meta pages, a page
+// that faults or panics when read, a frame whose checksum does not match).
+const damagedHint = "move it aside; sessions not yet ingested stay in their spools"
+
+// damage is an error wrapping ErrDamaged: what was found, and what to do.
+type damage struct{ what string }
+
+func (d *damage) Error() string        { return fmt.Sprintf("%v (%s): %s", ErrDamaged, d.what, damagedHint) }
+func (d *damage) Is(target error) bool { return target == ErrDamaged }
+
+// damaged returns a *damage saying what was found.
+func damaged(format string, args ...any) error {
+	return &damage{what: fmt.Sprintf(format, args...)}
+}
+
+// bbolt's file format (go.etcd.io/bbolt, internal/common): a page starts
+// with a 16-byte header; pages 0 and 1 hold a meta record each, whose
+// checksum is the FNV-64a of the 56 bytes before it.
+const (
+	boltMagic      = 0xED0CDAED
+	boltVersion    = 2
+	pageHeaderSize = 16
+	metaSize       = 64
+	noFreelist     = ^uint64(0)
+)
+
+type boltMeta struct {
+	pageSize           uint32
+	root, freelist, hw uint64 // hw: the high water mark, in pages
+	txid               uint64
+}
+
+// parseMeta reads the meta record of a page held in b; ok is false when it
+// is not a valid one.
+func parseMeta(b []byte) (m boltMeta, ok bool) {
+	if len(b) < pageHeaderSize+metaSize {
+		return m, false
+	}
+	r := b[pageHeaderSize : pageHeaderSize+metaSize]
+	le := binary.LittleEndian
+	if le.Uint32(r[0:]) != boltMagic || le.Uint32(r[4:]) != boltVersion {
+		return m, false
+	}
+	h := fnv.New64a()
+	h.Write(r[:56])
+	if h.Sum64() != le.Uint64(r[56:]) {
+		return m, false
+	}
+	m = boltMeta{pageSize: le.Uint32(r[8:]), root: le.Uint64(r[16:]), freelist: le.Uint64(r[32:]), hw: le.Uint64(r[40:]), txid: le.Uint64(r[48:])}
+	if m.pageSize < 512 || m.pageSize > 1<<24 || m.pageSize&(m.pageSize-1) != 0 ||
+		m.hw < 4 || m.root >= m.hw || (m.freelist >= m.hw && m.freelist != noFreelist) {
+		return m, false
+	}
+	return m, true
+}
+
+// checkFile checks the database file at path against its meta pages before
+// bbolt maps it: bbolt reads every page through a memory map, and a page
+// past the end of a shortened file is a SIGBUS, not an error. It returns
+// an error wrapping os.ErrNotExist when there is no file, ErrEmpty for a
+// 0-byte one, and one wrapping ErrDamaged when no meta page is valid or the
+// file is shorter than the newest valid meta page says.
+func checkFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if size == 0 {
+		return fmt.Errorf("%w: %s", ErrEmpty, path)
+	}
+	head := make([]byte, 4096)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	head = head[:n]
+	var best boltMeta
+	found := false
+	m0, ok0 := parseMeta(head)
+	if ok0 {
+		best, found = m0, true
+	}
+	// The second meta page sits one page in; without a valid first one,
+	// try the page sizes bbolt would.
+	sizes := []int64{int64(m0.pageSize)}
+	if !ok0 {
+		sizes = sizes[:0]
+		for ps := int64(1024); ps <= 1<<24; ps <<= 1 {
+			sizes = append(sizes, ps)
+		}
+	}
+	page := make([]byte, pageHeaderSize+metaSize)
+	for _, ps := range sizes {
+		if ps+int64(len(page)) > size {
+			break
+		}
+		if _, err := f.ReadAt(page, ps); err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		if m1, ok := parseMeta(page); ok && int64(m1.pageSize) == ps {
+			if !found || m1.txid > best.txid {
+				best, found = m1, true
+			}
+			break
+		}
+	}
+	if !found {
+		return damaged("%s: %d bytes and no valid meta page: not a bbolt file, or its first pages were overwritten", path, size)
+	}
+	if want := int64(best.hw) * int64(best.pageSize); size < want {
+		return damaged("%s: %d bytes, but its meta page says %d: the file was cut short", path, size, want)
+	}
+	return nil
+}
+
+// Health checks the database file's meta pages against the file, cheaply
+// and without opening it with bbolt. It returns nil for a sound file or a
+// store with no database yet, an error wrapping ErrEmpty for a 0-byte file
+// (which the next write would silently start anew), and one wrapping
+// ErrDamaged when the file cannot be opened safely. Damage inside pages
+// shows only when they are read (Verify reads them all).
+func (s *Store) Health() error {
+	err := checkFile(s.dbPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if errors.Is(err, ErrEmpty) {
+		spools, _ := filepath.Glob(filepath.Join(s.dir, spoolDir, "*.spool"))
+		return fmt.Errorf("%w: any sessions it held are gone and the next write starts it anew (%d not yet ingested wait in %s); move it aside to keep it",
+			err, len(spools), filepath.Join(s.dir, spoolDir))
+	}
+	return err
+}
