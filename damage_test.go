@@ -159,3 +159,19 @@ func TestVerifyClean(t *testing.T) {
 		t.Errorf("verify extra: exit %d, want 2", r.code)
 	}
 }
+
+// TestGCThatWouldGrowSaysSo: gc keeps the old file when the compacted copy
+// would be larger, and says so.
+func TestGCThatWouldGrowSaysSo(t *testing.T) {
+	store, good := damagedStore(t)
+	db := filepath.Join(store, "tapedeck.db")
+	tight := good[:usedBytes(good)]
+	os.WriteFile(db, tight, 0o600)
+	r := tapedeck(t, store, nil, nil, "gc")
+	if r.code != 0 || !strings.HasPrefix(string(r.stdout), "kept "+store+" as it is: a compacted copy would be ") {
+		t.Errorf("gc: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if got, _ := os.ReadFile(db); !bytes.Equal(got, tight) {
+		t.Error("gc replaced the file with a larger one")
+	}
+}

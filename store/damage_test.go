@@ -294,3 +294,28 @@ func firstDiff(a, b []frame.Frame) string {
 	}
 	return "a prefix"
 }
+
+// TestCompactThatWouldGrowKeepsTheFile: a file holding just its used pages
+// (bbolt grows files ahead, in steps, and a copy gets the step) compacts
+// into a larger copy; Compact says so and keeps the old file.
+func TestCompactThatWouldGrowKeepsTheFile(t *testing.T) {
+	st, all := damageStore(t)
+	good, _ := os.ReadFile(st.dbPath())
+	m0, _ := parseMeta(good)
+	m1, _ := parseMeta(good[m0.pageSize:])
+	tight := good[:int(max(m0.hw, m1.hw))*int(m0.pageSize)]
+	os.WriteFile(st.dbPath(), tight, 0o600)
+	before, after, err := st.Compact()
+	if !errors.Is(err, ErrWouldGrow) || before != int64(len(tight)) || after <= before {
+		t.Fatalf("Compact = %d, %d, %v; want ErrWouldGrow and a larger copy", before, after, err)
+	}
+	if got, _ := os.ReadFile(st.dbPath()); !bytes.Equal(got, tight) {
+		t.Error("the old file was replaced")
+	}
+	if _, err := os.Stat(st.dbPath() + ".compact"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the copy was left behind: %v", err)
+	}
+	if got, errs := readAll(st, all); len(errs) > 0 || len(got) != damageSessions {
+		t.Errorf("reads after the kept compaction: %v", errs)
+	}
+}
