@@ -49,44 +49,62 @@ func redactFlags() []cli.Flag {
 
 // redactor checks the redaction flags of c and builds the redactor they ask
 // for (defaults: add the default net/fetch credential rule), or nil when
-// nothing is to be redacted or st is nil. The placeholder key is $TAPEDECK_REDACT_KEY when set, else the
-// store's own key.
+// nothing is to be redacted or st is nil. The placeholder key is
+// $TAPEDECK_REDACT_KEY when set, else the store's own key. Bad flags are
+// exit 2; a key that cannot be had, exit 1.
 func redactor(c *cli.Context, cmd string, st *store.Store, defaults bool) (*redact.Redactor, error) {
+	cfg, err := redactConfig(c, cmd, defaults)
+	if err != nil || st == nil || !wantsRedaction(cfg) {
+		return nil, err // bad flags, no store to record into, or nothing to redact
+	}
+	r, err := newRedactor(cfg, st)
+	if err != nil {
+		return nil, fail(1, "%s: %v", cmd, err)
+	}
+	return r, nil
+}
+
+// redactConfig reads the redaction flags of c, refusing bad ones (exit 2).
+func redactConfig(c *cli.Context, cmd string, defaults bool) (redact.Config, error) {
 	cfg := redact.Config{Defaults: defaults}
 	for _, s := range c.StringSlice("redact") {
 		r, err := jsonpath.ParseRule(s)
 		if err != nil {
-			return nil, fail(2, "%s: --redact: %v", cmd, err)
+			return cfg, fail(2, "%s: --redact: %v", cmd, err)
 		}
 		cfg.Rules = append(cfg.Rules, r)
 	}
 	for _, s := range c.StringSlice("redact-regex") {
 		re, err := regexp.Compile(s)
 		if err != nil {
-			return nil, fail(2, "%s: --redact-regex %q: %v", cmd, s, err)
+			return cfg, fail(2, "%s: --redact-regex %q: %v", cmd, s, err)
 		}
 		if re.MatchString("") {
-			return nil, fail(2, "%s: --redact-regex %q matches the empty string; it would redact nothing useful", cmd, s)
+			return cfg, fail(2, "%s: --redact-regex %q matches the empty string; it would redact nothing useful", cmd, s)
 		}
 		cfg.Regexps = append(cfg.Regexps, re)
 	}
-	if st == nil || len(cfg.Rules) == 0 && len(cfg.Regexps) == 0 && !cfg.Defaults {
-		return nil, nil // nothing to redact, or no store to record into
-	}
+	return cfg, nil
+}
+
+func wantsRedaction(cfg redact.Config) bool {
+	return len(cfg.Rules) > 0 || len(cfg.Regexps) > 0 || cfg.Defaults
+}
+
+// newRedactor builds the redactor of cfg with the placeholder key:
+// $TAPEDECK_REDACT_KEY when set, else the store's own (made on first use,
+// which fails on a read-only or full store).
+func newRedactor(cfg redact.Config, st *store.Store) (*redact.Redactor, error) {
 	if k := os.Getenv("TAPEDECK_REDACT_KEY"); k != "" {
 		cfg.Key = []byte(k)
 	} else {
 		k, err := st.RedactKey()
 		if err != nil {
-			return nil, fail(1, "%s: %v", cmd, err)
+			return nil, err
 		}
 		cfg.Key = k
 	}
-	r, err := redact.New(cfg)
-	if err != nil {
-		return nil, fail(1, "%s: %v", cmd, err)
-	}
-	return r, nil
+	return redact.New(cfg)
 }
 
 // reportRedactions says on w what r redacted: one line per rule, the
