@@ -23,16 +23,18 @@ func (e *env) exportCommand() *cli.Command {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
 	}
 	flags = append(flags, redactFlags()...)
-	flags = append(flags, &cli.BoolFlag{Name: "no-default-redactions", Usage: "keep credential-like net/fetch header values (redacted by default)"})
+	flags = append(flags, &cli.BoolFlag{Name: "no-default-redactions", Usage: "keep credential-like net/fetch header values, environment variables and --NAME= arguments (redacted by default)"})
 	flags = append(flags, &cli.BoolFlag{Name: "relative", Usage: "with -o: write the working directory relative to the tape's folder (and program paths inside it relative to it), so the tape replays from any checkout"})
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a session as a tape (JSONL) for git",
 		ArgsUsage: "SESSION (an id, a unique prefix, a name, or last)",
 		Description: "Secrets stay home: credential-like net/fetch header values (Authorization,\n" +
-			"Cookie, Set-Cookie, Proxy-Authorization, names with token, secret or key) are\n" +
+			"Cookie, Set-Cookie, Proxy-Authorization, names with token, secret or key), and in\n" +
+			"the header environment variables, tags and --NAME=VALUE arguments so named, are\n" +
 			"replaced by a stable placeholder unless --no-default-redactions; --redact and\n" +
-			"--redact-regex name more. stderr says what was redacted.",
+			"--redact-regex name more (a regex applies to the header too). stderr says what\n" +
+			"was redacted.",
 		Flags:  flags,
 		Action: e.export,
 	}
@@ -159,6 +161,7 @@ func (e *env) export(c *cli.Context) error {
 		if red, err = redactor(c, "export", st, !c.Bool("no-default-redactions")); err != nil {
 			return err
 		}
+		red.Session(meta)
 	}
 	if c.Bool("relative") {
 		if c.String("output") == "" {

@@ -104,6 +104,7 @@ func (e *env) record(c *cli.Context) error {
 		if red, err = newRedactor(cfg, st); err != nil {
 			err = fmt.Errorf("--redact needs the store's redaction key: %w", err)
 		}
+		red.Session(meta) // the header is stored too: name, tags, command, environment
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tapedeck: cannot record (%v); the plugin runs unrecorded\n", err)
