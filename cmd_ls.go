@@ -127,7 +127,7 @@ func writeJSONArray(out io.Writer, objects []json.RawMessage) error {
 		if err := json.Indent(&buf, o, "  ", "  "); err != nil {
 			return fmt.Errorf("ls: session %d of the listing: %w", i+1, err)
 		}
-		w.Write(buf.Bytes())
+		w.Write(jsonSafe(nil, buf.Bytes()))
 	}
 	w.WriteString("\n]\n")
 	return w.Flush()
@@ -200,10 +200,7 @@ func sanitize(s string) string {
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) ||
-			(r >= 0x2066 && r <= 0x2069) || r == 0x2028 || r == 0x2029 || r == 0xfeff:
+		case hides(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])

@@ -294,6 +294,7 @@ type timeline struct {
 	cutWarn bool
 	stderr  io.Writer
 	buf     []byte
+	safe    []byte // buf as jsonSafe writes it
 	// findings are the live check's findings stored with the session
 	// (record --lint), by frame.
 	findings map[uint64][]check.Finding
@@ -379,7 +380,8 @@ func (p *timeline) frame(f *frame.Frame) error {
 			p.buf = append(p.buf[:len(p.buf)-2], `,"findings":`...)
 			p.buf = append(append(p.buf, js...), "}\n"...)
 		}
-		p.w.Write(p.buf)
+		p.safe = jsonSafe(p.safe[:0], p.buf)
+		p.w.Write(p.safe)
 	default:
 		p.line(&r)
 	}
