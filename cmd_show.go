@@ -157,17 +157,8 @@ func (e *env) show(c *cli.Context) error {
 		if c.Bool("follow") || c.Bool("raw") || c.Bool("json") {
 			return fail(2, "show: --html writes the whole session as a page; it does not go with --follow, --raw or --json")
 		}
-		var frames []frame.Frame
-		err := st.Frames(meta.ID, func(f *frame.Frame) error {
-			g := *f
-			g.Raw = bytes.Clone(f.Raw)
-			frames = append(frames, g)
-			return nil
-		})
-		if err == nil {
-			err = writeSessionHTML(path, meta, frames)
-		}
-		if err != nil {
+		frames := func(fn func(*frame.Frame) error) error { return st.Frames(meta.ID, fn) }
+		if err := writeSessionHTML(path, meta, frames); err != nil {
 			return fail(1, "show %s: %v", meta.ID, err)
 		}
 		return nil
