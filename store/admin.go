@@ -115,7 +115,7 @@ func (s *Store) Compact() (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("compact: %w", err)
 	}
 	before = fi.Size()
-	if err := checkFile(s.dbPath()); err != nil {
+	if err := checkFile(s.dbPath(), true); err != nil {
 		return before, 0, fmt.Errorf("compact: %w", err)
 	}
 	var src *bolt.DB

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -317,5 +318,36 @@ func TestCompactThatWouldGrowKeepsTheFile(t *testing.T) {
 	}
 	if got, errs := readAll(st, all); len(errs) > 0 || len(got) != damageSessions {
 		t.Errorf("reads after the kept compaction: %v", errs)
+	}
+}
+
+// TestDamagedFreelistStopsWriters: page ids out of range in the freelist
+// made a writer write at negative offsets into the file. The freelist is
+// checked before a read-write open: the write is refused as damage, and
+// the file is left as it was.
+func TestDamagedFreelistStopsWriters(t *testing.T) {
+	st, _ := damageStore(t)
+	good, _ := os.ReadFile(st.dbPath())
+	m0, _ := parseMeta(good)
+	m1, _ := parseMeta(good[m0.pageSize:])
+	m := m0
+	if m1.txid > m0.txid {
+		m = m1
+	}
+	bad := bytes.Clone(good)
+	off := int(m.freelist)*int(m.pageSize) + pageHeaderSize
+	for i := range 64 {
+		bad[off+i] = 0xff
+	}
+	os.WriteFile(st.dbPath(), bad, 0o600)
+	if err := st.Health(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "freelist") {
+		t.Errorf("Health = %v, want the freelist named", err)
+	}
+	err := st.Put(*newMeta("01jjjjjjjjjjjjjjjjjjjjjjjj"), func() (*frame.Frame, error) { return nil, io.EOF })
+	if !errors.Is(err, ErrDamaged) {
+		t.Errorf("Put = %v, want ErrDamaged", err)
+	}
+	if got, _ := os.ReadFile(st.dbPath()); !bytes.Equal(got, bad) {
+		t.Error("a writer changed the damaged file")
 	}
 }

@@ -71,9 +71,11 @@ func parseMeta(b []byte) (m boltMeta, ok bool) {
 // bbolt maps it: bbolt reads every page through a memory map, and a page
 // past the end of a shortened file is a SIGBUS, not an error. It returns
 // an error wrapping os.ErrNotExist when there is no file, ErrEmpty for a
-// 0-byte one, and one wrapping ErrDamaged when no meta page is valid or the
-// file is shorter than the newest valid meta page says.
-func checkFile(path string) error {
+// 0-byte one, and one wrapping ErrDamaged when no meta page is valid, the
+// file is shorter than the newest valid meta page says, or the root page is
+// not one. freelist asks to check the freelist too: bbolt reads it only for
+// a read-write open, and it can be long.
+func checkFile(path string, freelist bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -129,6 +131,58 @@ func checkFile(path string) error {
 	if want := int64(best.hw) * int64(best.pageSize); size < want {
 		return damaged("%s: %d bytes, but its meta page says %d: the file was cut short", path, size, want)
 	}
+	if err := checkPages(f, best, freelist); err != nil {
+		return damaged("%s: %v", path, err)
+	}
+	return nil
+}
+
+// Page flags (bbolt internal/common/page.go).
+const (
+	branchPage   = 0x01
+	leafPage     = 0x02
+	freelistPage = 0x10
+)
+
+// checkPages checks the two pages bbolt reads as it opens a file: the root
+// bucket's page (its header) and, when freelist is set, the freelist (its
+// header and every page id in it). A writer trusts the freelist: ids out of range there made it
+// write at negative offsets.
+func checkPages(f *os.File, m boltMeta, freelist bool) error {
+	ps := int64(m.pageSize)
+	hdr := make([]byte, pageHeaderSize)
+	if _, err := f.ReadAt(hdr, int64(m.root)*ps); err != nil {
+		return fmt.Errorf("root page %d: %w", m.root, err)
+	}
+	le := binary.LittleEndian
+	if id, flags := le.Uint64(hdr), le.Uint16(hdr[8:]); id != m.root || flags&(branchPage|leafPage) == 0 {
+		return fmt.Errorf("root page %d is not a bucket page (id %d, flags %#x)", m.root, id, flags)
+	}
+	if !freelist || m.freelist == noFreelist {
+		return nil
+	}
+	if _, err := f.ReadAt(hdr, int64(m.freelist)*ps); err != nil {
+		return fmt.Errorf("freelist page %d: %w", m.freelist, err)
+	}
+	id, flags, count, overflow := le.Uint64(hdr), le.Uint16(hdr[8:]), uint64(le.Uint16(hdr[10:])), int64(le.Uint32(hdr[12:]))
+	if id != m.freelist || flags != freelistPage || m.freelist+uint64(overflow) >= m.hw {
+		return fmt.Errorf("freelist page %d is not a freelist (id %d, flags %#x, overflow %d)", m.freelist, id, flags, overflow)
+	}
+	body := make([]byte, (overflow+1)*ps-pageHeaderSize)
+	if _, err := f.ReadAt(body, int64(m.freelist)*ps+pageHeaderSize); err != nil {
+		return fmt.Errorf("freelist page %d: %w", m.freelist, err)
+	}
+	if count == 0xFFFF { // the count overflowed into the first element
+		count, body = le.Uint64(body), body[8:]
+	}
+	if count > uint64(len(body)/8) {
+		return fmt.Errorf("freelist page %d says %d free pages, more than it holds", m.freelist, count)
+	}
+	for i := range count {
+		if p := le.Uint64(body[i*8:]); p < 2 || p >= m.hw {
+			return fmt.Errorf("freelist page %d names page %d, outside the file's %d", m.freelist, p, m.hw)
+		}
+	}
 	return nil
 }
 
@@ -139,7 +193,7 @@ func checkFile(path string) error {
 // ErrDamaged when the file cannot be opened safely. Damage inside pages
 // shows only when they are read (Verify reads them all).
 func (s *Store) Health() error {
-	err := checkFile(s.dbPath())
+	err := checkFile(s.dbPath(), true)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

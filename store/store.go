@@ -155,7 +155,7 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 	// bbolt maps the file and reads it through the mapping: a file shorter
 	// than its meta page says would fault. Check it first; a writer never
 	// touches a damaged file, and a reader takes a 0-byte one for none.
-	switch err := checkFile(s.dbPath()); {
+	switch err := checkFile(s.dbPath(), write); {
 	case err == nil:
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, ErrEmpty):
 		if !write {
