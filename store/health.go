@@ -89,44 +89,9 @@ func checkFile(path string, freelist bool) error {
 	if size == 0 {
 		return fmt.Errorf("%w: %s", ErrEmpty, path)
 	}
-	head := make([]byte, 4096)
-	n, err := f.ReadAt(head, 0)
-	if err != nil && err != io.EOF {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	head = head[:n]
-	var best boltMeta
-	found := false
-	m0, ok0 := parseMeta(head)
-	if ok0 {
-		best, found = m0, true
-	}
-	// The second meta page sits one page in; without a valid first one,
-	// try the page sizes bbolt would.
-	sizes := []int64{int64(m0.pageSize)}
-	if !ok0 {
-		sizes = sizes[:0]
-		for ps := int64(1024); ps <= 1<<24; ps <<= 1 {
-			sizes = append(sizes, ps)
-		}
-	}
-	page := make([]byte, pageHeaderSize+metaSize)
-	for _, ps := range sizes {
-		if ps+int64(len(page)) > size {
-			break
-		}
-		if _, err := f.ReadAt(page, ps); err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		if m1, ok := parseMeta(page); ok && int64(m1.pageSize) == ps {
-			if !found || m1.txid > best.txid {
-				best, found = m1, true
-			}
-			break
-		}
-	}
-	if !found {
-		return damaged("%s: %d bytes and no valid meta page: not a bbolt file, or its first pages were overwritten", path, size)
+	best, err := newestMeta(f)
+	if err != nil {
+		return err
 	}
 	if want := int64(best.hw) * int64(best.pageSize); size < want {
 		return damaged("%s: %d bytes, but its meta page says %d: the file was cut short", path, size, want)
@@ -141,6 +106,7 @@ func checkFile(path string, freelist bool) error {
 const (
 	branchPage   = 0x01
 	leafPage     = 0x02
+	metaPage     = 0x04
 	freelistPage = 0x10
 )
 
@@ -160,6 +126,17 @@ func checkPages(f *os.File, m boltMeta, freelist bool) error {
 	}
 	if !freelist || m.freelist == noFreelist {
 		return nil
+	}
+	// bbolt's consistency check asserts, on a goroutine where the panic
+	// cannot be caught, that the meta pages and the freelist say who they
+	// are.
+	for _, p := range [][2]uint64{{0, metaPage}, {1, metaPage}, {m.freelist, freelistPage}} {
+		if _, err := f.ReadAt(hdr, int64(p[0])*ps); err != nil {
+			return fmt.Errorf("page %d: %w", p[0], err)
+		}
+		if id, flags := le.Uint64(hdr), le.Uint16(hdr[8:]); id != p[0] || uint64(flags) != p[1] {
+			return fmt.Errorf("page %d has the header of page %d, flags %#x", p[0], id, flags)
+		}
 	}
 	if _, err := f.ReadAt(hdr, int64(m.freelist)*ps); err != nil {
 		return fmt.Errorf("freelist page %d: %w", m.freelist, err)
@@ -203,4 +180,54 @@ func (s *Store) Health() error {
 			err, len(spools), filepath.Join(s.dir, spoolDir))
 	}
 	return err
+}
+
+// newestMeta reads the valid meta page of f with the higher transaction id,
+// as bbolt picks it; an error wraps ErrDamaged when neither is valid.
+func newestMeta(f *os.File) (boltMeta, error) {
+	var best boltMeta
+	fi, err := f.Stat()
+	if err != nil {
+		return best, err
+	}
+	size := fi.Size()
+	head := make([]byte, 4096)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return best, fmt.Errorf("read %s: %w", f.Name(), err)
+	}
+	head = head[:n]
+	found := false
+	m0, ok0 := parseMeta(head)
+	if ok0 {
+		best, found = m0, true
+	}
+	// The second meta page sits one page in; without a valid first one,
+	// try the page sizes bbolt would.
+	sizes := []int64{int64(m0.pageSize)}
+	if !ok0 {
+		sizes = sizes[:0]
+		for ps := int64(1024); ps <= 1<<24; ps <<= 1 {
+			sizes = append(sizes, ps)
+		}
+	}
+	page := make([]byte, pageHeaderSize+metaSize)
+	for _, ps := range sizes {
+		if ps+int64(len(page)) > size {
+			break
+		}
+		if _, err := f.ReadAt(page, ps); err != nil {
+			return best, fmt.Errorf("read %s: %w", f.Name(), err)
+		}
+		if m1, ok := parseMeta(page); ok && int64(m1.pageSize) == ps {
+			if !found || m1.txid > best.txid {
+				best, found = m1, true
+			}
+			break
+		}
+	}
+	if !found {
+		return best, damaged("%s: %d bytes and no valid meta page: not a bbolt file, or its first pages were overwritten", f.Name(), size)
+	}
+	return best, nil
 }
