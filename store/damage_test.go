@@ -362,17 +362,7 @@ func FuzzDamagedFile(f *testing.F) {
 		f.Fatal(err)
 	}
 	frames := []frame.Frame{{Seq: 1, Dir: frame.In, Raw: []byte(`{"jsonrpc":"2.0","method":"x"}`)}, {Seq: 2, Dir: frame.Out, Raw: bytes.Repeat([]byte("y"), chunkSize+10)}}
-	i := 0
-	err = st.Put(*newMeta("01kkkkkkkkkkkkkkkkkkkkkkkk"), func() (*frame.Frame, error) {
-		if i == len(frames) {
-			return nil, io.EOF
-		}
-		i++
-		return &frames[i-1], nil
-	})
-	if err != nil {
-		f.Fatal(err)
-	}
+	putFrames(f, st, *newMeta("01kkkkkkkkkkkkkkkkkkkkkkkk"), frames)
 	good, _ := os.ReadFile(st.dbPath())
 	f.Add(uint32(0), []byte{}, uint32(0))
 	f.Add(uint32(0), []byte{}, uint32(8192))
