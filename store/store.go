@@ -162,6 +162,9 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 			unlock()
 			return nil, nil, nil
 		}
+	case errors.Is(err, ErrDamaged):
+		unlock()
+		return nil, nil, err // it names the file
 	default:
 		unlock()
 		return nil, nil, fmt.Errorf("open %s: %w", s.dbPath(), err)
