@@ -82,10 +82,13 @@ func (e *env) ls(c *cli.Context) error {
 	q := &store.Query{Plugin: c.String("plugin"), Limit: c.Int("limit")}
 	if c.Bool("json") {
 		_, metas, err := st.ListJSON(q)
+		if err == nil {
+			err = writeJSONArray(e.stdout, metas)
+		}
 		if err != nil {
 			return fail(1, "ls: %v", err)
 		}
-		return writeJSONArray(e.stdout, metas)
+		return nil
 	}
 	list, err := st.List(q)
 	if err != nil {
@@ -125,7 +128,7 @@ func writeJSONArray(out io.Writer, objects []json.RawMessage) error {
 		}
 		buf.Reset()
 		if err := json.Indent(&buf, o, "  ", "  "); err != nil {
-			return fmt.Errorf("ls: session %d of the listing: %w", i+1, err)
+			return store.Damaged(fmt.Sprintf("the metadata of session %d of the listing does not decode: %v", i+1, err))
 		}
 		w.Write(jsonSafe(nil, buf.Bytes()))
 	}

@@ -26,6 +26,12 @@ func damaged(format string, args ...any) error {
 	return &damage{what: fmt.Sprintf(format, args...)}
 }
 
+// Damaged returns an error wrapping ErrDamaged, in the words the store
+// uses for damage, for a caller that finds what the store handed it
+// unreadable (a session's metadata that is not JSON, say): what is what
+// was found.
+func Damaged(what string) error { return &damage{what: what} }
+
 // bbolt's file format (go.etcd.io/bbolt, internal/common): a page starts
 // with a 16-byte header; pages 0 and 1 hold a meta record each, whose
 // checksum is the FNV-64a of the 56 bytes before it.
