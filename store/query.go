@@ -169,7 +169,7 @@ func buildIndex(tx *bolt.Tx) error {
 		}
 		var m frame.Session
 		if err := json.Unmarshal(v, &m); err != nil {
-			return fmt.Errorf("session %s: %w", k, err)
+			return damaged("session %q: record does not decode: %v", k, err)
 		}
 		return idx.Put(k, appendSummary(nil, &m))
 	})
@@ -199,7 +199,7 @@ func storedSummaries(tx *bolt.Tx, fn func(Summary) error) error {
 	return b.ForEach(func(k, v []byte) error {
 		var m frame.Session
 		if err := json.Unmarshal(v, &m); err != nil {
-			return fmt.Errorf("session %s: %w", k, err)
+			return damaged("session %q: record does not decode: %v", k, err)
 		}
 		return fn(summarize(&m))
 	})

@@ -79,7 +79,7 @@ func (s *Store) Session(id string) (*frame.Session, error) {
 		if v := b.Get([]byte(id)); v != nil {
 			m = new(frame.Session)
 			if err := json.Unmarshal(v, m); err != nil {
-				return damaged("session %s: record does not decode: %v", id, err)
+				return damaged("session %q: record does not decode: %v", id, err)
 			}
 		}
 		return nil
@@ -111,7 +111,19 @@ func (s *Store) Resolve(ref string) (*frame.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Session(sum.ID)
+	m, err := s.Session(sum.ID)
+	if errors.Is(err, ErrNotFound) {
+		// Listed, so its index entry or spool was there a moment ago:
+		// either it was removed meanwhile or its record is damaged.
+		if again, _, lerr := s.list(nil, false, false); lerr == nil {
+			for _, l := range again {
+				if l.ID == sum.ID {
+					return nil, damaged("session %q is in the index, but its record is missing", sum.ID)
+				}
+			}
+		}
+	}
+	return m, err
 }
 
 // resolve is resolveIn over full sessions.
