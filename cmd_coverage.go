@@ -83,9 +83,11 @@ func (e *env) coverage(c *cli.Context) error {
 		list[i] = plugins[id]
 	}
 	if c.Bool("json") {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(list); err != nil {
+		js, err := json.MarshalIndent(list, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := e.stdout.Write(append(jsonSafe(nil, js), '\n')); err != nil {
 			return err
 		}
 	} else {

@@ -297,7 +297,7 @@ func writeTestJSON(w io.Writer, r *testResult) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err = w.Write(append(jsonSafe(nil, b), '\n'))
 	return err
 }
 
@@ -363,7 +363,7 @@ func writeJUnit(w io.Writer, results []testResult) error {
 		switch {
 		case r.skip != "":
 			suite.Skipped++
-			jc.Skipped = &junitMessage{Message: r.skip}
+			jc.Skipped = &junitMessage{Message: sanitize(r.skip)}
 		case !r.outcome.same():
 			suite.Failures++
 			var b strings.Builder
@@ -372,12 +372,15 @@ func writeJUnit(w io.Writer, results []testResult) error {
 				msg = r.outcome.err.Error()
 			} else {
 				msg = fmt.Sprintf("%d differences", len(r.outcome.diff.Differences))
-				diff.Render(&b, &r.outcome.diff, diff.RenderOptions{})
+				diff.Render(&b, &r.outcome.diff, diff.RenderOptions{Escape: sanitizeKeepNewlines})
 			}
-			jc.Failure = &junitMessage{Message: msg, Text: strings.ToValidUTF8(b.String(), "\uFFFD")}
+			jc.Failure = &junitMessage{Message: sanitize(msg), Text: strings.ToValidUTF8(b.String(), "\uFFFD")}
 			if r.outcome.run != nil {
 				if tail := stderrTail(r.outcome.run.Live, 40); len(tail) > 0 {
-					jc.SystemErr = &junitText{Text: strings.ToValidUTF8(strings.Join(tail, "\n")+"\n", "\uFFFD")}
+					for i, l := range tail {
+						tail[i] = sanitize(l)
+					}
+					jc.SystemErr = &junitText{Text: strings.Join(tail, "\n") + "\n"}
 				}
 			}
 		}

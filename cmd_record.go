@@ -16,6 +16,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/proxy"
 	"github.com/tapedeck/tapedeck/recorder"
+	"github.com/tapedeck/tapedeck/redact"
 	"github.com/tapedeck/tapedeck/replay"
 	"github.com/tapedeck/tapedeck/store"
 )
@@ -101,13 +102,24 @@ func (e *env) record(c *cli.Context) error {
 	defer signal.Stop(sigs)
 	defer signal.Stop(quiet)
 
-	var rec *recorder.Recorder
-	st, err := store.Open(c.String("store"), nil)
 	// Redaction keeps values out of the store; what is forwarded is never
-	// changed. Bad rules are refused before the plugin starts.
-	red, rerr := redactor(c, "record", st, false)
-	if rerr != nil {
-		return rerr
+	// changed. Bad rules are refused before the plugin starts; a store that
+	// cannot give the placeholder key (read-only, full, not ours) is a
+	// recording problem: the plugin runs, and nothing is recorded, so that
+	// nothing is kept unredacted.
+	redCfg, err := redactConfig(c, "record", false)
+	if err != nil {
+		return err
+	}
+	var rec *recorder.Recorder
+	var red *redact.Redactor
+	st, err := store.Open(c.String("store"), nil)
+	if err == nil && wantsRedaction(redCfg) {
+		if red, err = newRedactor(redCfg, st); err != nil {
+			err = fmt.Errorf("--redact needs the store's redaction key: %w", err)
+		} else {
+			red.Session(meta) // the header is stored too: name, tags, command, environment
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tapedeck: cannot record (%v); the plugin runs unrecorded\n", err)
@@ -136,7 +148,7 @@ func (e *env) record(c *cli.Context) error {
 		sink = rec
 	}
 
-	cfg := proxy.Config{
+	relay := proxy.Config{
 		Command: argv,
 		Stdin:   e.stdin,
 		Stdout:  e.stdout,
@@ -148,9 +160,9 @@ func (e *env) record(c *cli.Context) error {
 	var res proxy.Result
 	var runErr error
 	if script != nil {
-		res, runErr = e.playHost(c, script, cfg, sigs)
+		res, runErr = e.playHost(c, script, relay, sigs)
 	} else {
-		res, runErr = proxy.Run(c.Context, cfg)
+		res, runErr = proxy.Run(c.Context, relay)
 	}
 
 	end := frame.End{Ended: time.Now(), Status: frame.StatusComplete}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -496,9 +497,14 @@ func toJSON(o *outcome, nr *noiseReport) outcomeJSON {
 }
 
 func writeOutcomeJSON(w io.Writer, o *outcome, nr *noiseReport) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(toJSON(o, nr))
+	if err := enc.Encode(toJSON(o, nr)); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonSafe(nil, b.Bytes()))
+	return err
 }
 
 // update makes the live run the golden. A tape keeps every line of a

@@ -157,17 +157,8 @@ func (e *env) show(c *cli.Context) error {
 		if c.Bool("follow") || c.Bool("raw") || c.Bool("json") {
 			return fail(2, "show: --html writes the whole session as a page; it does not go with --follow, --raw or --json")
 		}
-		var frames []frame.Frame
-		err := st.Frames(meta.ID, func(f *frame.Frame) error {
-			g := *f
-			g.Raw = bytes.Clone(f.Raw)
-			frames = append(frames, g)
-			return nil
-		})
-		if err == nil {
-			err = writeSessionHTML(path, meta, frames)
-		}
-		if err != nil {
+		frames := func(fn func(*frame.Frame) error) error { return st.Frames(meta.ID, fn) }
+		if err := writeSessionHTML(path, meta, frames); err != nil {
 			return fail(1, "show %s: %v", meta.ID, err)
 		}
 		return nil
@@ -294,6 +285,7 @@ type timeline struct {
 	cutWarn bool
 	stderr  io.Writer
 	buf     []byte
+	safe    []byte // buf as jsonSafe writes it
 	// findings are the live check's findings stored with the session
 	// (record --lint), by frame.
 	findings map[uint64][]check.Finding
@@ -379,7 +371,8 @@ func (p *timeline) frame(f *frame.Frame) error {
 			p.buf = append(p.buf[:len(p.buf)-2], `,"findings":`...)
 			p.buf = append(append(p.buf, js...), "}\n"...)
 		}
-		p.w.Write(p.buf)
+		p.safe = jsonSafe(p.safe[:0], p.buf)
+		p.w.Write(p.safe)
 	default:
 		p.line(&r)
 	}

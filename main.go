@@ -93,6 +93,7 @@ func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
 			e.rmCommand(),
 			e.gcCommand(),
 			e.checkCommand(),
+			e.verifyCommand(),
 			e.wrapCommand(),
 			e.unwrapCommand(),
 			e.doctorCommand(),

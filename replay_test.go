@@ -538,3 +538,28 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+// TestReplayOutputsHideNoControls: what a plugin says reaches replay
+// --json, test --json and JUnit with bidi and C1 controls escaped.
+func TestReplayOutputsHideNoControls(t *testing.T) {
+	tp := recordMini(t)
+	env := []string{"TAPEDECK_FIXTURE=mini", "FIXTURE_LABEL=evil\u202etxt.exe\u009b31m"}
+	junit := filepath.Join(t.TempDir(), "j.xml")
+	for name, r := range map[string]result{
+		"replay --json": tapedeck(t, t.TempDir(), nil, env, "replay", "--json", tp),
+		"test --json":   tapedeck(t, t.TempDir(), nil, env, "test", "--json", "--junit", junit, tp),
+	} {
+		if r.code != 1 {
+			t.Errorf("%s: exit %d", name, r.code)
+		}
+		if strings.ContainsAny(string(r.stdout), "\u202e\u009b") {
+			t.Errorf("%s shows a raw control:\n%q", name, r.stdout)
+		}
+		if !strings.Contains(string(r.stdout), `\u202e`) {
+			t.Errorf("%s lacks the escaped control:\n%s", name, r.stdout)
+		}
+	}
+	if b, _ := os.ReadFile(junit); len(b) == 0 || strings.ContainsAny(string(b), "\u202e\u009b") {
+		t.Errorf("JUnit shows a raw control (%d bytes):\n%q", len(b), b)
+	}
+}

@@ -208,7 +208,7 @@ func TestExportRedacts(t *testing.T) {
 	if bytes.Contains(r.stdout, []byte("Bearer hunter2")) || bytes.Contains(r.stdout, []byte("k-123")) || bytes.Contains(r.stdout, []byte("sid=abc")) {
 		t.Errorf("default export kept credentials:\n%s", r.stdout)
 	}
-	if want := "tapedeck: export: redacted 4 credential-like net/fetch header values (--no-default-redactions keeps them)\n"; string(r.stderr) != want {
+	if want := "tapedeck: export: redacted 4 credential-like values (--no-default-redactions keeps them)\n"; string(r.stderr) != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
 	}
 	for _, i := range []int{0, 3, 4, 5, 7} {
