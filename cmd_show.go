@@ -145,19 +145,31 @@ func (e *env) show(c *cli.Context) error {
 	if c.Bool("raw") && c.Bool("json") {
 		return fail(2, "show: --raw and --json do not go together; pick one")
 	}
-	st, err := e.openStore(c)
-	if err != nil {
-		return err
-	}
-	meta, err := resolveSession(st, "show", c.Args().First())
-	if err != nil {
-		return err
+	ref := c.Args().First()
+	var meta *frame.Session
+	var frames func(fn func(*frame.Frame) error) error
+	var st *store.Store
+	if fi, serr := os.Stat(ref); serr == nil && !fi.IsDir() {
+		// A tape file: shown from the file, no store needed.
+		if c.Bool("follow") {
+			return fail(2, "show: %s is a tape file; --follow is for a session still recording", ref)
+		}
+		if meta, frames, err = tapeFrames(ref); err != nil {
+			return fail(1, "show: %v", err)
+		}
+	} else {
+		if st, err = e.openStore(c); err != nil {
+			return err
+		}
+		if meta, err = resolveSession(st, "show", ref); err != nil {
+			return err
+		}
+		frames = func(fn func(*frame.Frame) error) error { return st.Frames(meta.ID, fn) }
 	}
 	if path := c.String("html"); path != "" {
 		if c.Bool("follow") || c.Bool("raw") || c.Bool("json") {
 			return fail(2, "show: --html writes the whole session as a page; it does not go with --follow, --raw or --json")
 		}
-		frames := func(fn func(*frame.Frame) error) error { return st.Frames(meta.ID, fn) }
 		if err := writeSessionHTML(path, meta, frames); err != nil {
 			return fail(1, "show %s: %v", meta.ID, err)
 		}
@@ -174,7 +186,7 @@ func (e *env) show(c *cli.Context) error {
 		pending: map[pendingKey]request{},
 		stderr:  e.stderr,
 	}
-	if notes, err := st.Notes(meta.ID); err == nil && len(notes) > 0 {
+	if notes, err := sessionNotesOf(st, meta.ID); err == nil && len(notes) > 0 {
 		var n sessionNotes
 		if json.Unmarshal(notes, &n) == nil {
 			p.findings = map[uint64][]check.Finding{}
@@ -193,7 +205,7 @@ func (e *env) show(c *cli.Context) error {
 	if c.Bool("follow") {
 		err = st.Follow(c.Context, meta.ID, 0, w.Flush, each)
 	} else {
-		err = st.Frames(meta.ID, each)
+		err = frames(each)
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
@@ -205,6 +217,53 @@ func (e *env) show(c *cli.Context) error {
 		return fail(1, "show %s: %v", meta.ID, err)
 	}
 	return nil
+}
+
+// sessionNotesOf is what a recording stored beside its frames; nothing for
+// a tape (st nil).
+func sessionNotesOf(st *store.Store, id string) ([]byte, error) {
+	if st == nil {
+		return nil, nil
+	}
+	return st.Notes(id)
+}
+
+// tapeFrames reads a tape's header and returns a function that streams its
+// frames, reading the file again on each call (the HTML report reads twice).
+func tapeFrames(path string) (*frame.Session, func(func(*frame.Frame) error) error, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, err := tape.NewReader(bufio.NewReaderSize(f, 64<<10))
+	f.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	meta := tr.Session()
+	return meta, func(fn func(*frame.Frame) error) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		tr, err := tape.NewReader(bufio.NewReaderSize(f, 64<<10))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for {
+			fr, err := tr.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if err := fn(fr); err != nil {
+				return err
+			}
+		}
+	}, nil
 }
 
 // resolveSession resolves a session reference for command cmd, turning the

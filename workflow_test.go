@@ -418,3 +418,30 @@ func flat(m map[string]int) string {
 	sort.Strings(parts)
 	return strings.Join(parts, " ")
 }
+
+// TestShowATape: show and show --html read a tape file as they read a
+// session, without a store.
+func TestShowATape(t *testing.T) {
+	tp := filepath.Join("testdata", "tapes", "waiter-node.jsonl")
+	store := filepath.Join(t.TempDir(), "none")
+	r := tapedeck(t, store, nil, nil, "show", tp)
+	if r.code != 0 || !strings.Contains(string(r.stdout), "session 01m8") || !strings.Contains(string(r.stdout), "←  request      prompt/inject") {
+		t.Fatalf("show TAPE: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := tapedeck(t, store, nil, nil, "show", "--method", "ui/notify", "--json", tp); r.code != 0 || strings.Count(string(r.stdout), `"kind":"notification","method":"ui/notify"`) != 2 {
+		t.Errorf("show --json --method TAPE: exit %d\n%s", r.code, r.stdout)
+	}
+	page := filepath.Join(t.TempDir(), "w.html")
+	if r := tapedeck(t, store, nil, nil, "show", "--html", page, tp); r.code != 0 {
+		t.Fatalf("show --html TAPE: exit %d %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(page); !bytes.Contains(b, []byte("Explain the build of bui")) {
+		t.Errorf("the page lacks the tape's frames (%d bytes)", len(b))
+	}
+	if _, err := os.Stat(store); err == nil {
+		t.Error("showing a tape made a store")
+	}
+	if r := tapedeck(t, store, nil, nil, "show", "-f", tp); r.code != 2 {
+		t.Errorf("show -f TAPE: exit %d", r.code)
+	}
+}
