@@ -98,6 +98,7 @@ func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
 			e.doctorCommand(),
 			e.replayCommand(),
 			e.testCommand(),
+			e.shrinkCommand(),
 		},
 	}
 	for _, c := range app.Commands {
