@@ -63,8 +63,10 @@ func Compare(rec, live *frame.Fingerprint) *Drift {
 	ri, li := rec.Interpreter, live.Interpreter
 	switch {
 	case ri != nil && li != nil:
-		if ri.Name != li.Name || ri.Version != li.Version {
+		if ri.Name != li.Name {
 			d.Changes = append(d.Changes, fmt.Sprintf("%s → %s", spellInterp(ri), spellInterp(li)))
+		} else if ri.Version != li.Version {
+			d.Changes = append(d.Changes, fmt.Sprintf("%s %s → %s", ri.Name, orNone(ri.Version), orNone(li.Version)))
 		} else if ri.Path != li.Path && ri.Path != "" && li.Path != "" {
 			d.Changes = append(d.Changes, fmt.Sprintf("%s at %s → %s", ri.Name, ri.Path, li.Path))
 		}
@@ -102,6 +104,9 @@ func (d *Drift) summary() string {
 		more := ""
 		if n > 3 {
 			names, more = names[:3], fmt.Sprintf(" and %d more files", n-3)
+			if n == 4 {
+				more = " and 1 more file"
+			}
 		}
 		verb := " changed"
 		parts = append(parts, strings.Join(names, ", ")+more+verb)
