@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tapedeck/tapedeck/wrap"
 )
 
 // clockPlugins are the fixtures whose output depends on the clock and on
@@ -151,5 +153,38 @@ func TestPinnedClockIsShownAndSaidWithV(t *testing.T) {
 	r = tapedeck(t, store, nil, env, "replay", "-v", tp)
 	if r.code != 0 || !strings.Contains(string(r.stderr), "  clock   pinned to ") {
 		t.Errorf("replay -v: exit %d, does not say the pin:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestWrapPinClock: a plugin wrapped with --pin-clock records with a
+// pinned clock (and its fingerprint, from the launcher's command), and
+// its launcher still reads back.
+func TestWrapPinClock(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	dir := copyPlugin(t, "clock-node")
+	store := t.TempDir()
+	if r := tapedeck(t, store, nil, nil, "wrap", "--pin-clock", dir); r.code != 0 {
+		t.Fatalf("wrap --pin-clock: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	script, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(wrap.LauncherFile)))
+	if err != nil || !strings.Contains(string(script), " record --name 'clock-node' --pin-clock -- ") {
+		t.Fatalf("launcher (%v):\n%s", err, script)
+	}
+	if r := tapedeck(t, store, nil, nil, "doctor", dir); r.code != 0 {
+		t.Errorf("doctor: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	cmd := exec.Command(filepath.Join(dir, filepath.FromSlash(wrap.LauncherFile)))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CLOCK_DIR="+t.TempDir())
+	h := newHost(t, cmd)
+	clockSession(h)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the wrapped plugin: %v", err)
+	}
+	list := lsJSON(t, store)
+	if len(list) != 1 || list[0].Clock == nil || list[0].Fingerprint == nil || list[0].Fingerprint.Root != "." || list[0].Fingerprint.SDK != "0.3.1" {
+		t.Fatalf("the wrapped session: %+v", list)
 	}
 }
