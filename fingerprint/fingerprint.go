@@ -105,15 +105,31 @@ func Take(ctx context.Context, opts Options) (*frame.Fingerprint, error) {
 		main = filepath.Join(dir, main)
 	}
 	root := findRoot(main, dir)
+	only := ""
 	if root == "" {
-		fp.Notes = append(fp.Notes, "no plugin folder: neither a main file nor agentty-plugin.json in the working directory")
-		return fp, nil
+		// No manifest: the main's folder may be anything (/tmp, a bin
+		// folder), so only the main itself is hashed.
+		if main == "" || !isFile(main) {
+			fp.Notes = append(fp.Notes, "no "+ManifestName+" near the main or in the working directory, and no main file: no files hashed")
+			return fp, nil
+		}
+		root, only = filepath.Dir(main), filepath.Base(main)
+		fp.Notes = append(fp.Notes, "no "+ManifestName+" near the main or in the working directory: only the main is hashed")
 	}
 	// Relative to the working directory, so that no absolute path of the
 	// recording machine reaches a tape through it.
 	fp.Root = root
 	if rel, err := filepath.Rel(dir, root); err == nil {
 		fp.Root = filepath.ToSlash(rel)
+	}
+	if only != "" {
+		sum, _, err := hashFile(main, opts.MaxBytes)
+		if err != nil {
+			fp.Notes = append(fp.Notes, fmt.Sprintf("could not read %s: %v", only, err))
+		} else {
+			fp.Files = map[string]string{only: sum}
+		}
+		return fp, nil
 	}
 	fp.Manifest = readManifest(filepath.Join(root, ManifestName))
 	if err := hashFiles(ctx, fp, root, opts.MaxFiles, opts.MaxBytes); err != nil {
@@ -161,7 +177,7 @@ func mainArg(kind string, args []string) string {
 
 // findRoot is the plugin folder: the nearest folder at or above the main
 // file's (three levels at most) that holds a manifest; else the working
-// directory when it holds one; else the main file's folder; else "".
+// directory when it holds one; else "".
 func findRoot(main, dir string) string {
 	if main != "" {
 		d := filepath.Dir(main)
@@ -178,9 +194,6 @@ func findRoot(main, dir string) string {
 	}
 	if isFile(filepath.Join(dir, ManifestName)) {
 		return dir
-	}
-	if main != "" && isFile(main) {
-		return filepath.Dir(main)
 	}
 	return ""
 }

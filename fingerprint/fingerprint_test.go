@@ -111,3 +111,17 @@ func TestCompare(t *testing.T) {
 		t.Errorf("capped: added %v, removed %v, notes %v", d.Added, d.Removed, d.Notes)
 	}
 }
+
+// TestTakeWithoutAManifestHashesOnlyTheMain: a main in a folder that is not
+// a plugin's (/tmp, a bin folder) is hashed alone.
+func TestTakeWithoutAManifestHashesOnlyTheMain(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"tool": "#!/bin/sh\n", "other": "x", "sub/more": "y"})
+	fp, err := Take(context.Background(), Options{Command: []string{filepath.Join(dir, "tool")}, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fp.Files) != 1 || fp.Files["tool"] == "" || fp.Manifest != nil || len(fp.Notes) != 1 {
+		t.Errorf("files %v, manifest %v, notes %q", fp.Files, fp.Manifest, fp.Notes)
+	}
+}
