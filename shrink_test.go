@@ -114,7 +114,7 @@ func TestShrinkFindsTheTwoStepsAFailureNeeds(t *testing.T) {
 	tp := stepsTape(t)
 	out := filepath.Join(t.TempDir(), "min.jsonl")
 	env := []string{"TAPEDECK_FIXTURE=steps", "FIXTURE_BUG=1"}
-	r := tapedeck(t, t.TempDir(), nil, env, "shrink", tp, "-o", out, "-j", "2")
+	r := tapedeck(t, t.TempDir(), nil, env, "shrink", tp, "-o", out, "-j", "1")
 	if r.code != 0 {
 		t.Fatalf("shrink: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -175,4 +175,32 @@ func readTapeOrFatal(t *testing.T, path string) *source {
 		t.Fatal(err)
 	}
 	return src
+}
+
+// TestShrinkPredicateAndExec: --predicate and --exec say what failing
+// means; a tape that does not fail is refused with exit 1, a bad
+// predicate with exit 2.
+func TestShrinkPredicateAndExec(t *testing.T) {
+	tp := stepsTape(t)
+	env := []string{"TAPEDECK_FIXTURE=steps", "FIXTURE_BUG=1"}
+	out := filepath.Join(t.TempDir(), "min.jsonl")
+	r := tapedeck(t, t.TempDir(), nil, env, "shrink", tp, "-o", out, "-j", "1", "--predicate", `changed("ui/setBadge:params.text") && exit == 0`)
+	if r.code != 0 || !strings.Contains(string(r.stderr), "2 of 40 host steps left after ") {
+		t.Errorf("--predicate: exit %d\n%s", r.code, r.stderr)
+	}
+	t.Logf("%s", r.stderr)
+	// --exec: a candidate "fails" while it still holds the arm step.
+	r = tapedeck(t, t.TempDir(), nil, env, "shrink", tp, "-o", out, "--exec", `grep -q '"element":"arm"' "$TAPE"`)
+	if r.code != 0 || !strings.Contains(string(r.stderr), "1 of 40 host steps left after ") || !strings.Contains(string(r.stderr), "kept: ui/event (seq 10)") {
+		t.Errorf("--exec: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=steps"}, "shrink", tp); r.code != 1 || !strings.Contains(string(r.stderr), "the replay shows no difference: nothing to shrink") {
+		t.Errorf("a clean tape: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := tapedeck(t, t.TempDir(), nil, env, "shrink", tp, "--predicate", "changed(x)"); r.code != 2 || !strings.Contains(string(r.stderr), "want a quoted string") {
+		t.Errorf("a bad predicate: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := tapedeck(t, t.TempDir(), nil, env, "shrink", tp, "-j", "1", "--max-runs", "3", "-o", out); r.code != 0 || !strings.Contains(string(r.stderr), "stopped at --max-runs 3") {
+		t.Errorf("--max-runs 3: exit %d\n%s", r.code, r.stderr)
+	}
 }

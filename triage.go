@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tapedeck/tapedeck/clock"
 	"github.com/tapedeck/tapedeck/fingerprint"
@@ -18,9 +19,10 @@ import (
 // packages; these are the calls.
 
 // fingerprinter takes a recording's fingerprint off the relay's path: its
-// goroutine waits until the plugin has said its first line on stdout (so
-// the first forwarded bytes never compete with it), or until the relay is
-// over, whichever comes first.
+// goroutine waits until the first line or event that crosses after the
+// plugin's first stdout line (by then that line has been passed on to the
+// host: the first forwarded bytes never compete with it), or until the
+// relay is over, whichever comes first.
 type fingerprinter struct {
 	start chan struct{}
 	once  sync.Once
@@ -54,28 +56,39 @@ func (f *fingerprinter) wait() *frame.Fingerprint {
 	return f.fp
 }
 
-// sink passes everything on to s and starts the fingerprint on the first
-// stdout line: a sync.Once on the relay's path, nothing more.
+// sink passes everything on to s and starts the fingerprint with the
+// first line or event after the plugin's first stdout line: an atomic load
+// and a sync.Once on the relay's path, nothing more.
 func (f *fingerprinter) sink(s proxy.Sink) proxy.Sink {
 	fl, _ := s.(proxy.Flusher)
-	return &startOnOut{Sink: s, fl: fl, f: f}
+	return &startAfterOut{Sink: s, fl: fl, f: f}
 }
 
-type startOnOut struct {
+type startAfterOut struct {
 	proxy.Sink
-	fl proxy.Flusher
-	f  *fingerprinter
+	fl     proxy.Flusher
+	f      *fingerprinter
+	sawOut atomic.Bool
 }
 
-func (s *startOnOut) Line(l *proxy.Line) {
+func (s *startAfterOut) Line(l *proxy.Line) {
 	s.Sink.Line(l)
-	if l.Stream == proxy.Stdout {
+	if s.sawOut.Load() {
+		s.f.begin()
+	} else if l.Stream == proxy.Stdout {
+		s.sawOut.Store(true)
+	}
+}
+
+func (s *startAfterOut) Event(e proxy.Event) {
+	s.Sink.Event(e)
+	if s.sawOut.Load() {
 		s.f.begin()
 	}
 }
 
 // Flush implements proxy.Flusher for a sink that batches.
-func (s *startOnOut) Flush() {
+func (s *startAfterOut) Flush() {
 	if s.fl != nil {
 		s.fl.Flush()
 	}
