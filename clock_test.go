@@ -188,3 +188,36 @@ func TestWrapPinClock(t *testing.T) {
 		t.Fatalf("the wrapped session: %+v", list)
 	}
 }
+
+// TestPinClockOnAnUnpinnedTape: replay --pin-clock on a tape recorded
+// without it pins the clock to the recorded start (not the randomness,
+// which was never seeded): a day later only the random name differs.
+func TestPinClockOnAnUnpinnedTape(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	main, _ := filepath.Abs(filepath.Join("testdata", "plugins", "clock-node", "main.mjs"))
+	saved := time.Now().Add(-10*time.Minute - 30*time.Second).UnixMilli()
+	env := []string{"CLOCK_SAVED_AT=" + strconv.FormatInt(saved, 10), "CLOCK_DIR=" + t.TempDir()}
+	tp := recordClock(t, t.TempDir(), []string{"node", main}, nil, env)
+	later := append(dayLater(t), env...)
+	paths := func(args ...string) string {
+		out, r := replayTape(t, tp, later, args...)
+		if r.code != 1 {
+			t.Fatalf("replay %q a day later: exit %d\n%s", args, r.code, r.stdout)
+		}
+		var p []string
+		for _, d := range out.Differences {
+			for _, ch := range d.Changes {
+				p = append(p, ch.Path)
+			}
+		}
+		return strings.Join(p, " ")
+	}
+	if got := paths(); got != "params.tree.children[0].text params.message" {
+		t.Errorf("unpinned a day later: differences at %q", got)
+	}
+	if got := paths("--pin-clock"); got != "params.message" {
+		t.Errorf("--pin-clock a day later: differences at %q, want only the random name", got)
+	}
+}

@@ -200,7 +200,7 @@ func TestShrinkPredicateAndExec(t *testing.T) {
 	if r := tapedeck(t, t.TempDir(), nil, env, "shrink", tp, "--predicate", "changed(x)"); r.code != 2 || !strings.Contains(string(r.stderr), "want a quoted string") {
 		t.Errorf("a bad predicate: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := tapedeck(t, t.TempDir(), nil, env, "shrink", tp, "-j", "1", "--max-runs", "3", "-o", out); r.code != 0 || !strings.Contains(string(r.stderr), "stopped at --max-runs 3") {
+	if r := tapedeck(t, t.TempDir(), nil, env, "shrink", tp, "-j", "1", "--max-runs", "3", "-o", out, "--", os.Args[0]); r.code != 0 || !strings.Contains(string(r.stderr), "stopped at --max-runs 3") {
 		t.Errorf("--max-runs 3: exit %d\n%s", r.code, r.stderr)
 	}
 }
