@@ -14,7 +14,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -313,9 +312,6 @@ func readManifest(path string) *frame.ManifestID {
 	}
 	return &frame.ManifestID{ID: m.ID, Version: m.Version, APIVersion: m.APIVersion}
 }
-
-// errCapped stops the walk once the cap is reached.
-var errCapped = errors.New("capped")
 
 // hashFiles hashes every regular file under root but the skipped folders
 // (and Python's byte code), in lexical order, up to the caps; past them it
