@@ -39,7 +39,9 @@ plugin("clock-node", {
     const name = "draft-" + Math.random().toString(36).slice(2, 10).padEnd(8, "0") + ".txt";
     const path = join(dir, name);
     await writeFile(path, "draft\n");
-    await unlink(path);
+    // Replays of a pinned session pick the same name: one run at a time
+    // may find it gone.
+    await unlink(path).catch(() => {});
     api.log("wrote " + name);
     api.notify("ui/notify", { message: "saved " + name, kind: "success" });
   },

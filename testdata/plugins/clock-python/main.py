@@ -48,7 +48,12 @@ async def ui_event(params, p):
     def write():
         with open(path, "w", encoding="utf-8") as f:
             f.write("draft\n")
-        os.remove(path)
+        # Replays of a pinned session pick the same name: another run at
+        # the same time may have removed it already.
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
 
     await asyncio.to_thread(write)
     p.log("wrote " + name)
