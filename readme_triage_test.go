@@ -92,6 +92,9 @@ func wantIn(t *testing.T, r result, code int, wants ...string) {
 // TestReadmeWhenAGoldenFails runs the README's walk through drift, the
 // pinned clock and shrink, command for command.
 func TestReadmeWhenAGoldenFails(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the README's walk repeats what the clock, fingerprint and shrink tests cover; under the race detector it only costs time")
+	}
 	for _, prog := range []string{"node", "python3"} {
 		if _, err := exec.LookPath(prog); err != nil {
 			t.Skipf("%s is not installed", prog)
