@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/check"
+	"github.com/tapedeck/tapedeck/clock"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/proxy"
 	"github.com/tapedeck/tapedeck/recorder"
@@ -50,6 +51,8 @@ func (e *env) recordCommand() *cli.Command {
 			&cli.StringFlag{Name: "lint", Usage: "check the traffic as it happens and append findings to `FILE` (JSON lines); they are stored with the session too"},
 			&cli.StringFlag{Name: "host", Usage: "play the host from `SCRIPT` (JSON lines of host frames; see the README) instead of stdin and stdout"},
 			&cli.DurationFlag{Name: "step-timeout", Value: 30 * time.Second, Usage: "with --host: longest wait for what a script line waits for"},
+			&cli.BoolFlag{Name: "pin-clock", Usage: "start a Node or Python plugin with its wall clock pinned to the session's start plus the real elapsed time and its random numbers seeded; replays pin it the same way"},
+			&cli.BoolFlag{Name: "no-fingerprint", Usage: "do not store the environment fingerprint (OS, interpreter, manifest, SHA-256 of the plugin's files)"},
 		},
 		Action: e.record,
 	}
@@ -89,6 +92,19 @@ func (e *env) record(c *cli.Context) error {
 	}
 	if len(tags) > 0 {
 		meta.Tags = tags
+	}
+	// The pinned clock changes only the plugin's environment, never a byte
+	// relayed.
+	var env []string
+	if c.Bool("pin-clock") {
+		pin := clock.New(started)
+		e2, preload, err := pinClock(nil, &pin)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "tapedeck: --pin-clock: %v; the plugin runs with the real clock\n", err)
+		} else {
+			defer preload.Close()
+			env, meta.Clock = e2, &pin
+		}
 	}
 
 	// Signals for the child (and from a host script's grace periods);
@@ -144,12 +160,18 @@ func (e *env) record(c *cli.Context) error {
 		}
 	}
 	var sink proxy.Sink
+	var fp *fingerprinter
 	if rec != nil {
 		sink = rec
+		if !c.Bool("no-fingerprint") {
+			fp = startFingerprint(c.Context, argv, cwd, env)
+			sink = fp.sink(rec)
+		}
 	}
 
 	relay := proxy.Config{
 		Command: argv,
+		Env:     env,
 		Stdin:   e.stdin,
 		Stdout:  e.stdout,
 		Stderr:  e.stderr,
@@ -190,6 +212,9 @@ func (e *env) record(c *cli.Context) error {
 		if err := lint.Close(); err != nil {
 			fmt.Fprintf(e.stderr, "tapedeck: --lint: %v\n", err)
 		}
+	}
+	if fp != nil {
+		end.Fingerprint = fp.wait()
 	}
 	if rec != nil && rec.Spool() != nil {
 		w := rec.Spool()

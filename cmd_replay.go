@@ -14,7 +14,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tapedeck/tapedeck/clock"
 	"github.com/tapedeck/tapedeck/diff"
+	"github.com/tapedeck/tapedeck/fingerprint"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/golden"
 	"github.com/tapedeck/tapedeck/replay"
@@ -32,6 +34,7 @@ func replayFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say what runs: the command, its folder and the variables added"},
 		&cli.StringFlag{Name: "pace", Value: "asap", Usage: "asap, realtime, or xN (the recorded gaps divided by N)"},
 		&cli.DurationFlag{Name: "max-gap", Value: 2 * time.Second, Usage: "clamp each paced gap to this"},
+		&cli.BoolFlag{Name: "pin-clock", Usage: "pin the plugin's clock as recorded (the default when the tape was recorded with --pin-clock); --pin-clock=false runs it on the real clock; on a tape recorded without it, pins the clock to the recorded start"},
 	}
 }
 
@@ -72,6 +75,9 @@ type outcome struct {
 	// against is what src was compared with when nothing ran (tapedeck
 	// diff A B); run is nil then.
 	against *source
+	// drift is what changed in the plugin's surroundings since the
+	// recording, taken when the replay differs (or with -v).
+	drift *fingerprint.Drift
 }
 
 func (o *outcome) same() bool {
@@ -87,6 +93,8 @@ type replaySettings struct {
 	cwd     string
 	verbose io.Writer // -v: where to say what runs; nil says nothing
 	key     keySource // the redaction key of this machine, for redacted tapes
+	// pinSet and pin are --pin-clock: whether it was given, and its value.
+	pinSet, pin bool
 }
 
 func settingsFrom(c *cli.Context, argv []string) (*replaySettings, error) {
@@ -110,6 +118,7 @@ func settingsFrom(c *cli.Context, argv []string) (*replaySettings, error) {
 		s.cwd = c.String("cwd")
 	}
 	s.key = keySource{storeDir: c.String("store")}
+	s.pinSet, s.pin = c.IsSet("pin-clock"), c.Bool("pin-clock")
 	return s, nil
 }
 
@@ -155,9 +164,21 @@ func replayOnce(c *cli.Context, src *source, s *replaySettings) *outcome {
 	if len(ignored) > 0 {
 		o.notes = append(o.notes, fmt.Sprintf("the recording's environment also sets %s: not applied (a replay adds only AGENTTY_* variables)", strings.Join(ignored, ", ")))
 	}
+	clk := replayClock(src.meta, s.pinSet, s.pin)
+	env, preload, err := pinClock(env, clk)
+	if err != nil {
+		o.err = fmt.Errorf("%s: %w", src.name, err)
+		return o
+	}
+	if preload != nil {
+		defer preload.Close()
+	}
 	if s.verbose != nil {
 		fmt.Fprintf(s.verbose, "tapedeck: %s: runs %s\n  in      %s\n  adding  %s\n",
 			sanitize(src.name), sanitize(shellQuote(cmd)), sanitize(dir), sanitize(orNone(strings.Join(added, " "))))
+		if clk != nil {
+			fmt.Fprintf(s.verbose, "  clock   %s (NODE_OPTIONS --require, PYTHONPATH sitecustomize)\n", clock.Describe(clk))
+		}
 	}
 	red, mask, err := s.key.redactor(src.meta.Redaction)
 	if err != nil {
@@ -181,6 +202,12 @@ func replayOnce(c *cli.Context, src *source, s *replaySettings) *outcome {
 	dopts.Pair = func(seq uint64) (uint64, bool) { r, ok := pairs[seq]; return r, ok }
 	o.diff = diff.Frames(src.frames, o.run.Live, dopts)
 	o.dopts = dopts
+	if src.meta.Fingerprint != nil && (!o.same() || s.verbose != nil) {
+		live, err := fingerprint.Take(c.Context, fingerprint.Options{Command: cmd, Dir: dir, Env: env})
+		if err == nil {
+			o.drift = fingerprint.Compare(src.meta.Fingerprint, live)
+		}
+	}
 	return o
 }
 
@@ -418,6 +445,9 @@ func (e *env) printOutcome(o *outcome) {
 		fmt.Fprintf(w, "%s vs %s: %s (compared %d and %d frames)\n",
 			sanitize(o.src.name), sanitize(o.against.name), verdict, o.diff.Compared[0], o.diff.Compared[1])
 	}
+	if l := driftLine(o.drift); l != "" {
+		fmt.Fprintln(w, sanitize(l))
+	}
 	if n == 0 && !timedOut {
 		return
 	}
@@ -470,10 +500,11 @@ type outcomeJSON struct {
 	Stable      []stableChange    `json:"stableChanges,omitempty"`
 	TimedOut    bool              `json:"timedOut,omitempty"`
 	Error       string            `json:"error,omitempty"`
+	Drift       *drift            `json:"drift,omitempty"`
 }
 
 func toJSON(o *outcome, nr *noiseReport) outcomeJSON {
-	j := outcomeJSON{Source: o.src.name, Same: o.same(), Differences: o.diff.Differences, Compared: o.diff.Compared}
+	j := outcomeJSON{Source: o.src.name, Same: o.same(), Differences: o.diff.Differences, Compared: o.diff.Compared, Drift: o.drift}
 	if nr != nil {
 		j.Proposed, j.Stable = nr.Rules, nr.Stable
 	}

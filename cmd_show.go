@@ -502,6 +502,9 @@ func (p *timeline) header(m *frame.Session) {
 		parts = append(parts, "exit "+x)
 	}
 	fmt.Fprintln(p.w, p.paint(cBold, strings.Join(parts, " · ")))
+	for _, l := range triageHeader(m) {
+		fmt.Fprintln(p.w, sanitize(l))
+	}
 	hdr := p.col("", "SEQ", wSeq) + p.col("", "TIME", wTime) + p.col("", "", wDir) + p.col("", "KIND", wKind) +
 		p.col("", "METHOD", wMethod) + p.col("", "ID", wID) + p.col("", "LATENCY", wLatency) + "SUMMARY"
 	fmt.Fprintln(p.w, p.paint(cDim, hdr))

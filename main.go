@@ -102,6 +102,7 @@ func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
 			e.diffCommand(),
 			e.reviewCommand(),
 			e.coverageCommand(),
+			e.shrinkCommand(),
 		},
 	}
 	for _, c := range app.Commands {

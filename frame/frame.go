@@ -158,6 +158,12 @@ type Session struct {
 	Error       string            `json:"error,omitempty"`
 	Tapedeck    string            `json:"tapedeck"`
 	Redaction   *Redaction        `json:"redaction,omitempty"`
+	// Clock is set when the plugin ran with a pinned clock (record
+	// --pin-clock); a replay pins it the same way.
+	Clock *Clock `json:"clock,omitempty"`
+	// Fingerprint is the environment the session ran in, taken after the
+	// plugin started (so it arrives with the End record).
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
 }
 
 // Redaction says how a session's frames were redacted (when recorded or

@@ -294,6 +294,7 @@ func applyEnd(m *frame.Session, end *frame.End, lastAt int64) {
 	m.Exit = end.Exit
 	m.Lost = end.Lost
 	m.Error = end.Error
+	m.Fingerprint = end.Fingerprint
 }
 
 // Recover ingests every spool whose recorder is gone: finished sessions whose

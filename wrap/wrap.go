@@ -62,6 +62,8 @@ type Options struct {
 	Store string
 	// Finder finds node for a node plugin; nil means NewFinder().
 	Finder *Finder
+	// PinClock makes the launcher record with --pin-clock.
+	PinClock bool
 }
 
 // Plan is a wrap worked out and checked but not yet written: Prepare makes
@@ -189,7 +191,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 		}
 		command = []string{mainPath}
 	}
-	p.Launch = Launch{Tapedeck: opts.Tapedeck, Store: opts.Store, Name: m.ID, Command: command, PathFirst: pathFirst}
+	p.Launch = Launch{Tapedeck: opts.Tapedeck, Store: opts.Store, Name: m.ID, Command: command, PathFirst: pathFirst, PinClock: opts.PinClock}
 	if p.Wrapped, err = m.Splice(RuntimeExecutable, LauncherFile); err != nil {
 		return nil, refuse("%w", err)
 	}
