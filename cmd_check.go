@@ -79,9 +79,11 @@ func (e *env) check(c *cli.Context) error {
 		if found == nil {
 			found = []check.Finding{}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(found); err != nil {
+		js, err := json.MarshalIndent(found, "", "  ")
+		if err != nil {
+			return fail(2, "check: %v", err)
+		}
+		if _, err := e.stdout.Write(append(jsonSafe(nil, js), '\n')); err != nil {
 			return fail(2, "check: %v", err)
 		}
 	} else if err := printFindings(e.stdout, found); err != nil {

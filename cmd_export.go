@@ -23,16 +23,18 @@ func (e *env) exportCommand() *cli.Command {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
 	}
 	flags = append(flags, redactFlags()...)
-	flags = append(flags, &cli.BoolFlag{Name: "no-default-redactions", Usage: "keep credential-like net/fetch header values (redacted by default)"})
+	flags = append(flags, &cli.BoolFlag{Name: "no-default-redactions", Usage: "keep credential-like net/fetch header values, environment variables and --NAME= arguments (redacted by default)"})
 	flags = append(flags, &cli.BoolFlag{Name: "relative", Usage: "with -o: write the working directory relative to the tape's folder (and program paths inside it relative to it), so the tape replays from any checkout"})
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a session as a tape (JSONL) for git",
 		ArgsUsage: "SESSION (an id, a unique prefix, a name, or last)",
 		Description: "Secrets stay home: credential-like net/fetch header values (Authorization,\n" +
-			"Cookie, Set-Cookie, Proxy-Authorization, names with token, secret or key) are\n" +
+			"Cookie, Set-Cookie, Proxy-Authorization, names with token, secret or key), and in\n" +
+			"the header environment variables, tags and --NAME=VALUE arguments so named, are\n" +
 			"replaced by a stable placeholder unless --no-default-redactions; --redact and\n" +
-			"--redact-regex name more. stderr says what was redacted.",
+			"--redact-regex name more (a regex applies to the header too). stderr says what\n" +
+			"was redacted.",
 		Flags:  flags,
 		Action: e.export,
 	}
@@ -49,44 +51,62 @@ func redactFlags() []cli.Flag {
 
 // redactor checks the redaction flags of c and builds the redactor they ask
 // for (defaults: add the default net/fetch credential rule), or nil when
-// nothing is to be redacted or st is nil. The placeholder key is $TAPEDECK_REDACT_KEY when set, else the
-// store's own key.
+// nothing is to be redacted or st is nil. The placeholder key is
+// $TAPEDECK_REDACT_KEY when set, else the store's own key. Bad flags are
+// exit 2; a key that cannot be had, exit 1.
 func redactor(c *cli.Context, cmd string, st *store.Store, defaults bool) (*redact.Redactor, error) {
+	cfg, err := redactConfig(c, cmd, defaults)
+	if err != nil || st == nil || !wantsRedaction(cfg) {
+		return nil, err // bad flags, no store to record into, or nothing to redact
+	}
+	r, err := newRedactor(cfg, st)
+	if err != nil {
+		return nil, fail(1, "%s: %v", cmd, err)
+	}
+	return r, nil
+}
+
+// redactConfig reads the redaction flags of c, refusing bad ones (exit 2).
+func redactConfig(c *cli.Context, cmd string, defaults bool) (redact.Config, error) {
 	cfg := redact.Config{Defaults: defaults}
 	for _, s := range c.StringSlice("redact") {
 		r, err := jsonpath.ParseRule(s)
 		if err != nil {
-			return nil, fail(2, "%s: --redact: %v", cmd, err)
+			return cfg, fail(2, "%s: --redact: %v", cmd, err)
 		}
 		cfg.Rules = append(cfg.Rules, r)
 	}
 	for _, s := range c.StringSlice("redact-regex") {
 		re, err := regexp.Compile(s)
 		if err != nil {
-			return nil, fail(2, "%s: --redact-regex %q: %v", cmd, s, err)
+			return cfg, fail(2, "%s: --redact-regex %q: %v", cmd, s, err)
 		}
 		if re.MatchString("") {
-			return nil, fail(2, "%s: --redact-regex %q matches the empty string; it would redact nothing useful", cmd, s)
+			return cfg, fail(2, "%s: --redact-regex %q matches the empty string; it would redact nothing useful", cmd, s)
 		}
 		cfg.Regexps = append(cfg.Regexps, re)
 	}
-	if st == nil || len(cfg.Rules) == 0 && len(cfg.Regexps) == 0 && !cfg.Defaults {
-		return nil, nil // nothing to redact, or no store to record into
-	}
+	return cfg, nil
+}
+
+func wantsRedaction(cfg redact.Config) bool {
+	return len(cfg.Rules) > 0 || len(cfg.Regexps) > 0 || cfg.Defaults
+}
+
+// newRedactor builds the redactor of cfg with the placeholder key:
+// $TAPEDECK_REDACT_KEY when set, else the store's own (made on first use,
+// which fails on a read-only or full store).
+func newRedactor(cfg redact.Config, st *store.Store) (*redact.Redactor, error) {
 	if k := os.Getenv("TAPEDECK_REDACT_KEY"); k != "" {
 		cfg.Key = []byte(k)
 	} else {
 		k, err := st.RedactKey()
 		if err != nil {
-			return nil, fail(1, "%s: %v", cmd, err)
+			return nil, err
 		}
 		cfg.Key = k
 	}
-	r, err := redact.New(cfg)
-	if err != nil {
-		return nil, fail(1, "%s: %v", cmd, err)
-	}
-	return r, nil
+	return redact.New(cfg)
 }
 
 // reportRedactions says on w what r redacted: one line per rule, the
@@ -141,6 +161,9 @@ func (e *env) export(c *cli.Context) error {
 		if red, err = redactor(c, "export", st, !c.Bool("no-default-redactions")); err != nil {
 			return err
 		}
+		red.Session(meta)
+		// A replay redacts the live frames the same way before comparing.
+		meta.Redaction = redact.Merge(meta.Redaction, red.Description())
 	}
 	if c.Bool("relative") {
 		if c.String("output") == "" {
@@ -207,7 +230,12 @@ func redactedBytes(st *store.Store, id string, red *redact.Redactor) (frame.Coun
 
 // writeFileAtomic writes path through a temporary file in the same folder
 // and renames it into place, so readers see the old file or the new one.
+// A file that is replaced keeps its permissions; a new one gets 0644.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -217,7 +245,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(mode); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -18,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/diff"
+	"github.com/tapedeck/tapedeck/golden"
 )
 
 func (e *env) testCommand() *cli.Command {
@@ -32,6 +35,11 @@ func (e *env) testCommand() *cli.Command {
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "replay `N` tapes at once"},
 			&cli.StringFlag{Name: "junit", Usage: "write JUnit XML to `FILE`"},
 			&cli.StringFlag{Name: "html", Usage: "write an HTML report per tape and an index.html into `DIR`"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per tape (JSON lines) instead of text"},
+			&cli.BoolFlag{Name: "update", Usage: "write each failing tape's live run beside it as NAME.jsonl.new, for tapedeck review"},
+			&cli.BoolFlag{Name: "force", Usage: "allow --update when CI is set"},
+			&cli.BoolFlag{Name: "fail-on-skip", Usage: "a tape whose plugin's program is not installed fails instead of being skipped"},
+			&cli.StringFlag{Name: "shard", Usage: "run only shard `K/N` of the tapes (1 ≤ K ≤ N; stable by path), to split a corpus across CI jobs"},
 		),
 		Action: e.test,
 	}
@@ -81,6 +89,13 @@ func (e *env) test(c *cli.Context) error {
 	if len(paths) == 0 {
 		paths = []string{"testdata"}
 	}
+	if c.Bool("update") && os.Getenv("CI") != "" && !c.Bool("force") {
+		return fail(2, "refusing --update while CI is set: golden tapes change only on purpose (add --force to override)")
+	}
+	k, n, err := parseShard(c.String("shard"))
+	if err != nil {
+		return fail(2, "%v", err)
+	}
 	tapes, err := findTapes(paths)
 	if err != nil {
 		return fail(2, "%v", err)
@@ -88,10 +103,19 @@ func (e *env) test(c *cli.Context) error {
 	if len(tapes) == 0 {
 		return fail(2, "no tapes under %s (a tape is a .jsonl file from tapedeck export)", strings.Join(paths, ", "))
 	}
+	tapes = shardOf(tapes, k, n)
 	s, err := settingsFrom(c, nil)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	if c.Bool("verbose") {
+		s.verbose = e.stderr
+	}
+	if pending, err := findPending(paths); err == nil && len(pending) > 0 && !c.Bool("update") {
+		fmt.Fprintf(e.stderr, "tapedeck: %s awaiting review (%s): %s\n",
+			nounCount(int64(len(pending)), "pending change", "pending changes"), strings.Join(pending, ", "), strings.TrimSpace("tapedeck review "+strings.Join(c.Args().Slice(), " ")))
+	}
+	asJSON := c.Bool("json")
 	jobs := max(c.Int("jobs"), 1)
 	results := make([]testResult, len(tapes))
 	done := make([]chan struct{}, len(tapes))
@@ -120,7 +144,8 @@ func (e *env) test(c *cli.Context) error {
 	}()
 
 	progress := useColor(e.stderr) && len(tapes) > 1
-	passed, failed, skipped := 0, 0, 0
+	passed, failed, skipped, updated := 0, 0, 0, 0
+	differed := 0 // failures that ran and differed: an update can take them
 	for i := range tapes {
 		if progress {
 			fmt.Fprintf(e.stderr, "\r\x1b[K[%d/%d] %s", i, len(tapes), filepath.Base(tapes[i]))
@@ -129,21 +154,49 @@ func (e *env) test(c *cli.Context) error {
 		if progress {
 			fmt.Fprint(e.stderr, "\r\x1b[K")
 		}
-		r := results[i]
+		r := &results[i]
+		if r.skip != "" && c.Bool("fail-on-skip") {
+			r.outcome = &outcome{src: &source{name: r.tape}, err: errors.New(r.skip + " (--fail-on-skip)")}
+			r.skip = ""
+		}
+		if asJSON {
+			if err := writeTestJSON(e.stdout, r); err != nil {
+				return err
+			}
+		}
 		switch {
 		case r.skip != "":
 			skipped++
-			fmt.Fprintf(e.stdout, "skip  %s  (%s)\n", r.tape, sanitize(r.skip))
+			if !asJSON {
+				fmt.Fprintf(e.stdout, "skip  %s  (%s)\n", r.tape, sanitize(r.skip))
+			}
 		case r.outcome.same():
 			passed++
-			fmt.Fprintf(e.stdout, "ok    %s  %s\n", r.tape, formatDuration(r.elapsed))
+			if !asJSON {
+				fmt.Fprintf(e.stdout, "ok    %s  %s\n", r.tape, formatDuration(r.elapsed))
+			}
 		default:
 			failed++
-			fmt.Fprintf(e.stdout, "FAIL  %s  %s\n", r.tape, formatDuration(r.elapsed))
-			if r.outcome.err != nil {
-				fmt.Fprintf(e.stdout, "    could not run: %s\n", sanitize(r.outcome.err.Error()))
-			} else {
-				e.printOutcome(r.outcome)
+			if r.outcome.err == nil {
+				differed++
+			}
+			if !asJSON {
+				fmt.Fprintf(e.stdout, "FAIL  %s  %s\n", r.tape, formatDuration(r.elapsed))
+				if r.outcome.err != nil {
+					fmt.Fprintf(e.stdout, "    could not run: %s\n", sanitize(r.outcome.err.Error()))
+				} else {
+					e.printOutcome(r.outcome)
+				}
+			}
+			if c.Bool("update") && r.outcome.err == nil && r.outcome.run != nil && !r.outcome.run.TimedOut {
+				path, err := writePending(r.outcome)
+				if err != nil {
+					return fail(1, "update %s: %v", r.tape, err)
+				}
+				if path != "" {
+					updated++
+					fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", path)
+				}
 			}
 		}
 	}
@@ -152,7 +205,17 @@ func (e *env) test(c *cli.Context) error {
 	if skipped > 0 {
 		summary += fmt.Sprintf(", %d skipped", skipped)
 	}
-	fmt.Fprintln(e.stdout, summary)
+	if !asJSON {
+		fmt.Fprintln(e.stdout, summary)
+	}
+	switch {
+	case updated > 0:
+		fmt.Fprintf(e.stderr, "tapedeck: %s pending: look at each and accept or reject it with: %s\n",
+			nounCount(int64(updated), "change", "changes"), strings.TrimSpace("tapedeck review "+strings.Join(c.Args().Slice(), " ")))
+	case differed > 0 && !asJSON && !c.Bool("update"):
+		args := strings.Join(c.Args().Slice(), " ")
+		fmt.Fprintf(e.stdout, "to accept these changes: %s && %s\n", strings.TrimSpace("tapedeck test --update "+args), strings.TrimSpace("tapedeck review "+args))
+	}
 	if dir := c.String("html"); dir != "" {
 		if err := writeTestHTML(dir, results, summary); err != nil {
 			return fail(1, "write HTML reports: %v", err)
@@ -167,6 +230,75 @@ func (e *env) test(c *cli.Context) error {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// parseShard reads --shard K/N; 1/1 when empty.
+func parseShard(s string) (k, n int, err error) {
+	if s == "" {
+		return 1, 1, nil
+	}
+	if _, err := fmt.Sscanf(s, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != s {
+		return 0, 0, fmt.Errorf("--shard %q: want K/N with 1 ≤ K ≤ N, for example 2/4", s)
+	}
+	return k, n, nil
+}
+
+// shardOf keeps the tapes of shard k of n: a tape's shard follows from its
+// path alone (FNV-1a), so adding a tape never moves the others.
+func shardOf(tapes []string, k, n int) []string {
+	if n == 1 {
+		return tapes
+	}
+	var out []string
+	for _, t := range tapes {
+		h := fnv.New32a()
+		h.Write([]byte(filepath.ToSlash(filepath.Clean(t))))
+		if int(h.Sum32()%uint32(n)) == k-1 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// writePending writes the live run of a failing tape beside it as
+// NAME.jsonl.new (changing nothing else); "" when there is nothing to write.
+func writePending(o *outcome) (string, error) {
+	if o.src.tape == nil {
+		return "", nil
+	}
+	data, err := golden.Update(o.src.tape, golden.Replay{Live: o.run.Live, Pairs: o.run.Pairs, Sent: o.run.Sent}, o.diff, golden.Options{Stderr: o.dopts.CompareStderr})
+	if err != nil || data == nil {
+		return "", err
+	}
+	path := o.src.tapePath + pendingSuffix
+	err = writeFileAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err })
+	return path, err
+}
+
+// testJSON is one tape's result in test --json.
+type testJSON struct {
+	Tape   string `json:"tape"`
+	Status string `json:"status"` // pass, fail, skip
+	Skip   string `json:"skip,omitempty"`
+	outcomeJSON
+}
+
+func writeTestJSON(w io.Writer, r *testResult) error {
+	j := testJSON{Tape: r.tape, Status: "skip", Skip: r.skip}
+	if r.skip == "" {
+		j.outcomeJSON = toJSON(r.outcome, nil)
+		j.Status = "fail"
+		if r.outcome.same() {
+			j.Status = "pass"
+		}
+	}
+	j.outcomeJSON.Source = ""
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(jsonSafe(nil, b), '\n'))
+	return err
 }
 
 // runTape replays one tape, or says why it is skipped.
@@ -209,11 +341,17 @@ type junitCase struct {
 	Time    string        `xml:"time,attr"`
 	Failure *junitMessage `xml:"failure,omitempty"`
 	Skipped *junitMessage `xml:"skipped,omitempty"`
+	// SystemErr is the plugin's stderr (its last lines) for a failure.
+	SystemErr *junitText `xml:"system-err,omitempty"`
 }
 
 type junitMessage struct {
 	Message string `xml:"message,attr"`
 	Text    string `xml:",chardata"`
+}
+
+type junitText struct {
+	Text string `xml:",chardata"`
 }
 
 func writeJUnit(w io.Writer, results []testResult) error {
@@ -225,7 +363,7 @@ func writeJUnit(w io.Writer, results []testResult) error {
 		switch {
 		case r.skip != "":
 			suite.Skipped++
-			jc.Skipped = &junitMessage{Message: r.skip}
+			jc.Skipped = &junitMessage{Message: sanitize(r.skip)}
 		case !r.outcome.same():
 			suite.Failures++
 			var b strings.Builder
@@ -234,9 +372,17 @@ func writeJUnit(w io.Writer, results []testResult) error {
 				msg = r.outcome.err.Error()
 			} else {
 				msg = fmt.Sprintf("%d differences", len(r.outcome.diff.Differences))
-				diff.Render(&b, &r.outcome.diff, diff.RenderOptions{})
+				diff.Render(&b, &r.outcome.diff, diff.RenderOptions{Escape: sanitizeKeepNewlines})
 			}
-			jc.Failure = &junitMessage{Message: msg, Text: strings.ToValidUTF8(b.String(), "\uFFFD")}
+			jc.Failure = &junitMessage{Message: sanitize(msg), Text: strings.ToValidUTF8(b.String(), "\uFFFD")}
+			if r.outcome.run != nil {
+				if tail := stderrTail(r.outcome.run.Live, 40); len(tail) > 0 {
+					for i, l := range tail {
+						tail[i] = sanitize(l)
+					}
+					jc.SystemErr = &junitText{Text: strings.Join(tail, "\n") + "\n"}
+				}
+			}
 		}
 		suite.Cases = append(suite.Cases, jc)
 	}

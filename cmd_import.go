@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/recorder"
 	"github.com/tapedeck/tapedeck/store"
 	"github.com/tapedeck/tapedeck/tape"
 )
@@ -22,7 +24,12 @@ func (e *env) importCommand() *cli.Command {
 		ArgsUsage: "FILE… (- reads standard input)",
 		Description: "Each tape becomes a session with the id, name and metadata of its header.\n" +
 			"A tape whose session is stored already is refused (tapedeck rm it first).\n" +
+			"A line longer than --max-frame is stored cut, as record stores it: its first\n" +
+			"bytes, its length and its SHA-256.\n" +
 			"The tapes that can be imported are; the exit status is 1 if any could not.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "max-frame", Value: recorder.DefaultMaxLine, Usage: "store at most this many `bytes` of a line; longer lines are stored cut"},
+		},
 		Action: e.importTapes,
 	}
 }
@@ -35,9 +42,13 @@ func (e *env) importTapes(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	maxFrame := c.Int("max-frame")
+	if maxFrame <= 0 {
+		return fail(2, "import: --max-frame %d: want a positive number of bytes", maxFrame)
+	}
 	failed := 0
 	for _, name := range c.Args().Slice() {
-		meta, n, err := e.importTape(st, name)
+		meta, n, err := e.importTape(st, name, maxFrame)
 		if err != nil {
 			failed++
 			fmt.Fprintf(e.stderr, "tapedeck: import %s: %v\n", name, err)
@@ -55,8 +66,9 @@ func (e *env) importTapes(c *cli.Context) error {
 	return nil
 }
 
-// importTape stores one tape and returns its session and frame count.
-func (e *env) importTape(st *store.Store, name string) (*frame.Session, int, error) {
+// importTape stores one tape and returns its session and frame count. A
+// frame longer than maxFrame bytes is stored cut.
+func (e *env) importTape(st *store.Store, name string, maxFrame int) (*frame.Session, int, error) {
 	var in io.Reader = e.stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -83,6 +95,7 @@ func (e *env) importTape(st *store.Store, name string) (*frame.Session, int, err
 		f, err := tr.Next()
 		if err == nil {
 			n++
+			cutFrame(f, maxFrame)
 		}
 		return f, err
 	})
@@ -125,4 +138,17 @@ func checkTapeID(m *frame.Session) error {
 		return fmt.Errorf("tape line 1: session id %q cannot name a session (want letters and digits)", m.ID)
 	}
 	return nil
+}
+
+// cutFrame cuts f to its first maxFrame bytes, as record stores a line longer
+// than its --max-frame: Cut keeps the full length and the SHA-256 of the
+// whole line (a frame that was cut already keeps its own).
+func cutFrame(f *frame.Frame, maxFrame int) {
+	if f.IsEvent() || len(f.Raw) <= maxFrame {
+		return
+	}
+	if f.Cut == nil {
+		f.Cut = &frame.Cut{Len: int64(len(f.Raw)), SHA256: sha256.Sum256(f.Raw)}
+	}
+	f.Raw = f.Raw[:maxFrame]
 }

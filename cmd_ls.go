@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -19,16 +20,39 @@ import (
 
 // openStore opens the store named by --store and ingests what dead recorders
 // left behind. A recovery failure is reported, not fatal: it never stops a
-// look at what is already stored.
+// look at what is already stored. A damaged database is: the command ends
+// with one line saying so (exit 1), before anything reads it. A 0-byte
+// one is named on stderr, once, and read as empty.
 func (e *env) openStore(c *cli.Context) (*store.Store, error) {
 	st, err := store.Open(c.String("store"), nil)
 	if err != nil {
 		return nil, fail(1, "%v", err)
 	}
-	if err := st.Recover(); err != nil {
+	switch err := st.Health(); {
+	case errors.Is(err, store.ErrEmpty):
+		fmt.Fprintf(e.stderr, "tapedeck: %v\n", err)
+	case err != nil:
+		return nil, fail(1, "%v", err)
+	}
+	if err := st.Recover(); errors.Is(err, store.ErrDamaged) {
+		return nil, fail(1, "%v", firstDamage(err))
+	} else if err != nil {
 		fmt.Fprintf(e.stderr, "tapedeck: %v\n", err)
 	}
 	return st, nil
+}
+
+// firstDamage picks, from errors joined by errors.Join, the first that
+// wraps store.ErrDamaged, so that one line is printed, not one per spool.
+func firstDamage(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if errors.Is(e, store.ErrDamaged) {
+				return e
+			}
+		}
+	}
+	return err
 }
 
 func (e *env) lsCommand() *cli.Command {
@@ -58,10 +82,13 @@ func (e *env) ls(c *cli.Context) error {
 	q := &store.Query{Plugin: c.String("plugin"), Limit: c.Int("limit")}
 	if c.Bool("json") {
 		_, metas, err := st.ListJSON(q)
+		if err == nil {
+			err = writeJSONArray(e.stdout, metas)
+		}
 		if err != nil {
 			return fail(1, "ls: %v", err)
 		}
-		return writeJSONArray(e.stdout, metas)
+		return nil
 	}
 	list, err := st.List(q)
 	if err != nil {
@@ -101,9 +128,9 @@ func writeJSONArray(out io.Writer, objects []json.RawMessage) error {
 		}
 		buf.Reset()
 		if err := json.Indent(&buf, o, "  ", "  "); err != nil {
-			return fmt.Errorf("ls: session %d of the listing: %w", i+1, err)
+			return store.Damaged(fmt.Sprintf("the metadata of session %d of the listing does not decode: %v", i+1, err))
 		}
-		w.Write(buf.Bytes())
+		w.Write(jsonSafe(nil, buf.Bytes()))
 	}
 	w.WriteString("\n]\n")
 	return w.Flush()
@@ -176,10 +203,7 @@ func sanitize(s string) string {
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) ||
-			(r >= 0x2066 && r <= 0x2069) || r == 0x2028 || r == 0x2029 || r == 0xfeff:
+		case hides(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])

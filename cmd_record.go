@@ -13,9 +13,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/check"
+	"github.com/tapedeck/tapedeck/clock"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/proxy"
 	"github.com/tapedeck/tapedeck/recorder"
+	"github.com/tapedeck/tapedeck/redact"
+	"github.com/tapedeck/tapedeck/replay"
 	"github.com/tapedeck/tapedeck/store"
 )
 
@@ -32,10 +35,13 @@ func (e *env) recordCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "record",
 		Usage:     "run a plugin and record everything it says and hears",
-		ArgsUsage: "[--name N] [--tag k=v]… -- COMMAND [ARGS…]",
+		ArgsUsage: "[--name N] [--tag k=v]… [--host SCRIPT] -- COMMAND [ARGS…]",
 		Description: "A transparent shim: stdin, stdout and stderr pass through byte for byte,\n" +
 			"every line is stored with its time, and the plugin's exit status is ours.\n" +
-			"Nothing but the plugin's own output ever reaches stdout.",
+			"Nothing but the plugin's own output ever reaches stdout.\n" +
+			"With --host SCRIPT, tapedeck plays the host from a script instead (each\n" +
+			"line sent once the plugin has said what the line waits for) and the\n" +
+			"session is recorded as it happens; stdout stays empty.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "a name for the session"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "a `key=value` tag (repeatable)"},
@@ -44,6 +50,10 @@ func (e *env) recordCommand() *cli.Command {
 			redactFlags()[0],
 			redactFlags()[1],
 			&cli.StringFlag{Name: "lint", Usage: "check the traffic as it happens and append findings to `FILE` (JSON lines); they are stored with the session too"},
+			&cli.StringFlag{Name: "host", Usage: "play the host from `SCRIPT` (JSON lines of host frames; see the README) instead of stdin and stdout"},
+			&cli.DurationFlag{Name: "step-timeout", Value: 30 * time.Second, Usage: "with --host: longest wait for what a script line waits for"},
+			&cli.BoolFlag{Name: "pin-clock", Usage: "start a Node or Python plugin with its wall clock pinned to the session's start plus the real elapsed time and its random numbers seeded; replays pin it the same way"},
+			&cli.BoolFlag{Name: "no-fingerprint", Usage: "do not store the environment fingerprint (OS, interpreter, manifest, SHA-256 of the plugin's files)"},
 		},
 		Action: e.record,
 	}
@@ -53,6 +63,13 @@ func (e *env) record(c *cli.Context) error {
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
 		return fail(2, "record: no command given: tapedeck record -- COMMAND [ARGS…]")
+	}
+	var script *replay.Script
+	if path := c.String("host"); path != "" {
+		var err error
+		if script, err = readScript(path); err != nil {
+			return fail(2, "record: %v", err)
+		}
 	}
 	tags := map[string]string{}
 	for _, t := range c.StringSlice("tag") {
@@ -77,8 +94,22 @@ func (e *env) record(c *cli.Context) error {
 	if len(tags) > 0 {
 		meta.Tags = tags
 	}
+	// The pinned clock changes only the plugin's environment, never a byte
+	// relayed.
+	var env []string
+	if c.Bool("pin-clock") {
+		pin := clock.New(started)
+		e2, preload, err := pinClock(nil, &pin)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "tapedeck: --pin-clock: %v; the plugin runs with the real clock\n", err)
+		} else {
+			defer preload.Close()
+			env, meta.Clock = e2, &pin
+		}
+	}
 
-	// Signals for the child; SIGPIPE and SIGXFSZ are caught (not ignored,
+	// Signals for the child (and from a host script's grace periods);
+	// SIGPIPE and SIGXFSZ are caught (not ignored,
 	// which the child would inherit) so that a closed stdout or a file size
 	// limit turns into an error we handle instead of killing the shim.
 	sigs := make(chan os.Signal, 8)
@@ -89,20 +120,34 @@ func (e *env) record(c *cli.Context) error {
 	defer signal.Stop(quiet)
 
 	if c.Bool("no-record") {
-		return e.relayOnly(c, argv, sigs)
+		return e.relayOnly(c, argv, env, script, sigs)
 	}
 
-	var rec *recorder.Recorder
-	st, err := store.Open(c.String("store"), nil)
 	// Redaction keeps values out of the store; what is forwarded is never
-	// changed. Bad rules are refused before the plugin starts.
-	red, rerr := redactor(c, "record", st, false)
-	if rerr != nil {
-		return rerr
+	// changed. Bad rules are refused before the plugin starts; a store that
+	// cannot give the placeholder key (read-only, full, not ours) is a
+	// recording problem: the plugin runs, and nothing is recorded, so that
+	// nothing is kept unredacted.
+	redCfg, err := redactConfig(c, "record", false)
+	if err != nil {
+		return err
+	}
+	var rec *recorder.Recorder
+	var red *redact.Redactor
+	st, err := store.Open(c.String("store"), nil)
+	if err == nil && wantsRedaction(redCfg) {
+		if red, err = newRedactor(redCfg, st); err != nil {
+			err = fmt.Errorf("--redact needs the store's redaction key: %w", err)
+		} else {
+			red.Session(meta) // the header is stored too: name, tags, command, environment
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tapedeck: cannot record (%v); the plugin runs unrecorded\n", err)
 	} else {
+		if red != nil {
+			meta.Redaction = red.Description()
+		}
 		rec, _ = recorder.Start(st.SpoolPath(meta.ID), meta, e.stderr)
 		rec.SetMaxLine(c.Int("max-frame"))
 		if red != nil {
@@ -121,18 +166,25 @@ func (e *env) record(c *cli.Context) error {
 		}
 	}
 	var sink proxy.Sink
+	var fp *fingerprinter
 	if rec != nil {
 		sink = rec
+		if !c.Bool("no-fingerprint") {
+			fp = startFingerprint(c.Context, argv, cwd, env)
+			sink = fp.sink(rec)
+		}
 	}
 
-	res, runErr := proxy.Run(c.Context, proxy.Config{
+	relay := proxy.Config{
 		Command: argv,
+		Env:     env,
 		Stdin:   e.stdin,
 		Stdout:  e.stdout,
 		Stderr:  e.stderr,
 		Sink:    sink,
 		Signals: sigs,
-	})
+	}
+	res, runErr := e.runRelay(c, script, relay, sigs)
 
 	end := frame.End{Ended: time.Now(), Status: frame.StatusComplete}
 	code, msg := startFailure(argv[0], runErr)
@@ -153,6 +205,9 @@ func (e *env) record(c *cli.Context) error {
 		if err := lint.Close(); err != nil {
 			fmt.Fprintf(e.stderr, "tapedeck: --lint: %v\n", err)
 		}
+	}
+	if fp != nil {
+		end.Fingerprint = fp.wait()
 	}
 	if rec != nil && rec.Spool() != nil {
 		w := rec.Spool()
@@ -192,18 +247,28 @@ func (e *env) record(c *cli.Context) error {
 // relayOnly runs the plugin through the relay with nothing recorded: the
 // store is not opened, no spool is made. It exists to measure what
 // recording costs (bench/run.sh) and to run a wrapped plugin unrecorded.
-func (e *env) relayOnly(c *cli.Context, argv []string, sigs <-chan os.Signal) error {
-	res, err := proxy.Run(c.Context, proxy.Config{
+func (e *env) relayOnly(c *cli.Context, argv, env []string, script *replay.Script, sigs chan os.Signal) error {
+	res, err := e.runRelay(c, script, proxy.Config{
 		Command: argv,
+		Env:     env,
 		Stdin:   e.stdin,
 		Stdout:  e.stdout,
 		Stderr:  e.stderr,
 		Signals: sigs,
-	})
+	}, sigs)
 	if code, msg := startFailure(argv[0], err); err != nil {
 		return fail(code, "%s", msg)
 	}
 	return &exitError{code: res.Code}
+}
+
+// runRelay runs the relay of cfg, with the host script on its host side
+// when there is one.
+func (e *env) runRelay(c *cli.Context, script *replay.Script, cfg proxy.Config, sigs chan os.Signal) (proxy.Result, error) {
+	if script != nil {
+		return e.playHost(c, script, cfg, sigs)
+	}
+	return proxy.Run(c.Context, cfg)
 }
 
 // startFailure maps proxy.Run's error to the shim's exit code and its one

@@ -1,23 +1,25 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tapedeck/tapedeck/clock"
 	"github.com/tapedeck/tapedeck/diff"
+	"github.com/tapedeck/tapedeck/fingerprint"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/golden"
 	"github.com/tapedeck/tapedeck/replay"
-	"github.com/tapedeck/tapedeck/tape"
 )
 
 // replayFlags are shared by replay and test.
@@ -26,10 +28,13 @@ func replayFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "ignore", Usage: "leave out `METHOD:PATH` when comparing (repeatable; also read from tapedeck.json beside the tape)"},
 		&cli.BoolFlag{Name: "strict", Usage: "compare bytes: member order and white space matter"},
 		&cli.BoolFlag{Name: "compare-stderr", Usage: "compare the plugin's stderr lines too"},
-		&cli.DurationFlag{Name: "step-timeout", Value: 5 * time.Second, Usage: "longest wait for the plugin before each host frame"},
-		&cli.DurationFlag{Name: "quiet", Value: 200 * time.Millisecond, Usage: "silence (with the plugin off the CPU) that counts as having gone quiet"},
+		&cli.DurationFlag{Name: "step-timeout", Value: 30 * time.Second, Usage: "longest wait for a frame the plugin said before a host frame in the recording; a frame that never comes costs this once"},
+		&cli.DurationFlag{Name: "timeout", Value: 3 * time.Minute, Usage: "longest a whole replay may take; past it the plugin is killed and the replay fails"},
+		&cli.DurationFlag{Name: "quiet", Usage: "also wait, before each host frame, until the plugin has said nothing for this long (default off: frames are waited for, never silence)"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say what runs: the command, its folder and the variables added"},
 		&cli.StringFlag{Name: "pace", Value: "asap", Usage: "asap, realtime, or xN (the recorded gaps divided by N)"},
 		&cli.DurationFlag{Name: "max-gap", Value: 2 * time.Second, Usage: "clamp each paced gap to this"},
+		&cli.BoolFlag{Name: "pin-clock", Usage: "pin the plugin's clock as recorded (the default when the tape was recorded with --pin-clock); --pin-clock=false runs it on the real clock; on a tape recorded without it, pins the clock to the recorded start"},
 	}
 }
 
@@ -40,7 +45,11 @@ func (e *env) replayCommand() *cli.Command {
 		ArgsUsage: "SESSION|TAPE [-- COMMAND [ARGS…]]",
 		Description: "Sends the recorded host frames, answers the plugin's own requests from the\n" +
 			"recording, and compares the plugin's output with what it said then.\n" +
-			"Exit status: 0 same, 1 differs, 2 could not run.",
+			"Each host frame waits until the plugin has said again what it said before\n" +
+			"that frame in the recording (replies by id, requests and notifications by\n" +
+			"method and count), however long it takes, up to --step-timeout.\n" +
+			"The command after -- replaces the recorded one and runs in the current\n" +
+			"folder (or --cwd). Exit status: 0 same, 1 differs, 2 could not run.",
 		Flags: append(replayFlags(),
 			&cli.StringFlag{Name: "cwd", Usage: "working directory for the plugin"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
@@ -61,10 +70,19 @@ type outcome struct {
 	diff    diff.Result
 	notes   []string
 	cfgPath string
-	err     error // could not run
+	dopts   diff.Options // how it was compared
+	err     error        // could not run
+	// against is what src was compared with when nothing ran (tapedeck
+	// diff A B); run is nil then.
+	against *source
+	// drift is what changed in the plugin's surroundings since the
+	// recording, taken when the replay differs (or with -v).
+	drift *fingerprint.Drift
 }
 
-func (o *outcome) same() bool { return o.err == nil && o.diff.Same() }
+func (o *outcome) same() bool {
+	return o.err == nil && o.diff.Same() && (o.run == nil || !o.run.TimedOut)
+}
 
 // replaySettings are the knobs of one replay, read from flags.
 type replaySettings struct {
@@ -73,6 +91,10 @@ type replaySettings struct {
 	ignores []string
 	argv    []string
 	cwd     string
+	verbose io.Writer // -v: where to say what runs; nil says nothing
+	key     keySource // the redaction key of this machine, for redacted tapes
+	// pinSet and pin are --pin-clock: whether it was given, and its value.
+	pinSet, pin bool
 }
 
 func settingsFrom(c *cli.Context, argv []string) (*replaySettings, error) {
@@ -83,6 +105,7 @@ func settingsFrom(c *cli.Context, argv []string) (*replaySettings, error) {
 	s := &replaySettings{
 		opts: replay.Options{
 			StepTimeout: c.Duration("step-timeout"),
+			Timeout:     c.Duration("timeout"),
 			Quiet:       c.Duration("quiet"),
 			Pace:        pace,
 			MaxGap:      c.Duration("max-gap"),
@@ -94,6 +117,8 @@ func settingsFrom(c *cli.Context, argv []string) (*replaySettings, error) {
 	if c.IsSet("cwd") {
 		s.cwd = c.String("cwd")
 	}
+	s.key = keySource{storeDir: c.String("store")}
+	s.pinSet, s.pin = c.IsSet("pin-clock"), c.Bool("pin-clock")
 	return s, nil
 }
 
@@ -135,17 +160,75 @@ func replayOnce(c *cli.Context, src *source, s *replaySettings) *outcome {
 		return o
 	}
 	o.notes = notes
+	env, added, ignored := src.env()
+	if len(ignored) > 0 {
+		o.notes = append(o.notes, fmt.Sprintf("the recording's environment also sets %s: not applied (a replay adds only AGENTTY_* variables)", strings.Join(ignored, ", ")))
+	}
+	clk := replayClock(src.meta, s.pinSet, s.pin)
+	env, preload, err := pinClock(env, clk)
+	if err != nil {
+		o.err = fmt.Errorf("%s: %w", src.name, err)
+		return o
+	}
+	if preload != nil {
+		defer preload.Close()
+	}
+	if s.verbose != nil {
+		fmt.Fprintf(s.verbose, "tapedeck: %s: runs %s\n  in      %s\n  adding  %s\n",
+			sanitize(src.name), sanitize(shellQuote(cmd)), sanitize(dir), sanitize(orNone(strings.Join(added, " "))))
+		if clk != nil {
+			fmt.Fprintf(s.verbose, "  clock   %s (NODE_OPTIONS --require, PYTHONPATH sitecustomize)\n", clock.Describe(clk))
+		}
+	}
+	red, mask, err := s.key.redactor(src.meta.Redaction)
+	if err != nil {
+		o.err = fmt.Errorf("%s: %w", src.name, err)
+		return o
+	}
 	opts := s.opts
-	opts.Command, opts.Dir, opts.Env = cmd, dir, src.env()
+	opts.Command, opts.Dir, opts.Env = cmd, dir, env
 	o.run, err = replay.Run(c.Context, src.frames, opts)
 	if err != nil {
 		o.err = err
 		return o
 	}
+	if red != nil {
+		redactLive(red, o.run.Live)
+	}
 	dopts := s.diff
 	dopts.Ignore = ignoreFunc(rules)
+	dopts.Mask = mask
+	pairs := o.run.Pairs
+	dopts.Pair = func(seq uint64) (uint64, bool) { r, ok := pairs[seq]; return r, ok }
 	o.diff = diff.Frames(src.frames, o.run.Live, dopts)
+	o.dopts = dopts
+	if src.meta.Fingerprint != nil && (!o.same() || s.verbose != nil) {
+		live, err := fingerprint.Take(c.Context, fingerprint.Options{Command: cmd, Dir: dir, Env: env})
+		if err == nil {
+			o.drift = fingerprint.Compare(src.meta.Fingerprint, live)
+		}
+	}
 	return o
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(nothing)"
+	}
+	return s
+}
+
+// shellQuote spells argv as a shell would read it back.
+func shellQuote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+			q[i] = a
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
 
 func (e *env) replay(c *cli.Context) error {
@@ -153,9 +236,16 @@ func (e *env) replay(c *cli.Context) error {
 		return fail(2, "replay needs a SESSION or TAPE")
 	}
 	args := c.Args().Slice()
-	s, err := settingsFrom(c, args[1:])
+	argv := args[1:]
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	s, err := settingsFrom(c, argv)
 	if err != nil {
 		return fail(2, "%v", err)
+	}
+	if c.Bool("verbose") {
+		s.verbose = e.stderr
 	}
 	if c.Bool("update") && os.Getenv("CI") != "" && !c.Bool("force") {
 		return fail(2, "refusing --update while CI is set: golden tapes change only on purpose (add --force to override)")
@@ -174,28 +264,28 @@ func (e *env) replay(c *cli.Context) error {
 			return fail(2, "replay %s: %v", src.name, err)
 		}
 	}
-	var proposals []string
+	var nr *noiseReport
 	if runs > 1 {
-		proposals, err = noise(c, src, s, o, runs)
+		nr, err = noise(c, src, s, o, runs)
 		if err != nil {
 			return fail(2, "%v", err)
 		}
 	}
 	if c.Bool("json") {
-		if err := writeOutcomeJSON(e.stdout, o, proposals); err != nil {
+		if err := writeOutcomeJSON(e.stdout, o, nr); err != nil {
 			return err
 		}
 	} else {
 		e.printOutcome(o)
-		if runs > 1 {
-			e.printProposals(proposals, runs)
+		if nr != nil {
+			e.printNoise(nr)
 		}
 	}
-	if c.Bool("write-config") && len(proposals) > 0 {
-		if err := addToConfig(o, proposals); err != nil {
+	if c.Bool("write-config") && nr != nil && len(nr.Rules) > 0 {
+		if err := addToConfig(o, nr.Rules); err != nil {
 			return fail(1, "%v", err)
 		}
-		fmt.Fprintf(e.stderr, "tapedeck: added %d ignore rules to %s\n", len(proposals), o.cfgPath)
+		fmt.Fprintf(e.stderr, "tapedeck: added %d ignore rules to %s\n", len(nr.Rules), o.cfgPath)
 	}
 	if c.Bool("update") {
 		if err := e.update(c, o); err != nil {
@@ -209,41 +299,90 @@ func (e *env) replay(c *cli.Context) error {
 	return nil
 }
 
+// noiseReport is what --runs found.
+type noiseReport struct {
+	Runs int
+	// Rules are the narrowest ignore rules that cover what varied between
+	// runs of the same plugin.
+	Rules []string
+	// Stable are the changes from the recording that every run agrees on:
+	// not noise between runs, but (often) time-relative text.
+	Stable []stableChange
+}
+
+type stableChange struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Old    string `json:"old"`
+	New    string `json:"new"`
+}
+
 // noise replays runs-1 more times and proposes ignore rules for the paths
-// that differ between runs of the same plugin.
-func noise(c *cli.Context, src *source, s *replaySettings, first *outcome, runs int) ([]string, error) {
-	seen := map[string]bool{}
-	var rules []string
+// that differ between runs of the same plugin; what differs from the
+// recording in the same way in every run is reported apart.
+func noise(c *cli.Context, src *source, s *replaySettings, first *outcome, runs int) (*noiseReport, error) {
+	nr := &noiseReport{Runs: runs}
+	type varied struct{ method, path string }
+	seen := map[varied]bool{}
+	var paths []pathChange
 	for i := 1; i < runs; i++ {
 		o := replayOnce(c, src, s)
 		if o.err != nil {
 			return nil, fmt.Errorf("replay %s (run %d): %v", src.name, i+1, o.err)
 		}
-		between := diff.Frames(first.run.Live, o.run.Live, diff.Options{})
+		between := diff.Frames(first.run.Live, o.run.Live, diff.Options{Mask: first.dopts.Mask})
 		for _, d := range between.Differences {
 			for _, ch := range d.Changes {
-				r := ruleFor(d.Method, ch.Segments)
-				if !seen[r] {
-					seen[r] = true
-					rules = append(rules, r)
+				v := varied{d.Method, ch.Path}
+				if !seen[v] {
+					seen[v] = true
+					paths = append(paths, pathChange{method: d.Method, segs: ch.Segments})
 				}
 			}
 		}
 	}
-	sort.Strings(rules)
-	return rules, nil
+	nr.Rules = proposeRules(paths)
+	for _, d := range first.diff.Differences {
+		for _, ch := range d.Changes {
+			if !seen[varied{d.Method, ch.Path}] {
+				nr.Stable = append(nr.Stable, stableChange{Method: d.Method, Path: ch.Path, Old: ch.Old, New: ch.New})
+			}
+		}
+	}
+	return nr, nil
 }
 
-func (e *env) printProposals(rules []string, runs int) {
-	if len(rules) == 0 {
-		fmt.Fprintf(e.stdout, "%d runs agree with each other: no noise to ignore\n", runs)
-		return
+func (e *env) printNoise(nr *noiseReport) {
+	if len(nr.Rules) == 0 {
+		fmt.Fprintf(e.stdout, "%d runs agree with each other: no noise to ignore\n", nr.Runs)
+	} else {
+		fmt.Fprintf(e.stdout, "%d runs differ from each other at these paths; proposed ignore rules:\n", nr.Runs)
+		for _, r := range nr.Rules {
+			fmt.Fprintf(e.stdout, "  %s\n", sanitize(r))
+		}
+		fmt.Fprintln(e.stdout, "(--write-config adds them to tapedeck.json)")
 	}
-	fmt.Fprintf(e.stdout, "%d runs differ from each other at these paths; proposed ignore rules:\n", runs)
-	for _, r := range rules {
-		fmt.Fprintf(e.stdout, "  %s\n", sanitize(r))
+	if len(nr.Stable) > 0 {
+		fmt.Fprintf(e.stdout, "all %d runs agree with each other but differ from the recording at these paths\n", nr.Runs)
+		fmt.Fprintln(e.stdout, "(not noise between runs; time-relative text such as \"5 minutes ago\" is the usual cause):")
+		for _, st := range nr.Stable {
+			fmt.Fprintf(e.stdout, "  %s:%s  %s → %s\n", sanitize(orAny(st.Method)), sanitize(st.Path), sanitize(orAbsent(st.Old)), sanitize(orAbsent(st.New)))
+		}
 	}
-	fmt.Fprintln(e.stdout, "(--write-config adds them to tapedeck.json)")
+}
+
+func orAny(method string) string {
+	if method == "" {
+		return "*"
+	}
+	return method
+}
+
+func orAbsent(v string) string {
+	if v == "" {
+		return "(absent)"
+	}
+	return v
 }
 
 func addToConfig(o *outcome, rules []string) error {
@@ -276,11 +415,13 @@ func (e *env) printOutcome(o *outcome) {
 	for _, n := range o.notes {
 		fmt.Fprintf(w, "note: %s\n", sanitize(n))
 	}
-	for _, n := range o.run.Notes {
-		fmt.Fprintf(w, "note: %s\n", sanitize(n))
-	}
-	for _, u := range o.run.Unmatched {
-		fmt.Fprintf(w, "unanswered: the plugin asked %s, which the recording never answered; it got an error\n", sanitize(u))
+	if o.run != nil {
+		for _, n := range o.run.Notes {
+			fmt.Fprintf(w, "note: %s\n", sanitize(n))
+		}
+		for _, u := range o.run.Unmatched {
+			fmt.Fprintf(w, "unanswered: the plugin asked %s, which the recording never answered; it got an error\n", sanitize(u))
+		}
 	}
 	n := len(o.diff.Differences)
 	verdict := "same"
@@ -290,14 +431,33 @@ func (e *env) printOutcome(o *outcome) {
 			verdict += "s"
 		}
 	}
-	fmt.Fprintf(w, "%s: %s (compared %d recorded and %d replayed frames, %s)\n",
-		sanitize(o.src.name), verdict, o.diff.Compared[0], o.diff.Compared[1], formatDuration(o.run.Elapsed))
-	if n == 0 {
+	timedOut := o.run != nil && o.run.TimedOut
+	if timedOut {
+		verdict = "timed out, " + verdict
+	}
+	var live []frame.Frame
+	if o.run != nil {
+		live = o.run.Live
+		fmt.Fprintf(w, "%s: %s (compared %d recorded and %d replayed frames, %s)\n",
+			sanitize(o.src.name), verdict, o.diff.Compared[0], o.diff.Compared[1], formatDuration(o.run.Elapsed))
+	} else {
+		live = o.against.frames
+		fmt.Fprintf(w, "%s vs %s: %s (compared %d and %d frames)\n",
+			sanitize(o.src.name), sanitize(o.against.name), verdict, o.diff.Compared[0], o.diff.Compared[1])
+	}
+	if l := driftLine(o.drift); l != "" {
+		fmt.Fprintln(w, sanitize(l))
+	}
+	if n == 0 && !timedOut {
 		return
 	}
 	diff.Render(w, &o.diff, diff.RenderOptions{Color: useColor(w), Escape: sanitizeKeepNewlines})
-	if tail := stderrTail(o.run.Live, 10); len(tail) > 0 {
-		fmt.Fprintln(w, "plugin stderr (last lines):")
+	if tail := stderrTail(live, 10); len(tail) > 0 {
+		if o.run == nil {
+			fmt.Fprintf(w, "stderr of %s (last lines):\n", sanitize(o.against.name))
+		} else {
+			fmt.Fprintln(w, "plugin stderr (last lines):")
+		}
 		for _, l := range tail {
 			fmt.Fprintf(w, "    %s\n", sanitize(l))
 		}
@@ -337,16 +497,23 @@ type outcomeJSON struct {
 	Exit        *frame.Frame      `json:"-"`
 	ElapsedMS   int64             `json:"elapsedMs"`
 	Proposed    []string          `json:"proposedIgnores,omitempty"`
+	Stable      []stableChange    `json:"stableChanges,omitempty"`
+	TimedOut    bool              `json:"timedOut,omitempty"`
 	Error       string            `json:"error,omitempty"`
+	Drift       *drift            `json:"drift,omitempty"`
 }
 
-func toJSON(o *outcome, proposals []string) outcomeJSON {
-	j := outcomeJSON{Source: o.src.name, Same: o.same(), Differences: o.diff.Differences, Compared: o.diff.Compared, Proposed: proposals}
+func toJSON(o *outcome, nr *noiseReport) outcomeJSON {
+	j := outcomeJSON{Source: o.src.name, Same: o.same(), Differences: o.diff.Differences, Compared: o.diff.Compared, Drift: o.drift}
+	if nr != nil {
+		j.Proposed, j.Stable = nr.Rules, nr.Stable
+	}
 	if o.err != nil {
 		j.Error = o.err.Error()
 	}
 	if o.run != nil {
 		j.Unmatched, j.Notes, j.ElapsedMS = o.run.Unmatched, append(o.notes, o.run.Notes...), o.run.Elapsed.Milliseconds()
+		j.TimedOut = o.run.TimedOut
 	}
 	if j.Differences == nil {
 		j.Differences = []diff.Difference{}
@@ -360,16 +527,36 @@ func toJSON(o *outcome, proposals []string) outcomeJSON {
 	return j
 }
 
-func writeOutcomeJSON(w io.Writer, o *outcome, proposals []string) error {
-	enc := json.NewEncoder(w)
+func writeOutcomeJSON(w io.Writer, o *outcome, nr *noiseReport) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(toJSON(o, proposals))
+	if err := enc.Encode(toJSON(o, nr)); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonSafe(nil, b.Bytes()))
+	return err
 }
 
-// update writes the live run as the golden: the tape is rewritten
-// atomically (its header kept, but for how the run ended), or a stored
-// session gets a new sibling.
+// update makes the live run the golden. A tape keeps every line of a
+// frame that did not change and is rewritten atomically only when the
+// replay differed; a stored session gets a new sibling session.
 func (e *env) update(c *cli.Context, o *outcome) error {
+	if o.src.tapePath != "" {
+		data, err := golden.Update(o.src.tape, golden.Replay{Live: o.run.Live, Pairs: o.run.Pairs, Sent: o.run.Sent}, o.diff, golden.Options{Stderr: o.dopts.CompareStderr})
+		if err != nil {
+			return err
+		}
+		if data == nil {
+			fmt.Fprintf(e.stderr, "tapedeck: %s has no difference: left as it is\n", o.src.tapePath)
+			return nil
+		}
+		if err := writeFileAtomic(o.src.tapePath, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "tapedeck: updated %s: %s\n", o.src.tapePath, describeDifferences(o.diff))
+		return nil
+	}
 	meta := *o.src.meta
 	meta.Frames, meta.Bytes = frame.Counts{}, frame.Counts{}
 	for _, f := range o.run.Live {
@@ -381,25 +568,6 @@ func (e *env) update(c *cli.Context, o *outcome) error {
 		}
 		meta.Frames.Add(f.Dir, 1)
 		meta.Bytes.Add(f.Dir, int64(len(f.Raw)))
-	}
-	if o.src.tapePath != "" {
-		err := writeFileAtomic(o.src.tapePath, func(w io.Writer) error {
-			tw, err := tape.NewWriter(w, &meta)
-			if err != nil {
-				return err
-			}
-			for i := range o.run.Live {
-				if err := tw.Write(&o.run.Live[i]); err != nil {
-					return err
-				}
-			}
-			return tw.Flush()
-		})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stderr, "tapedeck: updated %s with the live run\n", o.src.tapePath)
-		return nil
 	}
 	st, err := e.openStore(c)
 	if err != nil {
@@ -423,4 +591,19 @@ func (e *env) update(c *cli.Context, o *outcome) error {
 	}
 	fmt.Fprintf(e.stderr, "tapedeck: stored the live run as session %s\n", meta.ID)
 	return nil
+}
+
+// describeDifferences counts differences by kind: "1 changed, 1 extra".
+func describeDifferences(r diff.Result) string {
+	n := map[diff.Kind]int{}
+	for _, d := range r.Differences {
+		n[d.Kind]++
+	}
+	var parts []string
+	for _, k := range []diff.Kind{diff.Changed, diff.Missing, diff.Extra, diff.Moved, diff.Exit} {
+		if n[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[k], k))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

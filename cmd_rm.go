@@ -153,6 +153,10 @@ func (e *env) compact(st *store.Store) error {
 	if errors.Is(err, store.ErrRecording) {
 		return fail(1, "gc: %v (nothing was changed)", err)
 	}
+	if errors.Is(err, store.ErrWouldGrow) {
+		fmt.Fprintf(e.stdout, "kept %s as it is: a compacted copy would be %s, the file is %s\n", st.Dir(), formatSize(after), formatSize(before))
+		return nil
+	}
 	if err != nil {
 		return fail(1, "gc: %v", err)
 	}

@@ -145,29 +145,32 @@ func (e *env) show(c *cli.Context) error {
 	if c.Bool("raw") && c.Bool("json") {
 		return fail(2, "show: --raw and --json do not go together; pick one")
 	}
-	st, err := e.openStore(c)
-	if err != nil {
-		return err
-	}
-	meta, err := resolveSession(st, "show", c.Args().First())
-	if err != nil {
-		return err
+	ref := c.Args().First()
+	var meta *frame.Session
+	var frames func(fn func(*frame.Frame) error) error
+	var st *store.Store
+	if fi, serr := os.Stat(ref); serr == nil && !fi.IsDir() {
+		// A tape file: shown from the file, no store needed.
+		if c.Bool("follow") {
+			return fail(2, "show: %s is a tape file; --follow is for a session still recording", ref)
+		}
+		if meta, frames, err = tapeFrames(ref); err != nil {
+			return fail(1, "show: %v", err)
+		}
+	} else {
+		if st, err = e.openStore(c); err != nil {
+			return err
+		}
+		if meta, err = resolveSession(st, "show", ref); err != nil {
+			return err
+		}
+		frames = func(fn func(*frame.Frame) error) error { return st.Frames(meta.ID, fn) }
 	}
 	if path := c.String("html"); path != "" {
 		if c.Bool("follow") || c.Bool("raw") || c.Bool("json") {
 			return fail(2, "show: --html writes the whole session as a page; it does not go with --follow, --raw or --json")
 		}
-		var frames []frame.Frame
-		err := st.Frames(meta.ID, func(f *frame.Frame) error {
-			g := *f
-			g.Raw = bytes.Clone(f.Raw)
-			frames = append(frames, g)
-			return nil
-		})
-		if err == nil {
-			err = writeSessionHTML(path, meta, frames)
-		}
-		if err != nil {
+		if err := writeSessionHTML(path, meta, frames); err != nil {
 			return fail(1, "show %s: %v", meta.ID, err)
 		}
 		return nil
@@ -183,7 +186,7 @@ func (e *env) show(c *cli.Context) error {
 		pending: map[pendingKey]request{},
 		stderr:  e.stderr,
 	}
-	if notes, err := st.Notes(meta.ID); err == nil && len(notes) > 0 {
+	if notes, err := sessionNotesOf(st, meta.ID); err == nil && len(notes) > 0 {
 		var n sessionNotes
 		if json.Unmarshal(notes, &n) == nil {
 			p.findings = map[uint64][]check.Finding{}
@@ -202,7 +205,7 @@ func (e *env) show(c *cli.Context) error {
 	if c.Bool("follow") {
 		err = st.Follow(c.Context, meta.ID, 0, w.Flush, each)
 	} else {
-		err = st.Frames(meta.ID, each)
+		err = frames(each)
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
@@ -214,6 +217,53 @@ func (e *env) show(c *cli.Context) error {
 		return fail(1, "show %s: %v", meta.ID, err)
 	}
 	return nil
+}
+
+// sessionNotesOf is what a recording stored beside its frames; nothing for
+// a tape (st nil).
+func sessionNotesOf(st *store.Store, id string) ([]byte, error) {
+	if st == nil {
+		return nil, nil
+	}
+	return st.Notes(id)
+}
+
+// tapeFrames reads a tape's header and returns a function that streams its
+// frames, reading the file again on each call (the HTML report reads twice).
+func tapeFrames(path string) (*frame.Session, func(func(*frame.Frame) error) error, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, err := tape.NewReader(bufio.NewReaderSize(f, 64<<10))
+	f.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	meta := tr.Session()
+	return meta, func(fn func(*frame.Frame) error) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		tr, err := tape.NewReader(bufio.NewReaderSize(f, 64<<10))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for {
+			fr, err := tr.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if err := fn(fr); err != nil {
+				return err
+			}
+		}
+	}, nil
 }
 
 // resolveSession resolves a session reference for command cmd, turning the
@@ -294,6 +344,7 @@ type timeline struct {
 	cutWarn bool
 	stderr  io.Writer
 	buf     []byte
+	safe    []byte // buf as jsonSafe writes it
 	// findings are the live check's findings stored with the session
 	// (record --lint), by frame.
 	findings map[uint64][]check.Finding
@@ -379,7 +430,8 @@ func (p *timeline) frame(f *frame.Frame) error {
 			p.buf = append(p.buf[:len(p.buf)-2], `,"findings":`...)
 			p.buf = append(append(p.buf, js...), "}\n"...)
 		}
-		p.w.Write(p.buf)
+		p.safe = jsonSafe(p.safe[:0], p.buf)
+		p.w.Write(p.safe)
 	default:
 		p.line(&r)
 	}
@@ -453,6 +505,9 @@ func (p *timeline) header(m *frame.Session) {
 		parts = append(parts, "exit "+x)
 	}
 	fmt.Fprintln(p.w, p.paint(cBold, strings.Join(parts, " · ")))
+	for _, l := range triageHeader(m) {
+		fmt.Fprintln(p.w, sanitize(l))
+	}
 	hdr := p.col("", "SEQ", wSeq) + p.col("", "TIME", wTime) + p.col("", "", wDir) + p.col("", "KIND", wKind) +
 		p.col("", "METHOD", wMethod) + p.col("", "ID", wID) + p.col("", "LATENCY", wLatency) + "SUMMARY"
 	fmt.Fprintln(p.w, p.paint(cDim, hdr))

@@ -27,6 +27,7 @@ func (e *env) wrapCommand() *cli.Command {
 			"absolute) and are named after the plugin id. wasm plugins cannot be wrapped.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what wrap would do and change nothing"},
+			&cli.BoolFlag{Name: "pin-clock", Usage: "record with a pinned clock and seeded randomness (record --pin-clock)"},
 		},
 		Action: e.wrap,
 	}
@@ -79,7 +80,7 @@ func (e *env) wrap(c *cli.Context) error {
 	if err != nil {
 		return fail(1, "wrap: %v", err)
 	}
-	plan, err := wrap.Prepare(c.Context, dir, wrap.Options{Tapedeck: self, Store: store})
+	plan, err := wrap.Prepare(c.Context, dir, wrap.Options{Tapedeck: self, Store: store, PinClock: c.Bool("pin-clock")})
 	if err != nil {
 		return fail(1, "%v", err)
 	}

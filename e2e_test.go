@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +30,12 @@ func TestMain(m *testing.M) {
 			os.Exit(100)
 		}
 		os.Exit(fn())
+	}
+	if bin := os.Getenv("TAPEDECK_TEST_BIN"); bin != "" {
+		// Run the end-to-end tests against another build (an older one, to
+		// see a new test fail before its fix).
+		tapedeckBin = bin
+		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "tapedeck-bin-")
 	if err != nil {
@@ -76,6 +84,66 @@ func tapedeck(t *testing.T, store string, stdin []byte, env []string, args ...st
 		t.Fatalf("run tapedeck %v: %v", args, err)
 	}
 	return r
+}
+
+// tapedeckMany runs n copies of one tapedeck command at once and returns
+// their results: the proofs that a replay passes every time run their
+// plugins side by side.
+func tapedeckMany(t *testing.T, n int, env []string, args ...string) []result {
+	t.Helper()
+	results := make([]result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(tapedeckBin, append([]string{"--store", t.TempDir()}, args...)...)
+			cmd.Env = append(os.Environ(), env...)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			err := cmd.Run()
+			results[i] = result{stdout: out.Bytes(), stderr: errb.Bytes()}
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				results[i].code = ee.ExitCode()
+			} else {
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("run %d of tapedeck %v: %v", i+1, args, err)
+		}
+	}
+	return results
+}
+
+// busy keeps every core busy with spinning goroutines until the test ends:
+// what must hold on a loaded machine is tested on one.
+func busy(t *testing.T) {
+	stop := make(chan struct{})
+	var load sync.WaitGroup
+	for range runtime.NumCPU() {
+		load.Add(1)
+		go func() {
+			defer load.Done()
+			x := 0
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					for i := range 100000 {
+						x += i
+					}
+				}
+			}
+		}()
+	}
+	t.Cleanup(func() { close(stop); load.Wait() })
 }
 
 // fixture is the argv and environment that run the test binary as plugin mode.

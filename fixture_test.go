@@ -148,8 +148,14 @@ func blockForever() int {
 // mini is a small real plugin with knobs for the replay tests:
 // FIXTURE_LABEL changes a label, FIXTURE_DROP drops a notification,
 // FIXTURE_EXTRA adds one, FIXTURE_SWAP swaps two, FIXTURE_CRASH exits 3 on
-// the first ui/event, FIXTURE_HANG stops reading and writing on it,
-// FIXTURE_NOISE puts a value that differs on every run into a frame.
+// the first ui/event, FIXTURE_HANG stops reading and writing on it (and
+// with FIXTURE_HANG_CHILD starts a grandchild that outlives it, printing its
+// pid on stderr), FIXTURE_NOISE puts a value that differs on every run into
+// a frame, FIXTURE_CLOCK adds a panel text that differs on every run,
+// FIXTURE_WHEN adds a panel text of its value, FIXTURE_SECRET shows its
+// value in the panel and logs it on stderr, FIXTURE_REVERSE makes its two
+// requests in the other order, FIXTURE_SEQUENTIAL makes the second only
+// once the first is answered.
 func mini() int {
 	label := os.Getenv("FIXTURE_LABEL")
 	if label == "" {
@@ -162,6 +168,7 @@ func mini() int {
 		out(`{"jsonrpc":"2.0","method":"ui/notify","params":{"message":` + string(b) + `,"kind":"info"}}`)
 	}
 	pending := map[string]string{} // our request id → method
+	var then func()                // what to do once the next answer came
 	next := 0
 	request := func(method, params string) {
 		next++
@@ -190,11 +197,30 @@ func mini() int {
 		case m.Method == "initialize":
 			out(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}`)
 		case m.Method == "panel/open":
-			request("ui/setPanel", `{"tree":{"type":"column","children":[{"type":"text","text":"`+label+`"},{"type":"button","id":"go","label":"Go"}]}}`)
+			children := `{"type":"text","text":"` + label + `"}`
+			if knob("FIXTURE_CLOCK") {
+				children += fmt.Sprintf(`,{"type":"text","text":"%d"}`, time.Now().UnixNano())
+			}
+			if v := os.Getenv("FIXTURE_WHEN"); v != "" {
+				b, _ := json.Marshal(v)
+				children += `,{"type":"text","text":` + string(b) + `}`
+			}
+			if v := os.Getenv("FIXTURE_SECRET"); v != "" {
+				fmt.Fprintf(os.Stderr, "mini: using token %s\n", v)
+				children += `,{"type":"text","text":"token ` + v + `"}`
+			}
+			request("ui/setPanel", `{"tree":{"type":"column","children":[`+children+`,{"type":"button","id":"go","label":"Go"}]}}`)
 		case m.Method == "ui/event" && knob("FIXTURE_CRASH"):
 			fmt.Fprintln(os.Stderr, "mini: crashing")
 			return 3
 		case m.Method == "ui/event" && knob("FIXTURE_HANG"):
+			if knob("FIXTURE_HANG_CHILD") {
+				cmd := exec.Command(os.Args[0])
+				cmd.Env = append(os.Environ(), "TAPEDECK_FIXTURE=sleeper")
+				if cmd.Start() == nil {
+					fmt.Fprintf(os.Stderr, "grandchild %d\n", cmd.Process.Pid)
+				}
+			}
 			fmt.Fprintln(os.Stderr, "mini: hanging")
 			return blockForever()
 		case m.Method == "ui/event" && m.Params.Element == "go":
@@ -215,6 +241,12 @@ func mini() int {
 			if knob("FIXTURE_EXTRA") {
 				notify("extra")
 			}
+		case m.Method == "ui/event" && m.Params.Element == "both" && knob("FIXTURE_SEQUENTIAL"):
+			request("terminal/send", `{"text":"ls","submit":true}`)
+			then = func() { request("prompt/inject", `{"text":"hi"}`) }
+		case m.Method == "ui/event" && m.Params.Element == "both" && knob("FIXTURE_REVERSE"):
+			request("terminal/send", `{"text":"ls","submit":true}`)
+			request("prompt/inject", `{"text":"hi"}`)
 		case m.Method == "ui/event" && m.Params.Element == "both":
 			request("prompt/inject", `{"text":"hi"}`)
 			request("terminal/send", `{"text":"ls","submit":true}`)
@@ -225,8 +257,32 @@ func mini() int {
 				notify(method + " answered: " + string(m.Result))
 			}
 			delete(pending, string(m.ID))
+			if after := then; after != nil {
+				then = nil
+				after()
+			}
 		}
 	}
 }
 
 func init() { fixtures["mini"] = mini }
+
+func init() {
+	// envdump says, for every line it reads, what its environment holds of
+	// the variables a hostile tape could try to set.
+	fixtures["envdump"] = func() int {
+		br := bufio.NewReader(os.Stdin)
+		for {
+			if _, err := br.ReadBytes('\n'); err != nil {
+				return 0
+			}
+			b, _ := json.Marshal(map[string]string{
+				"path":     os.Getenv("PATH"),
+				"node":     os.Getenv("NODE_OPTIONS"),
+				"preload":  os.Getenv("LD_PRELOAD"),
+				"pluginId": os.Getenv("AGENTTY_PLUGIN_ID"),
+			})
+			fmt.Printf(`{"jsonrpc":"2.0","method":"env","params":%s}`+"\n", b)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/tapedeck/tapedeck/report"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,7 +78,7 @@ func TestSessionHTMLDrawsThePanels(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := filepath.Join(t.TempDir(), "session.html")
-	if err := writeSessionHTML(page, src.meta, src.frames); err != nil {
+	if err := writeSessionHTML(page, src.meta, report.Slice(src.frames)); err != nil {
 		t.Fatal(err)
 	}
 	ctx := browsertest.Start(t)

@@ -93,11 +93,16 @@ func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
 			e.rmCommand(),
 			e.gcCommand(),
 			e.checkCommand(),
+			e.verifyCommand(),
 			e.wrapCommand(),
 			e.unwrapCommand(),
 			e.doctorCommand(),
 			e.replayCommand(),
 			e.testCommand(),
+			e.diffCommand(),
+			e.reviewCommand(),
+			e.coverageCommand(),
+			e.shrinkCommand(),
 		},
 	}
 	for _, c := range app.Commands {

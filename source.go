@@ -23,6 +23,7 @@ import (
 type source struct {
 	name     string // the tape's path or the session's id
 	tapePath string // "" for a stored session
+	tape     *tape.File
 	meta     *frame.Session
 	frames   []frame.Frame
 }
@@ -55,29 +56,15 @@ func (e *env) loadSource(c *cli.Context, ref string) (*source, error) {
 }
 
 func readTapeFile(path string) (*source, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open tape: %w", err)
 	}
-	defer f.Close()
-	tr, err := tape.NewReader(f)
+	tf, err := tape.ReadFile(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	src := &source{name: path, tapePath: path, meta: tr.Session()}
-	for {
-		fr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		c := *fr
-		c.Raw = bytes.Clone(fr.Raw)
-		src.frames = append(src.frames, c)
-	}
-	return src, nil
+	return &source{name: path, tapePath: path, tape: tf, meta: tf.Session, frames: tf.Frames}, nil
 }
 
 // isTape reports whether path starts like a tape.
@@ -130,18 +117,24 @@ func (s *source) command(argv []string, cwd string) (cmd []string, dir string, n
 	return cmd, dir, notes, nil
 }
 
-// env is the plugin's environment: ours plus the recorded AGENTTY_* variables.
-func (s *source) env() []string {
-	env := os.Environ()
+// env is the plugin's environment: ours plus the recorded AGENTTY_*
+// variables. A tape's env may name others (a tape is a file anyone can
+// write): those are never applied, and ignored names them.
+func (s *source) env() (env, added, ignored []string) {
+	env = os.Environ()
 	keys := make([]string, 0, len(s.meta.Env))
 	for k := range s.meta.Env {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		env = append(env, k+"="+s.meta.Env[k])
+		if !strings.HasPrefix(k, "AGENTTY_") || strings.ContainsAny(k, "=\x00") {
+			ignored = append(ignored, k)
+			continue
+		}
+		added = append(added, k+"="+s.meta.Env[k])
 	}
-	return env
+	return append(env, added...), added, ignored
 }
 
 // config is tapedeck.json, kept beside tapes.
@@ -203,14 +196,66 @@ func ignoreFunc(rules []jsonpath.Rule) func(string, []string) bool {
 	}
 }
 
-// ruleFor spells a proposed ignore rule for a changed path, with every array
-// index generalised to [*].
-func ruleFor(method string, segs []string) string {
+// pathChange is a path that changed in a message of method.
+type pathChange struct {
+	method string
+	segs   []string
+}
+
+// proposeRules spells the narrowest ignore rules that cover paths: each path
+// as it is, except that paths alike but for array indexes (several children
+// whose text varies the same way) share one rule with [*] where their
+// indexes differ. Sorted, without duplicates.
+func proposeRules(paths []pathChange) []string {
+	type group struct {
+		method string
+		segs   []string // the first path, generalised where others differ
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, p := range paths {
+		shape := make([]string, len(p.segs))
+		for i, s := range p.segs {
+			shape[i] = s
+			if isIndex(s) {
+				shape[i] = "[*]"
+			}
+		}
+		k := p.method + "\x00" + strings.Join(shape, "\x00")
+		g, ok := groups[k]
+		if !ok {
+			groups[k] = &group{method: p.method, segs: append([]string(nil), p.segs...)}
+			order = append(order, k)
+			continue
+		}
+		for i, s := range p.segs {
+			if isIndex(s) && g.segs[i] != s {
+				g.segs[i] = "[*]"
+			}
+		}
+	}
+	var rules []string
+	seen := map[string]bool{}
+	for _, k := range order {
+		r := spellRule(groups[k].method, groups[k].segs)
+		if !seen[r] {
+			seen[r] = true
+			rules = append(rules, r)
+		}
+	}
+	sort.Strings(rules)
+	return rules
+}
+
+func isIndex(s string) bool { return strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") }
+
+// spellRule spells an ignore rule: METHOD:PATH, keys that need it quoted.
+func spellRule(method string, segs []string) string {
 	var b strings.Builder
 	for i, s := range segs {
 		switch {
-		case strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]"):
-			b.WriteString("[*]")
+		case isIndex(s):
+			b.WriteString(s)
 		case s == "" || strings.ContainsAny(s, `.[]"*`):
 			q, _ := json.Marshal(s)
 			b.WriteString("[" + string(q) + "]")

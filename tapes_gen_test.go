@@ -22,10 +22,13 @@ var bundled = []struct {
 	{"hello-python", []string{"python3", "main.py"}},
 	{"hello-node", []string{"node", "main.mjs"}},
 	{"hello-go", []string{"go", "run", "."}},
+	{"waiter-python", []string{"python3", "main.py"}},
+	{"waiter-node", []string{"node", "main.mjs"}},
 }
 
 // TestRecordBundledTapes re-records testdata/tapes/*.jsonl from the fixture
-// plugins through the real binary when run with -update-tapes:
+// plugins through the real binary, each driven by its host script
+// (testdata/plugins/ID/host.jsonl), when run with -update-tapes:
 //
 //	go test -run TestRecordBundledTapes -update-tapes .
 //
@@ -42,13 +45,11 @@ func TestRecordBundledTapes(t *testing.T) {
 			}
 			store := t.TempDir()
 			dir, _ := filepath.Abs(filepath.Join("testdata", "plugins", b.id))
-			cmd := exec.Command(tapedeckBin, append([]string{"--store", store, "record", "--name", b.id, "--"}, b.command...)...)
+			cmd := exec.Command(tapedeckBin, append([]string{"--store", store, "record", "--name", b.id, "--host", "host.jsonl", "--"}, b.command...)...)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "AGENTTY_PLUGIN_ID="+b.id, "AGENTTY_LANGUAGE=en", "AGENTTY_VERSION=1.9.0")
-			h := newHost(t, cmd)
-			helloSession(h, b.id)
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("record %s: %v", b.id, err)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("record %s: %v\n%s", b.id, err, out)
 			}
 			r := tapedeck(t, store, nil, nil, "export", b.id)
 			if r.code != 0 {

@@ -415,3 +415,42 @@ func TestWrapImportsOnlyStd(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapRefusesSymlinkedLauncher is the audit's attack end to end: a
+// plugin folder that ships .tapedeck/launch as a link to the user's
+// ~/.profile. wrap says why in one line, exits 1, and the profile keeps its
+// bytes and mode; unwrap of a folder whose kept original is such a link
+// refuses too.
+func TestWrapRefusesSymlinkedLauncher(t *testing.T) {
+	dir := copyPlugin(t, "hello-python")
+	profile := filepath.Join(t.TempDir(), ".profile")
+	const data = "export PATH=$HOME/bin:$PATH\n"
+	os.WriteFile(profile, []byte(data), 0o644)
+	os.Mkdir(filepath.Join(dir, wrap.StateDir), 0o755)
+	os.Symlink(profile, filepath.Join(dir, wrap.LauncherFile))
+	orig, _ := os.ReadFile(filepath.Join(dir, wrap.ManifestFile))
+
+	r := tapedeck(t, t.TempDir(), nil, nil, "wrap", dir)
+	lines := strings.Split(strings.TrimSpace(string(r.stderr)), "\n")
+	if r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "symbolic link") || !strings.Contains(lines[0], profile) {
+		t.Errorf("wrap: exit %d, stderr %q; want exit 1 and one line naming the link and its target", r.code, r.stderr)
+	}
+	got, _ := os.ReadFile(profile)
+	fi, _ := os.Stat(profile)
+	if string(got) != data || fi.Mode().Perm() != 0o644 {
+		t.Errorf("~/.profile is now %q mode %v", got, fi.Mode().Perm())
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, wrap.ManifestFile)); !bytes.Equal(now, orig) {
+		t.Errorf("a refused wrap changed the manifest to %q", now)
+	}
+
+	os.Remove(filepath.Join(dir, wrap.LauncherFile))
+	os.Symlink(profile, filepath.Join(dir, wrap.OrigFile))
+	r = tapedeck(t, t.TempDir(), nil, nil, "unwrap", "--force", dir)
+	if r.code != 1 || !strings.Contains(string(r.stderr), "symbolic link") {
+		t.Errorf("unwrap: exit %d, stderr %q; want exit 1 saying a symbolic link is in the way", r.code, r.stderr)
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, wrap.ManifestFile)); !bytes.Equal(now, orig) {
+		t.Errorf("unwrap wrote the link's target into the manifest: %q", now)
+	}
+}

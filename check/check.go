@@ -389,15 +389,19 @@ func (c *Checker) call(f *frame.Frame, m *message.Message) {
 		params = v
 	}
 	l := c.sch.level(c.api)
-	var issues []issue
-	if err := l.params[name].Validate(params); err != nil {
-		issues = c.sch.issues(l, err, params, RuleParamsInvalid, "params", c.api)
-	}
+	var issues, tree []issue
+	depth := 0
 	if name == "ui/setPanel" {
 		if obj, ok := params.(map[string]any); ok {
-			issues = append(issues, treeIssues(obj["tree"], "params.tree")...)
+			tree, depth = treeIssues(obj["tree"], "params.tree")
 		}
 	}
+	if depth <= schemaDepth {
+		if err := l.params[name].Validate(params); err != nil {
+			issues = c.sch.issues(l, err, params, RuleParamsInvalid, "params", c.api)
+		}
+	}
+	issues = append(issues, tree...)
 	failed := false
 	for i, is := range issues {
 		failed = failed || c.rules[is.rule].Level == Error

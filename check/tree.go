@@ -1,9 +1,11 @@
 package check
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -14,117 +16,164 @@ const (
 	maxString   = 20000 // characters in one string
 	// maxTreeNotes bounds the warnings of one kind reported for one tree.
 	maxTreeNotes = 10
+	// schemaDepth: a tree whose elements nest deeper than this is not
+	// validated against the schemas. The host rejects it for its depth
+	// alone (ui-too-deep says so), and the validator's cost grows with the
+	// square of the depth: a 3 MB session of trees 4,990 deep took 27 s.
+	schemaDepth = 4 * maxDepth
 )
 
 // treeWalk is one pass over a UI tree for the rules that are code: the
-// element count, the depth, long strings and duplicate ids.
+// element count, the depth, long strings and duplicate ids. It keeps the
+// path to where it is as a stack of segments and spells it only for an
+// issue, so the walk is linear in the tree's size however deep it nests
+// (spelling every path would be quadratic in the depth).
 type treeWalk struct {
 	count   int
 	tooMany bool
 	tooDeep bool
+	deepest int // the deepest element's depth
 	strs    int
 	dups    int
 	ids     map[string]string // element id → path of its first element
 	out     []issue
+	prefix  string
+	segs    []seg
 }
 
-// treeIssues checks the UI tree v, found at path.
+// seg is one step of a path: a member name, or an index when key is "".
+type seg struct {
+	key   string
+	index int
+}
+
+func (w *treeWalk) push(s seg) { w.segs = append(w.segs, s) }
+func (w *treeWalk) pop()       { w.segs = w.segs[:len(w.segs)-1] }
+
+// path spells where the walk is, as jsonPath does.
+func (w *treeWalk) path() string {
+	var b strings.Builder
+	b.WriteString(w.prefix)
+	for _, s := range w.segs {
+		switch {
+		case s.key == "":
+			b.WriteString("[" + strconv.Itoa(s.index) + "]")
+		case identifier(s.key):
+			b.WriteString("." + s.key)
+		default:
+			q, _ := json.Marshal(s.key)
+			b.WriteString("[" + string(q) + "]")
+		}
+	}
+	return b.String()
+}
+
+// treeIssues checks the UI tree v, found at path, and returns the issues
+// and the depth of its deepest element.
 //
 // Counting follows the host: every element counts, and so does everything
 // an element holds — every entry of every array inside it (list items and
 // their actions, options, table rows and their cells, …). An element is an
 // object with a string "type" reached from its parent through any members
 // and arrays; it sits one level below that parent.
-func treeIssues(v any, path string) []issue {
+func treeIssues(v any, path string) ([]issue, int) {
 	if _, ok := typeOf(v); !ok {
-		return nil // the schema reports a root that is not an element
+		return nil, 0 // the schema reports a root that is not an element
 	}
-	w := &treeWalk{ids: map[string]string{}}
-	w.element(v.(map[string]any), path, 0)
-	return w.out
+	w := &treeWalk{ids: map[string]string{}, prefix: path}
+	w.element(v.(map[string]any), 0)
+	return w.out, w.deepest
 }
 
-func (w *treeWalk) element(obj map[string]any, path string, depth int) {
-	w.tally(path)
+func (w *treeWalk) element(obj map[string]any, depth int) {
+	w.tally()
+	w.deepest = max(w.deepest, depth)
 	if depth > maxDepth && !w.tooDeep {
 		w.tooDeep = true
-		w.out = append(w.out, issue{RuleUITooDeep, path,
+		w.out = append(w.out, issue{RuleUITooDeep, w.path(),
 			fmt.Sprintf("this element is %d levels below the root, more than %d", depth, maxDepth)})
 	}
 	if id, ok := obj["id"].(string); ok {
 		if first, dup := w.ids[id]; dup {
-			w.dup(path, fmt.Sprintf("id %q is also the id of the element at %s", id, first))
+			w.dup(fmt.Sprintf("id %q is also the id of the element at %s", id, first))
 		} else {
-			w.ids[id] = path
+			w.ids[id] = w.path()
 		}
 	}
-	w.members(obj, path, depth)
+	w.members(obj, depth)
 }
 
 // members walks what an element (or an object it holds) contains.
-func (w *treeWalk) members(obj map[string]any, path string, depth int) {
+func (w *treeWalk) members(obj map[string]any, depth int) {
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		w.held(obj[k], jsonPath(path, obj, []string{k}), depth)
+		w.push(seg{key: k})
+		w.held(obj[k], depth)
+		w.pop()
 	}
 }
 
 // held walks a value inside the element at depth.
-func (w *treeWalk) held(v any, path string, depth int) {
+func (w *treeWalk) held(v any, depth int) {
 	switch x := v.(type) {
 	case string:
 		if n := utf8.RuneCountInString(x); n > maxString && w.strs < maxTreeNotes {
 			w.strs++
-			w.out = append(w.out, issue{RuleUIStringCut, path,
+			w.out = append(w.out, issue{RuleUIStringCut, w.path(),
 				fmt.Sprintf("a string of %d characters, more than %d", n, maxString)})
 		}
 	case map[string]any:
 		if _, ok := typeOf(x); ok {
-			w.element(x, path, depth+1)
+			w.element(x, depth+1)
 			return
 		}
-		w.members(x, path, depth)
+		w.members(x, depth)
 	case []any:
-		siblings := map[string]string{}
+		var siblings map[string]string
 		for i, e := range x {
-			p := path + "[" + strconv.Itoa(i) + "]"
+			w.push(seg{index: i})
 			if obj, ok := e.(map[string]any); ok {
 				if _, ok := typeOf(obj); ok {
-					w.element(obj, p, depth+1)
+					w.element(obj, depth+1)
+					w.pop()
 					continue
 				}
 				// An entry such as a list item: ids are unique among siblings.
 				if id, ok := obj["id"].(string); ok {
+					if siblings == nil {
+						siblings = map[string]string{}
+					}
 					if first, dup := siblings[id]; dup {
-						w.dup(p, fmt.Sprintf("id %q is also the id of %s", id, first))
+						w.dup(fmt.Sprintf("id %q is also the id of %s", id, first))
 					} else {
-						siblings[id] = p
+						siblings[id] = w.path()
 					}
 				}
 			}
-			w.tally(p)
-			w.held(e, p, depth)
+			w.tally()
+			w.held(e, depth)
+			w.pop()
 		}
 	}
 }
 
-// tally counts one element or held entry at path.
-func (w *treeWalk) tally(path string) {
+// tally counts one element or held entry where the walk is.
+func (w *treeWalk) tally() {
 	w.count++
 	if w.count > maxElements && !w.tooMany {
 		w.tooMany = true
-		w.out = append(w.out, issue{RuleUITooMany, path,
+		w.out = append(w.out, issue{RuleUITooMany, w.path(),
 			fmt.Sprintf("the tree has more than %d elements, counted the host's way; element %d is here", maxElements, w.count)})
 	}
 }
 
-func (w *treeWalk) dup(path, msg string) {
+func (w *treeWalk) dup(msg string) {
 	if w.dups < maxTreeNotes {
 		w.dups++
-		w.out = append(w.out, issue{RuleUIDuplicateID, path, msg})
+		w.out = append(w.out, issue{RuleUIDuplicateID, w.path(), msg})
 	}
 }

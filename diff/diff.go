@@ -37,13 +37,27 @@ const (
 type Options struct {
 	// Strict compares bytes: member order and white space matter.
 	Strict bool
-	// CompareStderr compares stderr lines too (they are always shown).
+	// CompareStderr compares stderr lines too (they are always shown), as a
+	// stream of their own: their order among themselves counts, their
+	// interleaving with stdout does not.
 	CompareStderr bool
 	// Ignore reports whether the value at path (segments such as "params",
 	// "[3]", "label") of a message with method should be left out. For a
 	// response the method is the one of the request it answers. Nil ignores
 	// nothing.
 	Ignore func(method string, path []string) bool
+	// Pair names the recorded plugin request (by seq) that a live plugin
+	// request (by seq) stands for: the two compare with the same id.
+	// Replay passes the pairing it answered by. Nil pairs the k-th live
+	// request of a method with the k-th recorded one.
+	Pair func(liveSeq uint64) (recordedSeq uint64, ok bool)
+	// Mask, when set, rewrites every string value and every line that is
+	// not JSON, on both sides, before they are compared or shown: replay
+	// uses it to make redaction placeholders match.
+	Mask func(string) string
+	// Names name the two sides in what is rendered; empty: "recorded" and
+	// "replayed".
+	Names [2]string
 }
 
 // Change is one value that differs inside a changed frame.
@@ -64,7 +78,9 @@ type Difference struct {
 	Recorded *Side    `json:"recorded,omitempty"` // nil for extra
 	Live     *Side    `json:"live,omitempty"`     // nil for missing
 	Changes  []Change `json:"changes,omitempty"`
-	Unified  string   `json:"unified,omitempty"` // unified diff of the pretty-printed JSON
+	// Nodes names the UI nodes that hold the changes of a ui/setPanel.
+	Nodes   []string `json:"nodes,omitempty"`
+	Unified string   `json:"unified,omitempty"` // unified diff of the pretty-printed JSON
 }
 
 // Side is one frame of a difference.
@@ -82,6 +98,7 @@ type Side struct {
 type Result struct {
 	Differences []Difference `json:"differences"`
 	Compared    [2]int       `json:"compared"` // frames compared: recorded, live
+	Names       [2]string    `json:"-"`        // the two sides, as Options named them
 }
 
 // Same reports whether nothing differs.
@@ -99,23 +116,77 @@ type item struct {
 }
 
 // Frames compares the plugin's side of two timelines (recorded, live):
-// stdout lines, stderr lines when asked, and the exit.
+// stdout lines, stderr lines when asked (as a stream of their own), and the
+// exit.
 func Frames(recorded, live []frame.Frame, opts Options) Result {
-	a, b := normalise(recorded, opts), normalise(live, opts)
-	res := Result{Compared: [2]int{len(a), len(b)}}
-	res.Differences = align(a, b)
+	ids := &requestIDs{bySeq: map[uint64]string{}, seqs: map[string][]uint64{}}
+	outA, errA := normalise(recorded, opts, ids.recorded)
+	outB, errB := normalise(live, opts, ids.live(opts.Pair))
+	names := opts.Names
+	if names[0] == "" || names[1] == "" {
+		names = [2]string{"recorded", "replayed"}
+	}
+	res := Result{Compared: [2]int{len(outA) + len(errA), len(outB) + len(errB)}, Names: names}
+	res.Differences = align(outA, outB, names)
+	if opts.CompareStderr {
+		res.Differences = append(res.Differences, align(errA, errB, names)...)
+	}
 	if d, ok := compareExit(recorded, live); ok {
 		res.Differences = append(res.Differences, d)
 	}
 	return res
 }
 
-// normalise picks the compared frames of one timeline and computes their keys.
-func normalise(frames []frame.Frame, opts Options) []item {
-	// Requests each side sent, by id, to name the responses that answer them.
-	hostCalls := map[string]string{}
-	pluginReqs := 0
-	var items []item
+// requestIDs gives plugin requests the ids they compare with: a recorded
+// request "#N" by its order, a live one the id of the recorded request it
+// stands for, or "#new N" when it stands for none.
+type requestIDs struct {
+	bySeq    map[uint64]string   // recorded request seq → its id
+	seqs     map[string][]uint64 // recorded request seqs by method, in order
+	n, extra int
+}
+
+func (r *requestIDs) recorded(f *frame.Frame, method string) string {
+	r.n++
+	id := "#" + strconv.Itoa(r.n)
+	r.bySeq[f.Seq] = id
+	r.seqs[method] = append(r.seqs[method], f.Seq)
+	return id
+}
+
+func (r *requestIDs) live(pair func(uint64) (uint64, bool)) func(*frame.Frame, string) string {
+	taken := map[uint64]bool{}
+	next := map[string]int{} // by method: how many live requests were paired by order
+	return func(f *frame.Frame, method string) string {
+		if pair != nil {
+			if seq, ok := pair(f.Seq); ok && !taken[seq] {
+				if id, ok := r.bySeq[seq]; ok {
+					taken[seq] = true
+					return id
+				}
+			}
+		} else if k := next[method]; k < len(r.seqs[method]) {
+			next[method] = k + 1
+			seq := r.seqs[method][k]
+			taken[seq] = true
+			return r.bySeq[seq]
+		}
+		r.extra++
+		return "#new " + strconv.Itoa(r.extra)
+	}
+}
+
+// normalise picks the compared frames of one timeline (stdout and stderr
+// apart) and computes their keys; requestID names each plugin request's
+// comparable id.
+func normalise(frames []frame.Frame, opts Options, requestID func(*frame.Frame, string) string) (out, errs []item) {
+	// Requests each side's host sent, by id, to name the responses that
+	// answer them; the host's ids are its own (one counter for all its
+	// plugins), so a response compares by the request it answers.
+	type hostCall struct{ method, id string }
+	hostCalls := map[string]hostCall{}
+	hostN := map[string]int{}
+	mask := opts.Mask
 	for i := range frames {
 		f := &frames[i]
 		if f.IsEvent() {
@@ -124,19 +195,26 @@ func normalise(frames []frame.Frame, opts Options) []item {
 		m := message.Parse(f.Raw)
 		if f.Dir == frame.In {
 			if m.Kind == message.Request {
-				hostCalls[m.IDKey()] = m.Method
+				hostN[m.Method]++
+				hostCalls[m.IDKey()] = hostCall{m.Method, fmt.Sprintf("%s #%d", m.Method, hostN[m.Method])}
 			}
 			continue
 		}
-		if f.Dir == frame.Err && !opts.CompareStderr {
+		if f.Dir == frame.Err {
+			if !opts.CompareStderr {
+				continue
+			}
+			it := item{f: f, index: len(errs) + 1, what: "stderr line", align: "err"}
+			it.key = "raw:err:" + masked(mask, string(f.Raw))
+			errs = append(errs, it)
 			continue
 		}
-		it := item{f: f, index: len(items) + 1}
-		if f.Dir == frame.Err || m.Kind == message.Stray || m.Kind == message.Blank {
-			it.key = "raw:" + f.Dir.String() + ":" + string(f.Raw)
-			it.align = f.Dir.String() + ":" + m.Kind.String()
-			it.what = map[frame.Dir]string{frame.Out: "stray output", frame.Err: "stderr line"}[f.Dir]
-			items = append(items, it)
+		it := item{f: f, index: len(out) + 1}
+		if m.Kind == message.Stray || m.Kind == message.Blank {
+			it.key = "raw:out:" + masked(mask, string(f.Raw))
+			it.align = "out:" + m.Kind.String()
+			it.what = "stray output"
+			out = append(out, it)
 			continue
 		}
 		var v any
@@ -146,19 +224,24 @@ func normalise(frames []frame.Frame, opts Options) []item {
 			v = nil
 		}
 		obj, _ := v.(map[string]any)
+		var reqID string
 		switch m.Kind {
 		case message.Request:
-			pluginReqs++
+			reqID = requestID(f, m.Method)
 			it.method = m.Method
 			it.what = "request " + m.Method
 			if obj != nil {
-				obj["id"] = "#" + strconv.Itoa(pluginReqs) // plugin ids compare by order
+				obj["id"] = reqID // plugin ids are the plugin's: compared as what they stand for
 			}
 		case message.Notification:
 			it.method = m.Method
 			it.what = "notification " + m.Method
 		case message.Response, message.ErrorReply:
-			it.method = hostCalls[m.IDKey()]
+			hc, ok := hostCalls[m.IDKey()]
+			it.method = hc.method
+			if obj != nil && ok {
+				obj["id"] = hc.id
+			}
 			it.what = "response"
 			if m.Kind == message.ErrorReply {
 				it.what = "error response"
@@ -171,6 +254,9 @@ func normalise(frames []frame.Frame, opts Options) []item {
 		if m.Kind == message.ErrorReply {
 			it.align = "out:response:" + it.method
 		}
+		if mask != nil && v != nil {
+			v = maskStrings(v, mask)
+		}
 		if opts.Ignore != nil && v != nil {
 			v = prune(v, nil, func(p []string) bool { return opts.Ignore(it.method, p) })
 		}
@@ -178,16 +264,40 @@ func normalise(frames []frame.Frame, opts Options) []item {
 		if opts.Strict {
 			raw := f.Raw
 			if m.Kind == message.Request && len(m.ID) > 0 {
-				raw = bytes.Replace(raw, m.ID, []byte(strconv.Quote("#"+strconv.Itoa(pluginReqs))), 1)
+				raw = bytes.Replace(raw, m.ID, []byte(strconv.Quote(reqID)), 1)
 			}
-			it.key = "raw:" + string(raw)
+			it.key = "raw:" + masked(mask, string(raw))
 		} else {
 			js, _ := json.Marshal(v) // maps marshal with sorted keys
 			it.key = "json:" + string(js)
 		}
-		items = append(items, it)
+		out = append(out, it)
 	}
-	return items
+	return out, errs
+}
+
+func masked(mask func(string) string, s string) string {
+	if mask == nil {
+		return s
+	}
+	return mask(s)
+}
+
+// maskStrings applies mask to every string in v (keys stay).
+func maskStrings(v any, mask func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return mask(x)
+	case map[string]any:
+		for k, e := range x {
+			x[k] = maskStrings(e, mask)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = maskStrings(e, mask)
+		}
+	}
+	return v
 }
 
 // ignored replaces an ignored value, so that its presence still shows.
@@ -224,7 +334,7 @@ func runeOf(i int) rune {
 const maxDistinct = 0x10FFFF - 0x800
 
 // align aligns the two sequences by content and classifies what is left.
-func align(a, b []item) []Difference {
+func align(a, b []item, names [2]string) []Difference {
 	ids := map[string]int{}
 	toRunes := func(items []item) []rune {
 		rs := make([]rune, len(items))
@@ -246,7 +356,7 @@ func align(a, b []item) []Difference {
 	var out []Difference
 	var missing, extra []item
 	flush := func() {
-		out = append(out, pairChanged(&missing, &extra)...)
+		out = append(out, pairChanged(&missing, &extra, names)...)
 	}
 	ia, ib := 0, 0
 	for _, d := range diffs {
@@ -270,7 +380,7 @@ func align(a, b []item) []Difference {
 // pairChanged pairs, in order, missing and extra frames of the same kind and
 // method inside one gap of the alignment: those are changed frames. The
 // rest stay missing or extra. It empties both lists.
-func pairChanged(missing, extra *[]item) []Difference {
+func pairChanged(missing, extra *[]item, names [2]string) []Difference {
 	var out []Difference
 	used := make([]bool, len(*extra))
 	for _, m := range *missing {
@@ -280,7 +390,7 @@ func pairChanged(missing, extra *[]item) []Difference {
 				continue
 			}
 			used[j], paired = true, true
-			out = append(out, changed(m, e))
+			out = append(out, changed(m, e, names))
 			break
 		}
 		if !paired {
@@ -351,13 +461,82 @@ func side(it item) *Side {
 	return s
 }
 
-func changed(m, e item) Difference {
+func changed(m, e item, names [2]string) Difference {
 	d := Difference{Kind: Changed, Dir: m.f.Dir.String(), Method: m.method, What: m.what, Recorded: side(m), Live: side(e)}
 	if m.value != nil && e.value != nil {
 		d.Changes = paths(m.value, e.value, nil, nil)
+		if m.method == "ui/setPanel" {
+			d.Nodes = changedNodes(e.value, d.Changes)
+		}
 	}
-	d.Unified = Unified(d.Recorded.Pretty, d.Live.Pretty, "recorded", "replayed")
+	d.Unified = Unified(d.Recorded.Pretty, d.Live.Pretty, names[0], names[1])
 	return d
+}
+
+// changedNodes names, for a ui/setPanel whose values at changes differ, the
+// UI nodes that hold them (in the live tree): "params.tree.children[0]
+// (text "Howdy")", once each, in order.
+func changedNodes(v any, changes []Change) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range changes {
+		// The node is the deepest object on the path that has a "type".
+		var node any
+		var at []string
+		cur := v
+		for i, seg := range c.Segments {
+			if o, ok := cur.(map[string]any); ok {
+				if _, typed := o["type"]; typed {
+					node, at = o, c.Segments[:i]
+				}
+				cur = o[seg]
+				continue
+			}
+			if a, ok := cur.([]any); ok {
+				k, err := strconv.Atoi(strings.Trim(seg, "[]"))
+				if err != nil || k < 0 || k >= len(a) {
+					break
+				}
+				cur = a[k]
+				continue
+			}
+			break
+		}
+		if o, ok := cur.(map[string]any); ok {
+			if _, typed := o["type"]; typed {
+				node, at = o, c.Segments
+			}
+		}
+		o, ok := node.(map[string]any)
+		if !ok {
+			continue
+		}
+		p := joinPath(at)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p+" ("+describeNode(o)+")")
+	}
+	return out
+}
+
+// describeNode is a UI node in a few words: its type, id and label or text.
+func describeNode(o map[string]any) string {
+	s := fmt.Sprint(o["type"])
+	if id, ok := o["id"].(string); ok {
+		s += " #" + id
+	}
+	for _, k := range []string{"label", "text", "title"} {
+		if v, ok := o[k].(string); ok {
+			b, _ := json.Marshal(v)
+			if len(b) > 40 {
+				b = append(b[:37], "…\""...)
+			}
+			return s + " " + string(b)
+		}
+	}
+	return s
 }
 
 // paths lists the leaf values that differ between a and b.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,5 +132,54 @@ func TestUnifiedMatchesDiffU3(t *testing.T) {
 	out, _ := exec.Command("diff", "-U3", "--label", "recorded", "--label", "replayed", filepath.Join(dir, "a"), filepath.Join(dir, "b")).Output()
 	if got := Unified(ta, tb, "recorded", "replayed"); got != string(out) {
 		t.Errorf("Unified differs from diff -U3:\n--- got\n%s\n--- diff -U3\n%s", got, out)
+	}
+}
+
+func TestStderrIsItsOwnStream(t *testing.T) {
+	rec := timeline("< "+initResp, "! starting", "< "+notify, "! ready", "exit 0")
+	// The same lines, interleaved otherwise: the same.
+	live := timeline("! starting", "! ready", "< "+initResp, "< "+notify, "exit 0")
+	if got := kinds(Frames(rec, live, Options{CompareStderr: true})); got != "" {
+		t.Errorf("stderr interleaved otherwise: %q", got)
+	}
+	// Their own order still counts.
+	live = timeline("! ready", "< "+initResp, "! starting", "< "+notify, "exit 0")
+	if got := kinds(Frames(rec, live, Options{CompareStderr: true})); got != "moved stderr line" {
+		t.Errorf("stderr in another order: %q", got)
+	}
+}
+
+func TestRequestIDsStandForTheirPairs(t *testing.T) {
+	p := `{"jsonrpc":"2.0","id":%d,"method":"prompt/inject","params":{"text":"hi"}}`
+	s := `{"jsonrpc":"2.0","id":%d,"method":"terminal/send","params":{"text":"ls"}}`
+	rec := timeline("< "+fmt.Sprintf(p, 1), "< "+fmt.Sprintf(s, 2))
+	live := timeline("< "+fmt.Sprintf(s, 1), "< "+fmt.Sprintf(p, 2)) // the other order, ids by order
+	for name, opts := range map[string]Options{
+		"paired by method": {},
+		"paired by replay": {Pair: func(seq uint64) (uint64, bool) { return 3 - seq, true }},
+	} {
+		r := Frames(rec, live, opts)
+		if got := kinds(r); got != "moved request prompt/inject" && got != "moved request terminal/send" {
+			t.Errorf("%s: %q, want one move", name, got)
+		}
+	}
+	// A request the recording does not have gets an id of its own.
+	live = timeline("< "+fmt.Sprintf(p, 1), "< "+fmt.Sprintf(s, 2), "< "+fmt.Sprintf(s, 3))
+	if got := kinds(Frames(rec, live, Options{})); got != "extra request terminal/send" {
+		t.Errorf("extra request: %q", got)
+	}
+}
+
+func TestMaskMakesPlaceholdersMatch(t *testing.T) {
+	rec := timeline(`< {"jsonrpc":"2.0","method":"x","params":{"token":"«redacted:0123456789ab»"}}`, `! using «redacted:0123456789ab»`)
+	live := timeline(`< {"jsonrpc":"2.0","method":"x","params":{"token":"«redacted:ba9876543210»"}}`, `! using «redacted:ba9876543210»`)
+	mask := func(s string) string {
+		return regexp.MustCompile(`«redacted:[0-9a-f]{12}»`).ReplaceAllString(s, "«redacted»")
+	}
+	if got := kinds(Frames(rec, live, Options{CompareStderr: true})); got != "changed notification x; changed stderr line" {
+		t.Errorf("unmasked: %q", got)
+	}
+	if got := kinds(Frames(rec, live, Options{CompareStderr: true, Mask: mask})); got != "" {
+		t.Errorf("masked: %q", got)
 	}
 }

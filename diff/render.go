@@ -31,6 +31,10 @@ func Render(w io.Writer, r *Result, o RenderOptions) error {
 		}
 		return c + s + reset
 	}
+	names := r.Names
+	if names[0] == "" {
+		names = [2]string{"recorded", "replayed"}
+	}
 	var b strings.Builder
 	for _, d := range r.Differences {
 		switch d.Kind {
@@ -41,11 +45,11 @@ func Render(w io.Writer, r *Result, o RenderOptions) error {
 		where := ""
 		switch {
 		case d.Recorded != nil && d.Live != nil:
-			where = fmt.Sprintf("recorded #%d (seq %d), replayed #%d (seq %d)", d.Recorded.Index, d.Recorded.Seq, d.Live.Index, d.Live.Seq)
+			where = fmt.Sprintf("%s #%d (seq %d), %s #%d (seq %d)", names[0], d.Recorded.Index, d.Recorded.Seq, names[1], d.Live.Index, d.Live.Seq)
 		case d.Recorded != nil:
-			where = fmt.Sprintf("recorded #%d (seq %d)", d.Recorded.Index, d.Recorded.Seq)
+			where = fmt.Sprintf("%s #%d (seq %d)", names[0], d.Recorded.Index, d.Recorded.Seq)
 		default:
-			where = fmt.Sprintf("replayed #%d (seq %d)", d.Live.Index, d.Live.Seq)
+			where = fmt.Sprintf("%s #%d (seq %d)", names[1], d.Live.Index, d.Live.Seq)
 		}
 		colour := map[Kind]string{Changed: yellow, Missing: red, Extra: green, Moved: yellow}[d.Kind]
 		fmt.Fprintf(&b, "%s  %s  %s\n", paint(colour, fmt.Sprintf("%-8s", d.Kind)), paint(bold, esc(d.What)), where)
@@ -58,6 +62,9 @@ func Render(w io.Writer, r *Result, o RenderOptions) error {
 				nw = "(absent)"
 			}
 			fmt.Fprintf(&b, "    %s: %s → %s\n", esc(c.Path), esc(old), esc(nw))
+		}
+		for _, n := range d.Nodes {
+			fmt.Fprintf(&b, "    changed node %s\n", esc(n))
 		}
 		switch d.Kind {
 		case Changed:

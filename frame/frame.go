@@ -162,9 +162,28 @@ type Session struct {
 	Lost        *Lost             `json:"lost,omitempty"`
 	// Unreadable is the number of bytes of a damaged session's spool that
 	// could not be read (status damaged); 0 otherwise.
-	Unreadable int64  `json:"unreadable,omitempty"`
-	Error      string `json:"error,omitempty"`
-	Tapedeck   string `json:"tapedeck"`
+	Unreadable int64      `json:"unreadable,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Tapedeck   string     `json:"tapedeck"`
+	Redaction  *Redaction `json:"redaction,omitempty"`
+	// Clock is set when the plugin ran with a pinned clock (record
+	// --pin-clock); a replay pins it the same way.
+	Clock *Clock `json:"clock,omitempty"`
+	// Fingerprint is the environment the session ran in, taken after the
+	// plugin started (so it arrives with the End record).
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+}
+
+// Redaction says how a session's frames were redacted (when recorded or
+// exported), so that a replay can redact the live frames the same way
+// before it compares, prints or saves them.
+type Redaction struct {
+	Rules    []string `json:"rules,omitempty"`    // METHOD:PATH rules
+	Regexps  []string `json:"regexps,omitempty"`  // regular expressions
+	Defaults bool     `json:"defaults,omitempty"` // the default credential rule
+	// KeyID names the key of the placeholders (redact.KeyID): a replay
+	// with the same key expects the same placeholders.
+	KeyID string `json:"keyId,omitempty"`
 }
 
 // Duration is how long the session ran (until now when it has not ended).

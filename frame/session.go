@@ -13,6 +13,8 @@ type End struct {
 	Exit   Exit      `json:"exit"`
 	Lost   *Lost     `json:"lost,omitempty"`
 	Error  string    `json:"error,omitempty"`
+	// Fingerprint is taken while the plugin runs, so it comes at the end.
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
 }
 
 const crockford = "0123456789abcdefghjkmnpqrstvwxyz"

@@ -52,7 +52,8 @@ type Config struct {
 	// Defaults adds the default rule: the values of net/fetch request and
 	// response headers named Authorization, Cookie, Set-Cookie or
 	// Proxy-Authorization, or whose name contains token, secret or key
-	// (case-insensitive).
+	// (case-insensitive); in a session's metadata (see Session), the values
+	// of environment variables, tags and --NAME=VALUE arguments so named.
 	Defaults bool
 	// Key is the HMAC key of the placeholders. It must not be empty.
 	Key []byte
@@ -127,7 +128,7 @@ func (r *Redactor) Counts() []Count {
 	}
 	for _, ru := range r.rules {
 		if ru.dflt {
-			out = append(out, Count{Rule: "credential-like net/fetch header values", N: ru.n, Default: true})
+			out = append(out, Count{Rule: "credential-like values", N: ru.n, Default: true})
 		}
 	}
 	return out

@@ -212,3 +212,28 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+func TestKeyIDAndMask(t *testing.T) {
+	a, b := []byte("key one, sixteen+"), []byte("key two, sixteen+")
+	if KeyID(a) == KeyID(b) || KeyID(a) != KeyID(append([]byte(nil), a...)) || len(KeyID(a)) != 12 {
+		t.Errorf("KeyID: %s %s", KeyID(a), KeyID(b))
+	}
+	pa, pb := Placeholder(a, []byte("sk-live-1")), Placeholder(b, []byte("sk-live-1"))
+	if pa == pb {
+		t.Fatal("placeholders under two keys are equal")
+	}
+	for _, c := range []struct{ in, want string }{
+		{"token " + pa + " end", "token " + Masked + " end"},
+		{pa + pb, Masked + Masked},
+		{"«redacted:zz»" + pa, "«redacted:zz»" + Masked},
+		{"nothing here", "nothing here"},
+		{"«redacted:0123456789a", "«redacted:0123456789a"},
+	} {
+		if got := Mask(c.in); got != c.want {
+			t.Errorf("Mask(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if Mask("x "+pa) != Mask("x "+pb) {
+		t.Error("masked text under two keys differs")
+	}
+}

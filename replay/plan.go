@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/message"
@@ -21,40 +22,70 @@ const (
 // step is one host action, in recorded order.
 type step struct {
 	kind   stepKind
-	frame  *frame.Frame // the recorded frame (sendFrame) or event
+	frame  *frame.Frame // the recorded frame (sendFrame, sendAnswer) or event
 	signal int
-	// expectOut is how many stdout lines the plugin had written before this
-	// step in the recording: the step waits until the live plugin has
-	// written as many (and, for an answer, made the request it answers), or
-	// has gone quiet, or the step timeout passed. So the plugin reads its
-	// stdin in the recorded order, answers included.
-	expectOut int
-	call      *call // sendAnswer: the call answered
+	// causes are the plugin frames that came between the previous step and
+	// this one in the recording, by identity (see CauseOf). A step waits
+	// until the live plugin has produced every cause of every step up to
+	// and including it, so the plugin reads its input in the order it did
+	// in the recording, whatever it waits on in between.
+	causes []string
+	call   *call // sendAnswer: the call answered
+	// pause and quiet are a host script's: wait this long before sending,
+	// and wait for this much silence first.
+	pause, quiet time.Duration
 }
 
 // call is a request the plugin made in the recording, with the host's
 // recorded answer.
 type call struct {
 	method string
-	params string // canonical JSON of the params, for matching
-	answer *frame.Frame
-	used   bool            // a live request was matched to it
-	liveID json.RawMessage // that request's id
-	done   bool            // its answer step has passed (sent or given up)
+	params string       // canonical JSON of the params, for matching
+	seq    uint64       // the recorded request's seq
+	answer *frame.Frame // nil: the host never answered it
+	used   bool         // a live request was matched to it
+	liveID json.RawMessage
+	// late is set once its answer step has been given up on: the answer is
+	// then sent as soon as the request comes.
+	late bool
+	sent bool // its answer was sent
 }
 
 // plan is what a recording asks of a replay.
 type plan struct {
-	steps    []step
-	calls    map[string][]*call // by method, in recorded order
-	totalOut int                // stdout lines in the recording
+	steps []step
+	calls map[string][]*call // by method, in recorded order
+	// tail are the causes after the last step: what the plugin said after
+	// the host's last frame, awaited before the replay ends.
+	tail []string
+	// A host script's plan also has answers matched by the live request's
+	// id, and results for requests that no answer takes.
+	script   bool
+	byID     map[string][]*call
+	fallback map[string]json.RawMessage
+}
+
+// CauseOf is how replay identifies a plugin frame across runs: a reply by
+// the id of the host request it answers ("reply " + id), a request or a
+// notification by its method ("call " + method), counted by occurrence.
+// Frames of other kinds (stray output, blank lines) cause nothing: the host
+// ignores them. ok is false for those.
+func CauseOf(m *message.Message) (cause string, ok bool) {
+	switch m.Kind {
+	case message.Request, message.Notification:
+		return "call " + m.Method, true
+	case message.Response, message.ErrorReply:
+		return "reply " + m.IDKey(), true
+	}
+	return "", false
 }
 
 // makePlan reads the recording: host frames that are not answers become
-// steps; the plugin's requests, paired with the host's answers by id,
-// become calls that are answered on demand. Pairing does not trust order:
-// a host that pipes its input can have an answer on the plugin's stdin
-// before the plugin has even asked.
+// steps, each with the plugin frames that preceded it as its causes; the
+// plugin's requests, paired with the host's answers by id, become calls
+// whose answers are steps too, sent once the live plugin has made the
+// request. Pairing does not trust order: a host that pipes its input can
+// have an answer on the plugin's stdin before the plugin has even asked.
 func makePlan(recorded []frame.Frame) *plan {
 	p := &plan{calls: map[string][]*call{}}
 	replies := map[string][]*frame.Frame{} // host answers by id, in order
@@ -63,15 +94,17 @@ func makePlan(recorded []frame.Frame) *plan {
 		id string
 	}
 	var reqs []req
+	msgs := make([]message.Message, len(recorded))
 	for i := range recorded {
 		f := &recorded[i]
 		if f.IsEvent() || f.Dir == frame.Err {
 			continue
 		}
-		m := message.Parse(f.Raw)
+		msgs[i] = message.Parse(f.Raw)
+		m := &msgs[i]
 		switch {
 		case f.Dir == frame.Out && m.Kind == message.Request:
-			c := &call{method: m.Method, params: canonical(m.Params)}
+			c := &call{method: m.Method, params: canonical(m.Params), seq: f.Seq}
 			p.calls[m.Method] = append(p.calls[m.Method], c)
 			reqs = append(reqs, req{c, m.IDKey()})
 		case f.Dir == frame.In && m.IsReply():
@@ -86,9 +119,9 @@ func makePlan(recorded []frame.Frame) *plan {
 		}
 	}
 
-	out := 0
+	var causes []string
 	add := func(s step) {
-		s.expectOut = out
+		s.causes, causes = causes, nil
 		p.steps = append(p.steps, s)
 	}
 	for i := range recorded {
@@ -102,19 +135,21 @@ func makePlan(recorded []frame.Frame) *plan {
 			}
 		case f.IsEvent():
 		case f.Dir == frame.Out:
-			out++
+			if c, ok := CauseOf(&msgs[i]); ok {
+				causes = append(causes, c)
+			}
 		case f.Dir == frame.In:
 			if c, ok := answered[f]; ok {
 				add(step{kind: sendAnswer, frame: f, call: c})
 				continue
 			}
-			if m := message.Parse(f.Raw); m.IsReply() {
+			if msgs[i].IsReply() {
 				continue // an answer to nothing the plugin asked: never sent
 			}
 			add(step{kind: sendFrame, frame: f})
 		}
 	}
-	p.totalOut = out
+	p.tail = causes
 	return p
 }
 
@@ -133,10 +168,26 @@ func canonical(raw json.RawMessage) string {
 	return string(b)
 }
 
-// match takes the recorded call that answers a live request: the first
-// unused call of that method with equal params, else the first unused one.
-// differs reports that the params did not match.
-func (p *plan) match(method string, params json.RawMessage) (c *call, differs bool) {
+// match takes the recorded call that answers a live request: a script's
+// answer for its id, else the first unused call of that method with equal
+// params, else the first unused one. differs reports that the params did
+// not match.
+func (p *plan) match(id json.RawMessage, method string, params json.RawMessage) (c *call, differs bool) {
+	for _, c := range p.byID[message.IDKey(id)] {
+		if !c.used {
+			c.used, c.method = true, method
+			return c, false
+		}
+	}
+	if p.script {
+		for _, c := range p.calls[method] {
+			if !c.used {
+				c.used = true
+				return c, false
+			}
+		}
+		return nil, false
+	}
 	want := canonical(params)
 	var first *call
 	for _, c := range p.calls[method] {

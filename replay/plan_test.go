@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -48,25 +49,27 @@ func TestPlanStepsAndAnswers(t *testing.T) {
 		if s.call != nil {
 			d += " " + s.call.method
 		}
-		got = append(got, d+" after "+string(rune('0'+s.expectOut)))
+		got = append(got, d+" after ["+strings.Join(s.causes, ", ")+"]")
 	}
-	want := "send after 0, send after 0, answer terminal/send after 3, answer prompt/inject after 3, signal after 3, close after 3"
+	want := "send after [], send after [], " +
+		"answer terminal/send after [reply 1, call prompt/inject, call terminal/send], " +
+		"answer prompt/inject after [], signal after [], close after []"
 	if strings.Join(got, ", ") != want {
 		t.Errorf("steps:\n got %s\nwant %s", strings.Join(got, ", "), want)
 	}
-	if p.totalOut != 3 {
-		t.Errorf("totalOut %d", p.totalOut)
+	if len(p.tail) != 0 {
+		t.Errorf("tail %v", p.tail)
 	}
 	// A live request with other params still takes the recorded call, and
 	// says so; a method never recorded gets nothing.
-	c, differs := p.match("prompt/inject", []byte(`{"text":"changed"}`))
+	c, differs := p.match(nil, "prompt/inject", []byte(`{"text":"changed"}`))
 	if c == nil || !differs {
 		t.Fatalf("match with other params: %v %v", c, differs)
 	}
-	if c, _ := p.match("prompt/inject", []byte(`{"text":"x"}`)); c != nil {
+	if c, _ := p.match(nil, "prompt/inject", []byte(`{"text":"x"}`)); c != nil {
 		t.Error("a recorded call was used twice")
 	}
-	if c, _ := p.match("storage/get", nil); c != nil {
+	if c, _ := p.match(nil, "storage/get", nil); c != nil {
 		t.Error("matched a method the recording never saw")
 	}
 	if got := string(answerFor(c2(p, "terminal/send").answer, []byte(`17`))); got != `{"jsonrpc":"2.0","id":17,"result":{"paneId":"p"}}` {
@@ -118,9 +121,9 @@ func TestUnmatchedRequestGetsAnError(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	// In the recording the plugin said two lines before the host closed.
-	rec := tl(`> {"jsonrpc":"2.0","method":"panel/open"}`, `< {"a":1}`, `< {"b":2}`, "eof")
-	plugin := `read l; echo '{"jsonrpc":"2.0","id":1,"method":"nope/x","params":{}}'; read answer; echo "$answer"`
+	// In the recording the plugin said "done" before the host closed.
+	rec := tl(`> {"jsonrpc":"2.0","method":"panel/open"}`, `< {"jsonrpc":"2.0","method":"done"}`, "eof")
+	plugin := `read l; echo '{"jsonrpc":"2.0","id":1,"method":"nope/x","params":{}}'; read answer; echo "$answer"; echo '{"jsonrpc":"2.0","method":"done"}'`
 	res, err := Run(context.Background(), rec, Options{Command: []string{"sh", "-c", plugin}})
 	if err != nil {
 		t.Fatal(err)
@@ -174,5 +177,175 @@ func TestPaceKeepsRecordedGapsClamped(t *testing.T) {
 	}
 	if asap.Elapsed >= time.Hour {
 		t.Errorf("asap took %v", asap.Elapsed)
+	}
+}
+
+// TestWaitsForCausesNotSilence: a plugin that is silent for longer than
+// any quiet period a replay could guess (it waits on a timer) still gets
+// the next host frame only after it said what it said before that frame in
+// the recording, and an extra frame of another method delays nothing.
+func TestWaitsForCausesNotSilence(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	rec := tl(
+		`> {"jsonrpc":"2.0","method":"a"}`,
+		`< {"jsonrpc":"2.0","method":"slow"}`,
+		`> {"jsonrpc":"2.0","method":"b"}`,
+		`< {"jsonrpc":"2.0","method":"got b"}`,
+		"eof",
+	)
+	// The plugin says "slow" 400 ms after a (a timer), then an extra line,
+	// and reports b only if b came after "slow" was said.
+	plugin := `read a; sleep 0.4; echo '{"jsonrpc":"2.0","method":"slow"}'; echo '{"jsonrpc":"2.0","method":"extra"}'; ` +
+		`read b; echo '{"jsonrpc":"2.0","method":"got b"}'; read rest`
+	res, err := Run(context.Background(), rec, Options{Command: []string{"sh", "-c", plugin}, StepTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, f := range res.Live {
+		if !f.IsEvent() {
+			order = append(order, f.Dir.String()+" "+string(f.Raw))
+		}
+	}
+	got := strings.Join(order, "\n")
+	slow := strings.Index(got, `out {"jsonrpc":"2.0","method":"slow"}`)
+	b := strings.Index(got, `in {"jsonrpc":"2.0","method":"b"}`)
+	if slow < 0 || b < slow || !strings.Contains(got, "got b") {
+		t.Errorf("host frame b went before the plugin said slow:\n%s", got)
+	}
+	if len(res.Notes) != 0 {
+		t.Errorf("notes %q", res.Notes)
+	}
+}
+
+// TestAnAnswerGivenUpOnStillGoesOut: a plugin that now makes its requests
+// one at a time (the second only once the first is answered) gets both
+// answers; the one it made late is answered then, and the notes say so.
+func TestAnAnswerGivenUpOnStillGoesOut(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	rec := tl(
+		`> {"jsonrpc":"2.0","method":"go"}`,
+		`< {"jsonrpc":"2.0","id":1,"method":"p","params":{}}`,
+		`< {"jsonrpc":"2.0","id":2,"method":"q","params":{}}`,
+		`> {"jsonrpc":"2.0","id":1,"result":"P"}`,
+		`> {"jsonrpc":"2.0","id":2,"result":"Q"}`,
+		"eof",
+	)
+	plugin := `read go; echo '{"jsonrpc":"2.0","id":7,"method":"q","params":{}}'; read q; echo "$q"; ` +
+		`echo '{"jsonrpc":"2.0","id":8,"method":"p","params":{}}'; read p; echo "$p"; read rest`
+	res, err := Run(context.Background(), rec, Options{Command: []string{"sh", "-c", plugin}, StepTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var echoed []string
+	for _, f := range res.Live {
+		if f.Dir == frame.Out && strings.Contains(string(f.Raw), "result") {
+			echoed = append(echoed, string(f.Raw))
+		}
+	}
+	want := []string{`{"jsonrpc":"2.0","id":7,"result":"Q"}`, `{"jsonrpc":"2.0","id":8,"result":"P"}`}
+	if strings.Join(echoed, " ") != strings.Join(want, " ") {
+		t.Errorf("the plugin got %q, want %q", echoed, want)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if !strings.Contains(notes, "made its p request (recorded seq 2) later than recorded") || strings.Contains(notes, "never") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if len(res.Pairs) != 2 {
+		t.Errorf("pairs %v", res.Pairs)
+	}
+}
+
+func TestReadScriptErrorsNameTheLine(t *testing.T) {
+	for _, c := range []struct{ script, want string }{
+		{"// a comment\n\n[1,2]\n", "line 3: want a JSON object"},
+		{`{"jsonrpc":"2.0","id":1}` + "\n" + `{"x":1}`, "line 2: not a host frame"},
+		{`{"send":{"jsonrpc":"2.0","method":"a"},"after":5}`, `line 1: "after": 5 is neither a method nor {"reply": ID}`},
+		{`{"send":{"jsonrpc":"2.0","method":"a"},"pause":"soon"}`, `line 1: "pause": "soon" is not a duration`},
+		{`{"send":{"jsonrpc":"2.0","method":"a"},"wait":"1s"}`, `line 1: json: unknown field "wait"`},
+		{`{"signal":"SIGNOPE"}`, `line 1: unknown signal "SIGNOPE"`},
+		{`{"answer":""}`, `line 1: "answer" must name the method`},
+	} {
+		_, err := ReadScript(strings.NewReader(c.script))
+		if err == nil || !errors.Is(err, ErrScript) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadScript(%q) = %v, want %q", c.script, err, c.want)
+		}
+	}
+}
+
+// TestPlayAScript: a script line waits for what its "after" names, answer
+// lines and the "answers" defaults answer the plugin's requests with its
+// own ids, and anything else gets null.
+func TestPlayAScript(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	script := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}
+// "go" may only come once the plugin has answered initialize.
+{"send":{"jsonrpc":"2.0","method":"go"},"after":{"reply":1}}
+{"answer":"ask","result":{"ok":true}}
+{"answers":{"other":{"n":1}}}
+{"close":true,"after":"third"}
+`
+	s, err := ReadScript(strings.NewReader(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin := `read init; sleep 0.3; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; read go; echo "$go" >&2; ` +
+		`echo '{"jsonrpc":"2.0","id":5,"method":"ask","params":{}}'; read a; echo "$a"; ` +
+		`echo '{"jsonrpc":"2.0","id":6,"method":"other","params":{}}'; read b; echo "$b"; ` +
+		`echo '{"jsonrpc":"2.0","id":7,"method":"third","params":{}}'; read c; echo "$c"; read rest`
+	p, err := start(Options{Command: []string{"sh", "-c", plugin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Play(context.Background(), s, p, Options{StepTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (stdout and stderr are two pipes: only each one's own order is fixed.)
+	var out, errs []string
+	for _, f := range res.Live {
+		switch {
+		case f.IsEvent():
+		case f.Dir == frame.Out:
+			out = append(out, f.Dir.String()+" "+string(f.Raw))
+		case f.Dir == frame.Err:
+			errs = append(errs, string(f.Raw))
+		}
+	}
+	if strings.Join(errs, "\n") != `{"jsonrpc":"2.0","method":"go"}` {
+		t.Errorf("the plugin got %q, want go", errs)
+	}
+	reply, sent := -1, -1
+	for i, f := range res.Live {
+		switch {
+		case f.Dir == frame.Out && string(f.Raw) == `{"jsonrpc":"2.0","id":1,"result":{}}`:
+			reply = i
+		case f.Dir == frame.In && string(f.Raw) == `{"jsonrpc":"2.0","method":"go"}`:
+			sent = i
+		}
+	}
+	if reply < 0 || sent < reply {
+		t.Errorf("go was sent (#%d) before the plugin answered initialize (#%d)", sent, reply)
+	}
+	want := []string{
+		`out {"jsonrpc":"2.0","id":1,"result":{}}`,
+		`out {"jsonrpc":"2.0","id":5,"method":"ask","params":{}}`,
+		`out {"jsonrpc":"2.0","id":5,"result":{"ok":true}}`,
+		`out {"jsonrpc":"2.0","id":6,"method":"other","params":{}}`,
+		`out {"jsonrpc":"2.0","id":6,"result":{"n":1}}`,
+		`out {"jsonrpc":"2.0","id":7,"method":"third","params":{}}`,
+		`out {"jsonrpc":"2.0","id":7,"result":null}`,
+	}
+	if strings.Join(out, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the plugin said:\n%s\nwant:\n%s", strings.Join(out, "\n"), strings.Join(want, "\n"))
+	}
+	if len(res.Notes) != 0 || len(res.Unmatched) != 0 {
+		t.Errorf("notes %q, unmatched %q", res.Notes, res.Unmatched)
 	}
 }

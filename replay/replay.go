@@ -1,16 +1,28 @@
 // Package replay owns playing the host: it starts the plugin, sends the
-// recorded host frames in order (each once the plugin has said what it said
-// before it in the recording, has gone quiet, or a bounded wait passed),
-// answers the plugin's own requests from the recorded answers, reproduces
-// the host's closing of stdin, its signals and its grace periods, and
-// collects everything the plugin says as a live timeline. It takes frames,
-// never a database, and never sleeps for a fixed time: every wait ends on an
-// event or a bound.
+// recorded host frames in order, answers the plugin's own requests from the
+// recorded answers, reproduces the host's closing of stdin, its signals and
+// its grace periods, and collects everything the plugin says as a live
+// timeline.
+//
+// The waiting rule: before each host frame, replay waits until the live
+// plugin has produced the frames that came before that frame in the
+// recording, matched by identity: a reply by the id of the host request it
+// answers, a request or a notification by its method and its occurrence
+// among frames of that method. It never counts lines and never takes
+// silence for readiness, so a plugin that awaits a timer, a child process
+// or a file is never overtaken, and one extra frame delays nothing. The
+// host's answer to a plugin request goes out at its recorded place once the
+// live plugin has made that request. A frame that never comes is given up
+// after the step timeout (and the diff reports it missing); an answer given
+// up on is still sent if the request comes later. Stray output and stderr
+// cause nothing: the host ignores them.
+//
+// It takes frames, never a database, and never sleeps for a fixed time:
+// every wait ends on an event or a bound.
 package replay
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,7 +30,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,10 +46,13 @@ type Options struct {
 	Dir     string   // its working directory
 	Env     []string // its environment (nil: ours)
 
-	// StepTimeout bounds the wait before each host frame. Default 5 s.
+	// StepTimeout bounds the wait for the plugin's frames before each host
+	// frame. Default 30 s: a frame that never comes costs it once.
 	StepTimeout time.Duration
-	// Quiet is how long the plugin must say nothing (and not be running on
-	// a CPU) to count as having gone quiet. Default 200 ms.
+	// Quiet, when set, makes each host frame also wait, once the frames
+	// before it have come, until the plugin has said nothing (stdout or
+	// stderr) for this long: for plugins whose readiness shows in no frame.
+	// Zero (the default) waits for frames only.
 	Quiet time.Duration
 	// Pace scales the recorded gaps between host frames: 0 sends as soon as
 	// the plugin is ready (asap), 1 keeps the recorded gaps (realtime), N
@@ -48,20 +63,24 @@ type Options struct {
 	// Grace is the host's wait after shutdown or stdin close before SIGTERM,
 	// and again before SIGKILL. Default 1.5 s.
 	Grace time.Duration
+	// Timeout bounds the whole replay: past it the plugin (and every
+	// process of its group) is killed and the result says TimedOut.
+	// Default 3 minutes.
+	Timeout time.Duration
 }
 
 func (o *Options) defaults() {
 	if o.StepTimeout <= 0 {
-		o.StepTimeout = 5 * time.Second
-	}
-	if o.Quiet <= 0 {
-		o.Quiet = 200 * time.Millisecond
+		o.StepTimeout = 30 * time.Second
 	}
 	if o.MaxGap <= 0 {
 		o.MaxGap = 2 * time.Second
 	}
 	if o.Grace <= 0 {
 		o.Grace = 1500 * time.Millisecond
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 3 * time.Minute
 	}
 }
 
@@ -70,27 +89,40 @@ type Result struct {
 	// Live is the replay's timeline: host frames sent (in), the plugin's
 	// stdout (out) and stderr (err) lines, and lifecycle events.
 	Live []frame.Frame
+	// Pairs maps the seq of each live plugin request that was matched to a
+	// recorded one to the seq of that recorded request: the live id stands
+	// for the recorded id.
+	Pairs map[uint64]uint64
+	// Sent maps the seq of each host frame sent from the recording (host
+	// frames and answers, with the live id) to the recorded frame's seq.
+	Sent map[uint64]uint64
 	// Unmatched lists the plugin's requests the recording had no answer
 	// for; each got a JSON-RPC error.
 	Unmatched []string
-	// Notes says what did not go as recorded: steps that waited in vain,
-	// requests answered from a recorded call with other params, the host's
-	// grace periods running out.
-	Notes   []string
-	Elapsed time.Duration
+	// Notes says what did not go as recorded: frames waited for in vain,
+	// requests answered from a recorded call with other params or later
+	// than recorded, the host's grace periods running out.
+	Notes []string
+	// TimedOut reports that the replay ran past Options.Timeout and the
+	// plugin was killed.
+	TimedOut bool
+	Elapsed  time.Duration
 }
 
 // ErrStart wraps the reason a plugin could not be started.
 var ErrStart = errors.New("plugin did not start")
 
+// errTimedOut ends play when the whole replay's time is up.
+var errTimedOut = errors.New("replay timed out")
+
 // event is what the main loop hears from its goroutines.
 type event struct {
-	kind  eventKind
-	dir   frame.Dir
-	raw   []byte
-	eol   bool
-	at    time.Time
-	state *os.ProcessState
+	kind eventKind
+	dir  frame.Dir
+	raw  []byte
+	eol  bool
+	at   time.Time
+	exit Exit
 }
 
 type eventKind uint8
@@ -109,36 +141,76 @@ type write struct {
 }
 
 type runner struct {
-	opts    Options
-	plan    *plan
-	start   time.Time
-	proc    *os.Process
-	events  chan event
-	writes  chan write
-	res     Result
-	seq     uint64
-	out     int // stdout lines so far
-	readers int // readers still running
-	exited  bool
-	closed  bool // stdin closed
-	lastOut time.Time
+	opts     Options
+	plan     *plan
+	start    time.Time
+	deadline time.Time // of the whole replay
+	plugin   Plugin
+	events   chan event
+	writes   chan write
+	res      Result
+	seq      uint64
+	readers  int // readers still running
+	exited   bool
+	closed   bool      // stdin closed
+	outEOF   bool      // the plugin's stdout is closed: no more frames can come
+	outEOFAt time.Time // when
+	lastSaid time.Time
+	// need and have count, per cause, the frames the steps so far require
+	// and the frames the live plugin has produced; unmet is the number of
+	// causes with have < need.
+	need, have map[string]int
+	unmet      int
+	// owed are requests whose answers were given up on while the plugin
+	// waited for a later answer: the next host frame waits for them.
+	owed []*call
 	// exitFrame is the plugin's exit, held back until its pipes are read
 	// to the end so that it stands after its last line.
 	exitFrame *frame.Frame
-	stdin     *os.File // our end of the plugin's stdin, to see what it has not read
+}
+
+// Plugin is a running plugin as the host sees it.
+type Plugin struct {
+	Stdin  io.WriteCloser // the host writes here; closed when the host closes it
+	Stdout io.Reader      // read to its end
+	Stderr io.Reader      // read to its end; nil when not read
+	// Signal passes a signal to the plugin.
+	Signal func(os.Signal) error
+	// Wait blocks until the plugin has exited and says how.
+	Wait func() Exit
+	// Drain, when set, is called once the plugin has exited: what it wrote
+	// is in its pipes, but a grandchild may hold them open, so it bounds
+	// the reading that is left (for pipes, a read deadline).
+	Drain func(time.Duration)
+	// Kill ends the plugin and whatever it started; it is called when the
+	// replay ends it early and once it is over.
+	Kill func()
+}
+
+// Exit is how a plugin ended: a signal's name, or else its exit code.
+type Exit struct {
+	Code   int
+	Signal string
 }
 
 // Run replays recorded against a fresh plugin process and returns the live
 // timeline. It blocks until the plugin has exited and its output is read.
 // The error is non-nil only when the plugin could not be started (wrapping
-// ErrStart) or ctx was cancelled.
+// ErrStart) or ctx was cancelled; a replay that ran out of time is a result
+// with TimedOut set.
 func Run(ctx context.Context, recorded []frame.Frame, opts Options) (*Result, error) {
-	opts.defaults()
 	if len(opts.Command) == 0 {
 		return nil, fmt.Errorf("%w: no command", ErrStart)
 	}
-	r := &runner{opts: opts, plan: makePlan(recorded)}
+	p, err := start(opts)
+	if err != nil {
+		return nil, err
+	}
+	return play(ctx, makePlan(recorded), p, opts, len(recorded))
+}
 
+// start starts the plugin of opts in a process group of its own, with pipes.
+func start(opts Options) (Plugin, error) {
 	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
 	cmd.Dir, cmd.Env = opts.Dir, opts.Env
 	cmd.SysProcAttr = sysProcAttr()
@@ -149,90 +221,179 @@ func Run(ctx context.Context, recorded []frame.Frame, opts Options) (*Result, er
 			for _, f := range pipes[:i] {
 				f.Close()
 			}
-			return nil, fmt.Errorf("%w: %v", ErrStart, err)
+			return Plugin{}, fmt.Errorf("%w: %v", ErrStart, err)
 		}
 	}
 	inR, stdin, outR, outW, errR, errW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	r.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		for _, f := range pipes {
 			f.Close()
 		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrStart, opts.Command[0], err)
+		return Plugin{}, fmt.Errorf("%w: %s: %v", ErrStart, opts.Command[0], err)
 	}
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	r.stdin = stdin
-	r.proc = cmd.Process
-	r.lastOut = r.start
+	proc := cmd.Process
+	return Plugin{
+		Stdin: stdin, Stdout: outR, Stderr: errR,
+		Signal: proc.Signal,
+		Wait: func() Exit {
+			state, _ := proc.Wait()
+			if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return Exit{Signal: frame.SignalName(int(ws.Signal()))}
+			}
+			return Exit{Code: state.ExitCode()}
+		},
+		Drain: func(d time.Duration) {
+			deadline := time.Now().Add(d)
+			outR.SetReadDeadline(deadline)
+			errR.SetReadDeadline(deadline)
+		},
+		Kill: func() {
+			proc.Kill()
+			killGroup(proc.Pid)
+		},
+	}, nil
+}
 
+// play plays the host of plan to the plugin p until it has exited and its
+// output is read. queue sizes the host's write queue.
+func play(ctx context.Context, pl *plan, p Plugin, opts Options, queue int) (*Result, error) {
+	opts.defaults()
+	r := &runner{
+		opts:   opts,
+		plan:   pl,
+		plugin: p,
+		need:   map[string]int{},
+		have:   map[string]int{},
+		res:    Result{Pairs: map[uint64]uint64{}, Sent: map[uint64]uint64{}},
+	}
+	r.start = time.Now()
+	r.deadline = r.start.Add(opts.Timeout)
+	r.lastSaid = r.start
 	r.events = make(chan event, 256)
-	r.writes = make(chan write, len(recorded)+4096)
+	r.writes = make(chan write, queue+4096)
 	var wg sync.WaitGroup
-	wg.Add(4)
-	r.readers = 2
-	go func() { defer wg.Done(); r.read(outR, frame.Out) }()
-	go func() { defer wg.Done(); r.read(errR, frame.Err) }()
-	go func() { defer wg.Done(); r.writeLoop(stdin) }()
+	readers := []struct {
+		src io.Reader
+		dir frame.Dir
+	}{{p.Stdout, frame.Out}, {p.Stderr, frame.Err}}
+	for _, rd := range readers {
+		if rd.src == nil {
+			continue
+		}
+		r.readers++
+		wg.Add(1)
+		go func() { defer wg.Done(); r.read(rd.src, rd.dir) }()
+	}
+	wg.Add(2)
+	go func() { defer wg.Done(); r.writeLoop(p.Stdin) }()
 	go func() {
 		defer wg.Done()
-		state, _ := cmd.Process.Wait()
-		r.events <- event{kind: evExit, state: state, at: time.Now()}
+		exit := p.Wait()
+		r.events <- event{kind: evExit, exit: exit, at: time.Now()}
 	}()
 
-	runErr := r.play(ctx, outR, errR)
+	runErr := r.play(ctx)
+	if errors.Is(runErr, errTimedOut) {
+		r.res.TimedOut = true
+		r.note("the replay ran longer than its time limit (%v): the plugin was killed", opts.Timeout)
+		runErr = nil
+		r.kill()
+	}
 	if !r.closed {
 		r.closed = true
 		r.writes <- write{close: true}
 	}
 	close(r.writes)
 	if runErr != nil {
-		r.proc.Kill()
-		for !r.exited {
-			r.handle(<-r.events, outR, errR)
-		}
+		r.kill()
 	}
 	wg.Wait()
-	outR.Close()
-	errR.Close()
+	for _, rd := range readers {
+		if c, ok := rd.src.(io.Closer); ok {
+			c.Close()
+		}
+	}
+	// Whatever the plugin started itself goes with it.
+	if p.Kill != nil {
+		p.Kill()
+	}
+	r.lateNotes()
 	r.res.Elapsed = time.Since(r.start)
 	return &r.res, runErr
 }
 
+// kill ends the plugin and handles events until it has exited.
+func (r *runner) kill() {
+	if r.plugin.Kill != nil {
+		r.plugin.Kill()
+	} else {
+		r.plugin.Signal(syscall.SIGKILL)
+	}
+	for !r.exited {
+		r.handle(<-r.events)
+	}
+}
+
 // play runs the steps and the ending; it returns once the plugin has exited
 // and its pipes are drained.
-func (r *runner) play(ctx context.Context, outR, errR *os.File) error {
+func (r *runner) play(ctx context.Context) error {
 	var lastStep time.Time
 	var lastAt int64
-	for i, st := range r.plan.steps {
-		if r.exited {
-			r.note("the plugin exited before the recording's host frame seq %d; the rest was not sent", st.frame.Seq)
-			return nil
-		}
-		why, err := r.waitOut(ctx, st.expectOut, st.call, r.opts.StepTimeout, outR, errR)
+	performed := false
+	for i := range r.plan.steps {
+		st := &r.plan.steps[i]
+		r.require(st.causes)
+		ready, err := r.waitFor(ctx, st)
 		if err != nil {
 			return err
 		}
-		if why == waitTimedOut {
-			r.note("host frame seq %d sent after waiting %v for the plugin's output (%d of %d lines)", st.frame.Seq, r.opts.StepTimeout, r.out, st.expectOut)
+		if r.exited {
+			r.note("the plugin exited before %s; the rest was not sent", r.plan.where(st))
+			return nil
 		}
-		if r.opts.Pace > 0 && i > 0 {
+		if !ready {
+			if st.kind == sendAnswer && !st.call.used {
+				// The request may still come: it is answered then. When the
+				// plugin made a request answered later in the recording, it
+				// may be waiting for that answer before it makes this one
+				// (it asks one at a time now): the host frames after these
+				// answers wait for this request too.
+				st.call.late = true
+				if r.laterAnswerWaiting(i) {
+					r.owed = append(r.owed, st.call)
+				}
+				r.forgiveCauses()
+				continue
+			}
+			r.note("%s sent %s: %s", r.plan.where(st), r.why(), r.forgive())
+		}
+		if r.opts.Pace > 0 && performed {
 			gap := time.Duration(float64(st.frame.At-lastAt) / r.opts.Pace)
 			gap = min(max(gap, 0), r.opts.MaxGap)
-			if err := r.idleUntil(ctx, lastStep.Add(gap), outR, errR); err != nil {
+			if err := r.idleUntil(ctx, lastStep.Add(gap)); err != nil {
 				return err
 			}
 		}
-		lastStep, lastAt = time.Now(), st.frame.At
+		if st.pause > 0 {
+			if err := r.idleUntil(ctx, time.Now().Add(st.pause)); err != nil {
+				return err
+			}
+		}
+		lastStep, lastAt, performed = time.Now(), st.frame.At, true
 		r.perform(st)
 	}
 	// Let the plugin say what it said after the last host frame.
-	if !r.exited {
-		if _, err := r.waitOut(ctx, r.plan.totalOut, nil, r.opts.StepTimeout, outR, errR); err != nil {
-			return err
-		}
+	r.require(r.plan.tail)
+	ready, err := r.waitFor(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if !ready && !r.exited {
+		r.note("the plugin's last frames were given up %s: %s", r.why(), r.forgive())
 	}
 	// The host's ending: stdin closed, then its grace periods.
 	if !r.closed {
@@ -241,20 +402,20 @@ func (r *runner) play(ctx context.Context, outR, errR *os.File) error {
 		r.add(frame.Frame{Event: frame.EventEOF, Dir: frame.In})
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		if err := r.idleUntil(ctx, time.Now().Add(r.opts.Grace), outR, errR); err != nil {
+		if err := r.idleUntil(ctx, time.Now().Add(r.opts.Grace)); err != nil {
 			return err
 		}
 		if r.exited {
 			return nil
 		}
 		r.note("the plugin was still running %v after stdin closed: %s, as the host does", r.opts.Grace, frame.SignalName(int(sig)))
-		r.proc.Signal(sig)
+		r.plugin.Signal(sig)
 		r.add(frame.Frame{Event: frame.EventSignal, Signal: frame.SignalName(int(sig))})
 	}
 	for !r.exited {
 		select {
 		case ev := <-r.events:
-			r.handle(ev, outR, errR)
+			r.handle(ev)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -262,58 +423,177 @@ func (r *runner) play(ctx context.Context, outR, errR *os.File) error {
 	return nil
 }
 
-type waitResult uint8
-
-const (
-	waitReached waitResult = iota + 1
-	waitQuiet
-	waitTimedOut
-	waitExited
-)
-
-// waitOut handles events until the plugin has written expect stdout lines
-// (and made the request of awaited, when set), has gone quiet, has exited,
-// or limit passed.
-func (r *runner) waitOut(ctx context.Context, expect int, awaited *call, limit time.Duration, outR, errR *os.File) (waitResult, error) {
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	quiet := time.NewTimer(r.opts.Quiet)
-	defer quiet.Stop()
-	for {
-		switch {
-		case r.out >= expect && (awaited == nil || awaited.used):
-			return waitReached, nil
-		case r.exited:
-			return waitExited, nil
-		}
-		select {
-		case ev := <-r.events:
-			r.handle(ev, outR, errR)
-			if ev.kind == evLine {
-				quiet.Reset(r.opts.Quiet)
-			}
-		case <-quiet.C:
-			if r.quiet() {
-				return waitQuiet, nil
-			}
-			quiet.Reset(r.opts.Quiet)
-		case <-deadline.C:
-			return waitTimedOut, nil
-		case <-ctx.Done():
-			return 0, ctx.Err()
+// require adds causes to what the live plugin must have produced.
+func (r *runner) require(causes []string) {
+	for _, c := range causes {
+		n := r.need[c] + 1
+		r.need[c] = n
+		if n == r.have[c]+1 {
+			r.unmet++
 		}
 	}
 }
 
+// saw counts one frame the live plugin produced.
+func (r *runner) saw(cause string) {
+	n := r.have[cause] + 1
+	r.have[cause] = n
+	if n == r.need[cause] {
+		r.unmet--
+	}
+}
+
+// why says why a wait ended before the plugin said what it was waited for.
+func (r *runner) why() string {
+	if r.outEOF {
+		return "without what the plugin had said before it in the recording, as the plugin closed its stdout"
+	}
+	return fmt.Sprintf("after waiting %v (--step-timeout) for what the plugin had said before it in the recording", r.opts.StepTimeout)
+}
+
+// laterAnswerWaiting reports whether an answer step right after step i
+// (before the next host frame of the host's own) has its request made.
+func (r *runner) laterAnswerWaiting(i int) bool {
+	for _, st := range r.plan.steps[i+1:] {
+		if st.kind != sendAnswer {
+			return false
+		}
+		if st.call.used {
+			return true
+		}
+	}
+	return false
+}
+
+// forgive gives up on every cause still unmet and every request owed, so
+// that no later step waits for them again, and describes what was given up.
+func (r *runner) forgive() string {
+	missing := r.forgiveCauses()
+	for _, c := range r.owed {
+		if !c.used {
+			missing = append(missing, c.method+" request")
+		}
+	}
+	r.owed = nil
+	return strings.Join(missing, ", ")
+}
+
+// forgiveCauses gives up on the causes still unmet and lists them.
+func (r *runner) forgiveCauses() []string {
+	var missing []string
+	for c, n := range r.need {
+		if h := r.have[c]; h < n {
+			what := strings.Replace(strings.Replace(c, "call ", "", 1), "reply ", "reply to id ", 1)
+			if n-h > 1 {
+				what = fmt.Sprintf("%d × %s", n-h, what)
+			}
+			missing = append(missing, what)
+			r.need[c] = h
+		}
+	}
+	r.unmet = 0
+	sort.Strings(missing)
+	return missing
+}
+
+// ready reports whether step st may go (nil: the end of the recording): the
+// plugin has produced its causes; an answer's request was made; before a
+// host frame of the host's own, every request owed was made.
+func (r *runner) ready(st *step) bool {
+	if r.unmet > 0 {
+		return false
+	}
+	if st != nil && st.kind == sendAnswer {
+		return st.call.used
+	}
+	for _, c := range r.owed {
+		if !c.used {
+			return false
+		}
+	}
+	return true
+}
+
+// waitFor handles events until step st may go (true), or it cannot
+// (false): the step timeout passed, or the plugin closed its stdout (after
+// a moment for its exit to arrive: a plugin that closes stdout is usually
+// exiting), or it has exited. With Quiet set, a ready step also waits for
+// that much silence.
+func (r *runner) waitFor(ctx context.Context, st *step) (bool, error) {
+	limit := earlier(time.Now().Add(r.opts.StepTimeout), r.deadline)
+	timer := time.NewTimer(time.Until(limit))
+	defer timer.Stop()
+	armed := limit
+	for {
+		if r.exited {
+			return false, nil
+		}
+		wake := limit
+		if r.ready(st) {
+			quiet := r.opts.Quiet
+			if st != nil {
+				quiet = max(quiet, st.quiet)
+			}
+			if quiet <= 0 {
+				return true, nil
+			}
+			settled := r.lastSaid.Add(quiet)
+			if !time.Now().Before(settled) {
+				return true, nil
+			}
+			wake = earlier(wake, settled)
+		} else if r.outEOF {
+			gone := r.outEOFAt.Add(drain)
+			if !time.Now().Before(gone) {
+				return false, nil
+			}
+			wake = earlier(wake, gone)
+		}
+		if !wake.Equal(armed) {
+			timer.Reset(time.Until(wake))
+			armed = wake
+		}
+		select {
+		case ev := <-r.events:
+			r.handle(ev)
+		case now := <-timer.C:
+			armed = time.Time{}
+			switch {
+			case !now.Before(r.deadline):
+				return false, errTimedOut
+			case !now.Before(limit):
+				return false, nil
+			}
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
+
+// drain is how long the plugin's pipes are read after its exit (a
+// grandchild may hold them open), and how long a plugin that closed its
+// stdout is given for its exit to arrive.
+const drain = 250 * time.Millisecond
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
 // idleUntil handles events until t (or until the plugin has exited).
-func (r *runner) idleUntil(ctx context.Context, t time.Time, outR, errR *os.File) error {
-	timer := time.NewTimer(time.Until(t))
+func (r *runner) idleUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(earlier(t, r.deadline)))
 	defer timer.Stop()
 	for !r.exited {
 		select {
 		case ev := <-r.events:
-			r.handle(ev, outR, errR)
-		case <-timer.C:
+			r.handle(ev)
+		case now := <-timer.C:
+			if !now.Before(r.deadline) {
+				return errTimedOut
+			}
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -323,7 +603,7 @@ func (r *runner) idleUntil(ctx context.Context, t time.Time, outR, errR *os.File
 }
 
 // perform carries out one host step.
-func (r *runner) perform(st step) {
+func (r *runner) perform(st *step) {
 	switch st.kind {
 	case sendFrame:
 		data := make([]byte, 0, len(st.frame.Raw)+1)
@@ -333,6 +613,7 @@ func (r *runner) perform(st step) {
 		}
 		r.writes <- write{data: data}
 		r.add(frame.Frame{Dir: frame.In, Raw: st.frame.Raw, NoEOL: st.frame.NoEOL, Cut: st.frame.Cut})
+		r.res.Sent[r.seq] = st.frame.Seq
 	case closeStdin:
 		if !r.closed {
 			r.closed = true
@@ -340,13 +621,7 @@ func (r *runner) perform(st step) {
 			r.add(frame.Frame{Event: frame.EventEOF, Dir: frame.In})
 		}
 	case sendAnswer:
-		c := st.call
-		c.done = true
-		if !c.used {
-			r.note("the plugin never made the request that the host answered at seq %d (%s); the answer was not sent", st.frame.Seq, c.method)
-			return
-		}
-		r.send(answerFor(c.answer, c.liveID))
+		r.sendAnswer(st.call)
 	case sendSignal:
 		r.writes <- write{signal: syscall.Signal(st.signal)}
 		r.add(frame.Frame{Event: frame.EventSignal, Signal: st.frame.Signal})
@@ -355,25 +630,26 @@ func (r *runner) perform(st step) {
 
 // handle takes one event into the live timeline and answers the plugin's
 // requests.
-func (r *runner) handle(ev event, outR, errR *os.File) {
+func (r *runner) handle(ev event) {
 	switch ev.kind {
 	case evLine:
 		f := frame.Frame{Dir: ev.dir, Raw: ev.raw, NoEOL: !ev.eol}
 		r.addAt(f, ev.at)
+		r.lastSaid = ev.at
 		if ev.dir != frame.Out {
 			return
 		}
-		r.out++
-		r.lastOut = ev.at
-		if !mayBeRequest(ev.raw) {
-			return
+		m := message.Parse(ev.raw)
+		if c, ok := CauseOf(&m); ok {
+			r.saw(c)
 		}
-		if m := message.Parse(ev.raw); m.Kind == message.Request {
+		if m.Kind == message.Request {
 			r.answer(&m)
 		}
 	case evEOF:
 		r.readers--
 		if ev.dir == frame.Out {
+			r.outEOF, r.outEOFAt = true, ev.at
 			r.addAt(frame.Frame{Event: frame.EventClosed, Dir: frame.Out}, ev.at)
 		}
 		if r.readers == 0 && r.exitFrame != nil {
@@ -383,14 +659,12 @@ func (r *runner) handle(ev event, outR, errR *os.File) {
 	case evExit:
 		// What the plugin wrote is in the pipes; a grandchild may keep them
 		// open, so read on only briefly.
-		deadline := time.Now().Add(250 * time.Millisecond)
-		outR.SetReadDeadline(deadline)
-		errR.SetReadDeadline(deadline)
-		f := frame.Frame{Event: frame.EventExit}
-		if ws, ok := ev.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			f.Signal = frame.SignalName(int(ws.Signal()))
-		} else {
-			code := ev.state.ExitCode()
+		if r.plugin.Drain != nil {
+			r.plugin.Drain(drain)
+		}
+		f := frame.Frame{Event: frame.EventExit, Signal: ev.exit.Signal}
+		if ev.exit.Signal == "" {
+			code := ev.exit.Code
 			f.Code = &code
 		}
 		r.exitFrame = &f
@@ -401,13 +675,16 @@ func (r *runner) handle(ev event, outR, errR *os.File) {
 	}
 }
 
-// answer takes a live plugin request: it is matched to a recorded call,
-// whose answer goes out at its recorded place among the host frames (or at
-// once, when that place has passed). A request the recording has no call
-// for gets an error at once.
+// answer takes a live plugin request (the frame just added): it is matched
+// to a recorded call, whose answer goes out at its recorded place among the
+// host frames, or at once when that place was given up on. A request the
+// recording has no call for gets an error at once.
 func (r *runner) answer(m *message.Message) {
-	c, differs := r.plan.match(m.Method, m.Params)
+	c, differs := r.plan.match(m.ID, m.Method, m.Params)
 	switch {
+	case c == nil && r.plan.script:
+		r.send(r.plan.defaultAnswer(m.Method, m.ID))
+		return
 	case c == nil:
 		r.res.Unmatched = append(r.res.Unmatched, fmt.Sprintf("%s (replay seq %d)", m.Method, r.seq))
 		r.send(unmatchedAnswer(m.Method, m.ID))
@@ -415,29 +692,50 @@ func (r *runner) answer(m *message.Message) {
 	case differs:
 		r.note("%s (replay seq %d) answered from a recorded call whose params differed", m.Method, r.seq)
 	}
+	r.res.Pairs[r.seq] = c.seq
 	c.liveID = append(json.RawMessage(nil), m.ID...)
-	if c.done && c.answer != nil {
-		r.send(answerFor(c.answer, c.liveID))
+	if c.late && c.answer != nil {
+		r.sendAnswer(c)
 	}
 }
 
-// mayBeRequest is a cheap test that rules out most lines that cannot be
-// requests (which need both members), before the full parse. A line with
-// \u escapes may spell a member name escaped, so it is always parsed.
-func mayBeRequest(raw []byte) bool {
-	if bytes.Contains(raw, []byte(`\u`)) {
-		return true
+// lateNotes says, once the replay is over, which recorded answers went out
+// late and which were never sent because their request never came.
+func (r *runner) lateNotes() {
+	for i := range r.plan.steps {
+		st := &r.plan.steps[i]
+		if st.kind != sendAnswer || !st.call.late {
+			continue
+		}
+		switch {
+		case r.plan.script && st.call.sent:
+			r.note("the plugin made the %s request that %s answers later than expected; it was answered then", st.call.method, r.plan.where(st))
+		case r.plan.script:
+			r.note("the plugin never made a request that %s answers; the answer was not sent", r.plan.where(st))
+		case st.call.sent:
+			r.note("the plugin made its %s request (recorded seq %d) later than recorded; it was answered then", st.call.method, st.call.seq)
+		default:
+			r.note("the plugin never made the %s request (recorded seq %d) that the host answered at seq %d; the answer was not sent", st.call.method, st.call.seq, st.frame.Seq)
+		}
 	}
-	return bytes.Contains(raw, []byte(`"method"`)) && bytes.Contains(raw, []byte(`"id"`))
 }
 
-// send writes a host answer line.
-func (r *runner) send(reply []byte) {
+// sendAnswer sends the recorded answer of c with its live id.
+func (r *runner) sendAnswer(c *call) {
+	c.sent = true
+	if r.send(answerFor(c.answer, c.liveID)) {
+		r.res.Sent[r.seq] = c.answer.Seq
+	}
+}
+
+// send writes a host answer line; false when stdin is closed already.
+func (r *runner) send(reply []byte) bool {
 	if r.closed {
-		return
+		return false
 	}
 	r.writes <- write{data: append(reply, '\n')}
 	r.add(frame.Frame{Dir: frame.In, Raw: reply})
+	return true
 }
 
 func (r *runner) add(f frame.Frame) { r.addAt(f, time.Now()) }
@@ -489,7 +787,7 @@ func (r *runner) writeLoop(stdin io.WriteCloser) {
 			stdin.Close()
 			ok = false
 		case w.signal != 0:
-			r.proc.Signal(w.signal)
+			r.plugin.Signal(w.signal)
 		case ok:
 			if _, err := stdin.Write(w.data); err != nil {
 				ok = false
@@ -497,30 +795,4 @@ func (r *runner) writeLoop(stdin io.WriteCloser) {
 		}
 	}
 	stdin.Close()
-}
-
-// quiet reports whether the plugin has gone quiet, beyond having said
-// nothing for a while (which the caller checked): it has read everything
-// sent to it and is not running on a CPU. A plugin still starting up, or
-// still working through its input, is not quiet however long it is silent.
-func (r *runner) quiet() bool {
-	if len(r.writes) > 0 || unread(r.stdin) > 0 {
-		return false
-	}
-	return idle(r.proc.Pid)
-}
-
-// idle reports whether the process is not running on a CPU right now (Linux:
-// its state in /proc is not R). Elsewhere it is always true.
-func idle(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return true
-	}
-	return s[i+2] != 'R'
 }

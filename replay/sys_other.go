@@ -2,12 +2,11 @@
 
 package replay
 
-import (
-	"os"
-	"syscall"
-)
+import "syscall"
 
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
+// sysProcAttr puts the plugin in a process group of its own, so that the
+// replay can end everything it started.
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
-// unread is not known here: a plugin counts as quiet once it is silent.
-func unread(*os.File) int { return 0 }
+// killGroup kills what is left of the plugin's process group.
+func killGroup(pid int) { syscall.Kill(-pid, syscall.SIGKILL) }

@@ -62,7 +62,7 @@ func TestBrowser(t *testing.T) {
 		meta, frames := readTape(t, "hello-node.jsonl")
 		b := &builder{frames: frames, at: frames[len(frames)-1].At}
 		b.line(frame.Out, setPanel(90, allElements))
-		path := writeReport(t, "panels.html", func(w io.Writer) error { return Session(w, meta, b.frames, nil) })
+		path := writeReport(t, "panels.html", func(w io.Writer) error { return Session(w, meta, Slice(b.frames), nil) })
 		ctx := tab(t, bctx, path)
 		browsertest.Screenshot(t, ctx, "session-timeline")
 		do(t, ctx, "open the panels view", chromedp.Click(chromedp.CSS(`nav .tab[data-view=panels]`)), chromedp.WaitVisible(chromedp.CSS(`#view-panels .panel`)))
@@ -126,7 +126,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("timeline", func(t *testing.T) {
 		meta, frames := readTape(t, "hello-node.jsonl")
 		findings := []Finding{{Seq: 10, Level: "warning", Rule: "notify-too-fast", Method: "ui/notify", Message: "dropped: within 700 ms of the last"}}
-		path := writeReport(t, "timeline.html", func(w io.Writer) error { return Session(w, meta, frames, findings) })
+		path := writeReport(t, "timeline.html", func(w io.Writer) error { return Session(w, meta, Slice(frames), findings) })
 		ctx := tab(t, bctx, path)
 		all := browsertest.Eval[int](t, ctx, `document.querySelectorAll('#view-timeline .row').length`)
 		if all != len(frames) {
@@ -202,7 +202,7 @@ func TestBrowser(t *testing.T) {
 		b.line(frame.Out, xssScript+"\xff")
 		meta := &frame.Session{ID: "01xss", Name: xssScript, Command: []string{xssImg}}
 		findings := []Finding{{Seq: 2, Level: "error", Rule: "r", Message: xssImg, Path: xssScript}}
-		path := writeReport(t, "safe.html", func(w io.Writer) error { return Session(w, meta, b.frames, findings) })
+		path := writeReport(t, "safe.html", func(w io.Writer) error { return Session(w, meta, Slice(b.frames), findings) })
 		ctx := tab(t, bctx, path)
 		do(t, ctx, "open the panels and findings", chromedp.Click(chromedp.CSS(`nav .tab[data-view=panels]`)), chromedp.WaitVisible(chromedp.CSS(`#view-panels .panel`)),
 			chromedp.Click(chromedp.CSS(`nav .tab[data-view=findings]`)), chromedp.WaitVisible(chromedp.CSS(`#view-findings table`)),
@@ -290,7 +290,7 @@ func TestBrowser(t *testing.T) {
 		}
 		b.frames = b.frames[:n]
 		start := time.Now()
-		path := writeReport(t, "large.html", func(w io.Writer) error { return Session(w, &frame.Session{ID: "01large"}, b.frames, nil) })
+		path := writeReport(t, "large.html", func(w io.Writer) error { return Session(w, &frame.Session{ID: "01large"}, Slice(b.frames), nil) })
 		gen := time.Since(start)
 		fi, err := os.Stat(path)
 		if err != nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -59,13 +61,116 @@ type IndexEntry struct {
 	Detail string // one line: the verdict, or why it was skipped
 }
 
+// Frames calls fn with a session's frames in order, stopping at fn's first
+// error, which it returns. The frame is valid only during the call. A
+// store's Frames method, bound to one session, is one.
+type Frames func(fn func(*frame.Frame) error) error
+
+// Slice is Frames over frames held in memory.
+func Slice(frames []frame.Frame) Frames {
+	return func(fn func(*frame.Frame) error) error {
+		for i := range frames {
+			if err := fn(&frames[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // Session writes the report of one session to w: its timeline, its panels
-// and the findings given (nil for none). meta may be nil.
-func Session(w io.Writer, meta *frame.Session, frames []frame.Frame, findings []Finding) error {
-	p := &pageData{Kind: "session", Meta: meta, Frames: timeline(frames)}
-	p.Title = "tapedeck · session " + sessionName(meta)
-	p.Findings = findingsData(findings, frames)
-	return writePage(w, p)
+// and the findings given (nil for none). meta may be nil. It reads frames
+// twice (once to pair each request with its response, once to write) and
+// streams the page: it holds one frame at a time and four bytes per frame,
+// never the whole timeline, so a session of millions of frames is written
+// in little memory.
+func Session(w io.Writer, meta *frame.Session, frames Frames, findings []Finding) error {
+	tl := newTimeline()
+	if err := frames(func(f *frame.Frame) error { tl.pair(f); return nil }); err != nil {
+		return fmt.Errorf("read frames: %w", err)
+	}
+	head, tail, err := pageParts("tapedeck · session "+sessionName(meta), "session")
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	title, _ := json.Marshal("tapedeck · session " + sessionName(meta))
+	metaJS, err := json.Marshal(meta)
+	if err != nil {
+		return fmt.Errorf("encode report data: %w", err)
+	}
+	buf := fmt.Appendf(nil, `{"kind":"session","title":%s,"meta":%s,"frames":[`, title, metaJS)
+	// Findings are marked on their frames by index: give each its frame's
+	// index as the frames go by (the first frame of its seq), walking the
+	// findings in the order of their seqs.
+	index := make([]int32, len(findings))
+	bySeq := make([]int32, 0, len(findings))
+	for i := range findings {
+		index[i] = -1
+		if findings[i].Seq != 0 {
+			bySeq = append(bySeq, int32(i))
+		}
+	}
+	slices.SortStableFunc(bySeq, func(a, b int32) int { return cmp.Compare(findings[a].Seq, findings[b].Seq) })
+	next := 0
+	tl.rewind()
+	err = frames(func(f *frame.Frame) error {
+		i := tl.n
+		for next < len(bySeq) && findings[bySeq[next]].Seq < f.Seq {
+			next++ // a seq no frame has
+		}
+		for k := next; k < len(bySeq) && findings[bySeq[k]].Seq == f.Seq; k++ {
+			if index[bySeq[k]] < 0 {
+				index[bySeq[k]] = int32(i)
+			}
+		}
+		d := tl.entry(f)
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		js, err := json.Marshal(&d)
+		if err != nil {
+			return fmt.Errorf("encode frame %d: %w", f.Seq, err)
+		}
+		buf = append(buf, js...)
+		if len(buf) >= 64<<10 {
+			_, err = w.Write(buf)
+			buf = buf[:0]
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	buf = append(buf, ']')
+	if len(findings) > 0 {
+		buf = append(buf, `,"findings":[`...)
+		for i, f := range findings {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			js, err := json.Marshal(findingData{Seq: f.Seq, Index: int(index[i]), Level: f.Level, Rule: f.Rule, Method: f.Method, Message: f.Message, Path: f.Path})
+			if err != nil {
+				return fmt.Errorf("encode report data: %w", err)
+			}
+			buf = append(buf, js...)
+			if len(buf) >= 64<<10 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+		buf = append(buf, ']')
+	}
+	buf = append(buf, '}')
+	if _, err := w.Write(buf); err != nil {
+		return err
+	}
+	_, err = w.Write(tail)
+	return err
 }
 
 // Replay writes the report of one replay to w: the summary, each difference
@@ -218,56 +323,117 @@ type changeData struct {
 // timeline derives what the page shows of each frame: kind, method, id,
 // the request a response answers and its latency.
 func timeline(frames []frame.Frame) []frameData {
-	out := make([]frameData, len(frames))
-	type key struct {
-		dir frame.Dir // the direction the request went
-		id  string
-	}
-	pending := map[key]int{}
+	tl := newTimeline()
 	for i := range frames {
-		f, d := &frames[i], &out[i]
-		d.S, d.T = f.Seq, f.At
-		if f.IsEvent() {
-			d.D, d.K, d.E = "ev", "event", f.Describe()
-			continue
-		}
-		d.D = f.Dir.String()
-		d.R, d.B = text(f.Raw)
-		if d.B {
-			d.U = strings.ToValidUTF8(string(f.Raw), "\uFFFD")
-		}
-		d.N = f.NoEOL
-		if f.Cut != nil {
-			d.C = f.Cut.Len
-		}
-		if f.Dir == frame.Err {
-			d.K = "stderr"
-			continue
-		}
-		m := message.Parse(f.Raw)
-		d.K, d.M, d.X = m.Kind.String(), m.Method, m.Problem
-		line := bytes.TrimSuffix(f.Raw, []byte("\r"))
-		if d.B {
-			line = []byte(d.U)
-		}
-		d.J = m.Kind != message.Blank && json.Valid(line)
-		if len(m.ID) > 0 {
-			d.I = string(m.ID)
-		}
-		switch {
-		case m.Kind == message.Request:
-			pending[key{f.Dir, m.IDKey()}] = i
-		case m.IsReply():
-			k := key{opposite(f.Dir), m.IDKey()}
-			if j, ok := pending[k]; ok {
-				delete(pending, k)
-				d.P, out[j].P = j+1, i+1
-				d.L = f.At - frames[j].At
-				d.M = out[j].M
-			}
-		}
+		tl.pair(&frames[i])
+	}
+	tl.rewind()
+	out := make([]frameData, len(frames))
+	for i := range frames {
+		out[i] = tl.entry(&frames[i])
 	}
 	return out
+}
+
+// timeliner derives the timeline entries of a session's frames in two
+// passes: pair sees every frame once, to learn which response answers
+// each request (a request's entry names its response, which comes later);
+// then, after rewind, entry makes each frame's entry in order. It keeps
+// four bytes per frame and the requests not yet answered.
+type timeliner struct {
+	n       int
+	answer  []int32 // 1 + the index of the response to the request at each index, 0 for none
+	pending map[pendKey]pendingReq
+}
+
+type pendKey struct {
+	dir frame.Dir // the direction the request went
+	id  string
+}
+
+type pendingReq struct {
+	i      int
+	at     int64
+	method string
+}
+
+func newTimeline() *timeliner { return &timeliner{pending: map[pendKey]pendingReq{}} }
+
+func (t *timeliner) rewind() {
+	t.n = 0
+	clear(t.pending)
+}
+
+// pair notes which response answers which request.
+func (t *timeliner) pair(f *frame.Frame) {
+	i := t.n
+	t.n++
+	t.answer = append(t.answer, 0)
+	if f.IsEvent() || f.Dir == frame.Err {
+		return
+	}
+	m := message.Parse(f.Raw)
+	switch {
+	case m.Kind == message.Request:
+		t.pending[pendKey{f.Dir, m.IDKey()}] = pendingReq{i: i}
+	case m.IsReply():
+		k := pendKey{opposite(f.Dir), m.IDKey()}
+		if q, ok := t.pending[k]; ok {
+			delete(t.pending, k)
+			t.answer[q.i] = int32(i + 1)
+		}
+	}
+}
+
+// entry is the timeline entry of the next frame.
+func (t *timeliner) entry(f *frame.Frame) frameData {
+	i := t.n
+	t.n++
+	var d frameData
+	d.S, d.T = f.Seq, f.At
+	if f.IsEvent() {
+		d.D, d.K, d.E = "ev", "event", f.Describe()
+		return d
+	}
+	d.D = f.Dir.String()
+	d.R, d.B = text(f.Raw)
+	if d.B {
+		d.U = strings.ToValidUTF8(string(f.Raw), "\uFFFD")
+	}
+	d.N = f.NoEOL
+	if f.Cut != nil {
+		d.C = f.Cut.Len
+	}
+	if f.Dir == frame.Err {
+		d.K = "stderr"
+		return d
+	}
+	m := message.Parse(f.Raw)
+	d.K, d.M, d.X = m.Kind.String(), m.Method, m.Problem
+	line := bytes.TrimSuffix(f.Raw, []byte("\r"))
+	if d.B {
+		line = []byte(d.U)
+	}
+	d.J = m.Kind != message.Blank && json.Valid(line)
+	if len(m.ID) > 0 {
+		d.I = string(m.ID)
+	}
+	switch {
+	case m.Kind == message.Request:
+		if i < len(t.answer) {
+			d.P = int(t.answer[i])
+		}
+		t.pending[pendKey{f.Dir, m.IDKey()}] = pendingReq{i: i, at: f.At, method: m.Method}
+	case m.IsReply():
+		k := pendKey{opposite(f.Dir), m.IDKey()}
+		if q, ok := t.pending[k]; ok {
+			delete(t.pending, k)
+			d.P = q.i + 1
+			d.L = f.At - q.at
+			d.M = q.method
+		}
+	}
+	return d
 }
 
 func opposite(d frame.Dir) frame.Dir {
@@ -305,22 +471,6 @@ func indexBySeq(frames []frame.Frame) map[uint64]int {
 		m[frames[i].Seq] = i
 	}
 	return m
-}
-
-func findingsData(fs []Finding, frames []frame.Frame) []findingData {
-	if len(fs) == 0 {
-		return nil
-	}
-	idx := indexBySeq(frames)
-	out := make([]findingData, len(fs))
-	for i, f := range fs {
-		j, ok := idx[f.Seq]
-		if !ok || f.Seq == 0 {
-			j = -1
-		}
-		out[i] = findingData{Seq: f.Seq, Index: j, Level: f.Level, Rule: f.Rule, Method: f.Method, Message: f.Message, Path: f.Path}
-	}
-	return out
 }
 
 // differenceData is one difference as the page shows it: both sides, the
@@ -407,6 +557,25 @@ func elementPath(segs []string) (string, bool) {
 	return b.String(), true
 }
 
+// dataMark stands for the page's data while the template is rendered, so
+// that the data can be streamed between the two halves.
+const dataMark = "/*tapedeck:data*/"
+
+// pageParts renders the page around its data: what comes before the data
+// and what comes after. The data is JSON written with encoding/json's HTML
+// escaping (see writePage).
+func pageParts(title, kind string) (head, tail []byte, err error) {
+	var page bytes.Buffer
+	if err := renderPage(&page, title, kind, dataMark); err != nil {
+		return nil, nil, err
+	}
+	head, tail, ok := bytes.Cut(page.Bytes(), []byte(dataMark))
+	if !ok {
+		return nil, nil, fmt.Errorf("write report: the page template has no place for the data")
+	}
+	return head, tail, nil
+}
+
 // writePage renders the page: the template, the CSS and the script from
 // assets, and p as JSON in a script element of type application/json.
 //
@@ -415,6 +584,17 @@ func elementPath(segs []string) (string, bool) {
 // or start markup; the page's Content-Security-Policy allows only the
 // page's own script (by hash) and no network at all.
 func writePage(w io.Writer, p *pageData) error {
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(true)
+	if err := enc.Encode(p); err != nil {
+		return fmt.Errorf("encode report data: %w", err)
+	}
+	return renderPage(w, p.Title, p.Kind, string(bytes.TrimSuffix(data.Bytes(), []byte("\n"))))
+}
+
+// renderPage renders the page template with data (JSON) as the page's data.
+func renderPage(w io.Writer, title, kind, data string) error {
 	css, err := assets.ReadFile("assets/report.css")
 	if err != nil {
 		return fmt.Errorf("read report assets: %w", err)
@@ -427,12 +607,6 @@ func writePage(w io.Writer, p *pageData) error {
 	if err != nil {
 		return fmt.Errorf("parse page template: %w", err)
 	}
-	var data bytes.Buffer
-	enc := json.NewEncoder(&data)
-	enc.SetEscapeHTML(true)
-	if err := enc.Encode(p); err != nil {
-		return fmt.Errorf("encode report data: %w", err)
-	}
 	sum := sha256.Sum256(js)
 	v := struct {
 		Title string
@@ -442,12 +616,12 @@ func writePage(w io.Writer, p *pageData) error {
 		JS    template.JS
 		Data  template.JS
 	}{
-		Title: p.Title,
-		Kind:  p.Kind,
+		Title: title,
+		Kind:  kind,
 		CSP:   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'",
 		CSS:   template.CSS(css),
 		JS:    template.JS(js),
-		Data:  template.JS(bytes.TrimSuffix(data.Bytes(), []byte("\n"))),
+		Data:  template.JS(data),
 	}
 	if err := t.Execute(w, v); err != nil {
 		return fmt.Errorf("write report: %w", err)

@@ -132,7 +132,7 @@ func TestDataCannotEndTheScript(t *testing.T) {
 	b.line(frame.Out, "raw \u2028 line <!-- "+xssScript)
 	meta := &frame.Session{ID: "x", Name: xssScript}
 	var out bytes.Buffer
-	err := Session(&out, meta, b.frames, []Finding{{Seq: 2, Level: "error", Rule: "r", Message: xssImg}})
+	err := Session(&out, meta, Slice(b.frames), []Finding{{Seq: 2, Level: "error", Rule: "r", Message: xssImg}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestDataCannotEndTheScript(t *testing.T) {
 
 func TestContentSecurityPolicyAllowsOnlyThePageScript(t *testing.T) {
 	var out bytes.Buffer
-	if err := Session(&out, nil, nil, nil); err != nil {
+	if err := Session(&out, nil, Slice(nil), nil); err != nil {
 		t.Fatal(err)
 	}
 	page := out.String()

@@ -54,7 +54,7 @@ func (s *Store) delete(id string) error {
 	err = safely(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
 			stored = tx.Bucket(bucketSessions).Get(key) != nil
-			for _, name := range [][]byte{bucketSessions, bucketIndex, bucketNotes} {
+			for _, name := range [][]byte{bucketSessions, bucketIndex, bucketNotes, bucketTally} {
 				if err := tx.Bucket(name).Delete(key); err != nil {
 					return err
 				}
@@ -115,7 +115,15 @@ func (s *Store) Compact() (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("compact: %w", err)
 	}
 	before = fi.Size()
-	src, err := bolt.Open(s.dbPath(), 0o600, &bolt.Options{ReadOnly: true, Timeout: s.lockTimeout})
+	if err := checkFile(s.dbPath(), true); err != nil {
+		return before, 0, fmt.Errorf("compact: %w", err)
+	}
+	var src *bolt.DB
+	err = safely(func() error {
+		var err error
+		src, err = bolt.Open(s.dbPath(), 0o600, &bolt.Options{ReadOnly: true, Timeout: s.lockTimeout})
+		return err
+	})
 	if err != nil {
 		return before, 0, fmt.Errorf("compact: open %s: %w", s.dbPath(), err)
 	}
@@ -155,6 +163,10 @@ func (s *Store) Compact() (before, after int64, err error) {
 		return before, 0, fmt.Errorf("compact: %w", err)
 	}
 	src.Close()
+	if fi, err := os.Stat(tmp); err == nil && fi.Size() > before {
+		os.Remove(tmp)
+		return before, fi.Size(), fmt.Errorf("%w: the compacted copy would be %d bytes, the file is %d", ErrWouldGrow, fi.Size(), before)
+	}
 	if err := os.Rename(tmp, s.dbPath()); err != nil {
 		os.Remove(tmp)
 		return before, 0, fmt.Errorf("compact: %w", err)
@@ -169,11 +181,14 @@ func (s *Store) Compact() (before, after int64, err error) {
 	return before, after, nil
 }
 
+// RedactKeyFile is the name of the redaction key's file in the store folder.
+const RedactKeyFile = "redact.key"
+
 // RedactKey returns the store's key for redaction placeholders: 32 random
 // bytes in the file redact.key (0600), made on first use, so the same value
 // gets the same placeholder in every recording and export of this store.
 func (s *Store) RedactKey() ([]byte, error) {
-	path := filepath.Join(s.dir, "redact.key")
+	path := filepath.Join(s.dir, RedactKeyFile)
 	if b, err := os.ReadFile(path); err == nil && len(b) >= 16 {
 		return b, nil
 	}

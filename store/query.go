@@ -80,7 +80,7 @@ func appendSummary(dst []byte, m *frame.Session) []byte {
 
 func decodeSummary(id, b []byte) (Summary, error) {
 	s := Summary{ID: string(id)}
-	bad := fmt.Errorf("%w: index entry of %s", ErrDamaged, id)
+	bad := damaged("index entry of session %s", id)
 	if len(b) == 0 || b[0] != summaryVersion {
 		return s, bad
 	}
@@ -168,7 +168,7 @@ func buildIndex(tx *bolt.Tx) error {
 		}
 		var m frame.Session
 		if err := json.Unmarshal(v, &m); err != nil {
-			return fmt.Errorf("session %s: %w", k, err)
+			return damaged("session %q: record does not decode: %v", k, err)
 		}
 		return idx.Put(k, appendSummary(nil, &m))
 	})
@@ -198,7 +198,7 @@ func storedSummaries(tx *bolt.Tx, fn func(Summary) error) error {
 	return b.ForEach(func(k, v []byte) error {
 		var m frame.Session
 		if err := json.Unmarshal(v, &m); err != nil {
-			return fmt.Errorf("session %s: %w", k, err)
+			return damaged("session %q: record does not decode: %v", k, err)
 		}
 		return fn(summarize(&m))
 	})
@@ -357,6 +357,9 @@ func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, er
 		big   []byte
 		batch []frame.Frame
 		spans [][2]int
+		read  tally // what the walk has read
+		want  tally // what was stored, read with the last batch
+		has   bool  // whether the session has a tally
 	)
 	for {
 		more, present := false, false
@@ -368,7 +371,9 @@ func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, er
 			present = true
 			frames := tx.Bucket(bucketFrames).Bucket(key)
 			if frames == nil {
-				return nil
+				var err error
+				want, has, err = storedTally(tx, key)
+				return err
 			}
 			chunks := tx.Bucket(bucketChunks).Bucket(key)
 			c := frames.Cursor()
@@ -383,15 +388,21 @@ func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, er
 					more = true
 					break
 				}
-				f, err := decodeValue(k, v, chunks, &big)
+				f, _, err := decodeValue(id, k, v, chunks, &big)
 				if err != nil {
-					return fmt.Errorf("frame %x: %w", k, err)
+					return err
 				}
+				read.add(f.Seq)
 				start := len(arena)
 				arena = append(arena, f.Raw...)
 				spans = append(spans, [2]int{start, len(arena)})
 				batch = append(batch, f)
 				after = append(after[:0], k...)
+			}
+			if !more {
+				var err error
+				want, has, err = storedTally(tx, key)
+				return err
 			}
 			return nil
 		})
@@ -418,6 +429,9 @@ func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, er
 			arena = nil
 		}
 		if !more {
+			if has {
+				return true, read.check(id, want)
+			}
 			return true, nil
 		}
 	}

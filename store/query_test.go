@@ -16,7 +16,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 )
 
-func putFrames(t *testing.T, st *Store, meta frame.Session, frames []frame.Frame) {
+func putFrames(t testing.TB, st *Store, meta frame.Session, frames []frame.Frame) {
 	t.Helper()
 	i := 0
 	err := st.Put(meta, func() (*frame.Frame, error) {

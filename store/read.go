@@ -1,8 +1,6 @@
 package store
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +22,9 @@ func (s *Store) Session(id string) (*frame.Session, error) {
 		}
 		if v := b.Get([]byte(id)); v != nil {
 			m = new(frame.Session)
-			return json.Unmarshal(v, m)
+			if err := json.Unmarshal(v, m); err != nil {
+				return damaged("session %q: record does not decode: %v", id, err)
+			}
 		}
 		return nil
 	})
@@ -55,7 +55,19 @@ func (s *Store) Resolve(ref string) (*frame.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Session(sum.ID)
+	m, err := s.Session(sum.ID)
+	if errors.Is(err, ErrNotFound) {
+		// Listed, so its index entry or spool was there a moment ago:
+		// either it was removed meanwhile or its record is damaged.
+		if again, _, lerr := s.list(nil, false, false); lerr == nil {
+			for _, l := range again {
+				if l.ID == sum.ID {
+					return nil, damaged("session %q is in the index, but its record is missing", sum.ID)
+				}
+			}
+		}
+	}
+	return m, err
 }
 
 // resolve is resolveIn over full sessions.
@@ -146,35 +158,4 @@ func (s *Store) Frames(id string, fn func(*frame.Frame) error) error {
 		}
 		// The spool may have been ingested between the two looks.
 	}
-}
-
-func decodeValue(key, v []byte, chunks *bolt.Bucket, big *[]byte) (frame.Frame, error) {
-	if len(v) == 0 {
-		return frame.Frame{}, fmt.Errorf("%w: empty value", ErrDamaged)
-	}
-	switch v[0] {
-	case valInline:
-		return frame.Decode(v[1:])
-	case valChunked:
-		f, rest, err := frame.DecodeHeader(v[1:])
-		if err != nil {
-			return f, err
-		}
-		size, n := binary.Uvarint(rest)
-		if n <= 0 || chunks == nil {
-			return f, fmt.Errorf("%w: chunked frame without chunks", ErrDamaged)
-		}
-		buf := (*big)[:0]
-		c := chunks.Cursor()
-		for k, ch := c.Seek(key); k != nil && bytes.HasPrefix(k, key); k, ch = c.Next() {
-			buf = append(buf, ch...)
-		}
-		if uint64(len(buf)) != size {
-			return f, fmt.Errorf("%w: frame has %d of %d bytes", ErrDamaged, len(buf), size)
-		}
-		*big = buf
-		f.Raw = buf
-		return f, nil
-	}
-	return frame.Frame{}, fmt.Errorf("%w: value kind %q", ErrDamaged, v[0])
 }

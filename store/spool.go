@@ -279,6 +279,7 @@ func applyEnd(m *frame.Session, end *frame.End, lastAt int64) {
 	m.Exit = end.Exit
 	m.Lost = end.Lost
 	m.Error = end.Error
+	m.Fingerprint = end.Fingerprint
 }
 
 // Ingest stores the finished or orphaned spool at path and removes it. The

@@ -7,11 +7,12 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -19,8 +20,13 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// Schema is the database layout version this package reads and writes.
-const Schema = 1
+// Schema is the database layout version this package writes. It reads
+// every older one: schema 2 added a checksum to every frame and chunk
+// (checksum.go), and frames stored without one read as before. A database
+// is marked 2 at its first read-write open by this version, so an older
+// tapedeck refuses it (it could not read the new frames) instead of
+// calling them damaged.
+const Schema = 2
 
 // File names inside the store folder.
 const (
@@ -37,18 +43,23 @@ var (
 	bucketChunks   = []byte("chunks")
 	keySchema      = []byte("schema")
 	bucketNotes    = []byte("notes") // session id → JSON notes (check findings)
+	bucketTally    = []byte("tally") // session id → how many frames were stored (checksum.go)
 )
 
 // Sentinel errors.
 var (
 	ErrBusy        = errors.New("store is busy")
 	ErrNewerSchema = errors.New("store was written by a newer tapedeck")
-	ErrDamaged     = errors.New("database file is damaged")
-	ErrNotFound    = errors.New("no such session")
-	ErrAmbiguous   = errors.New("ambiguous session reference")
-	ErrExists      = errors.New("session already stored")
+	ErrDamaged     = errors.New("database damaged")
+	// ErrEmpty: the database file has 0 bytes (see Health).
+	ErrEmpty     = errors.New("database file is empty (0 bytes)")
+	ErrNotFound  = errors.New("no such session")
+	ErrAmbiguous = errors.New("ambiguous session reference")
+	ErrExists    = errors.New("session already stored")
 	// ErrRecording: the operation would disturb a session being recorded.
 	ErrRecording = errors.New("session is recording")
+	// ErrWouldGrow: Compact kept the old file, the copy being larger.
+	ErrWouldGrow = errors.New("compacting would grow the file")
 	// ErrRemoved: Frames found the session removed while it read it.
 	ErrRemoved = errors.New("session was removed while it was read")
 )
@@ -141,26 +152,41 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if !write {
-		if _, err := os.Stat(s.dbPath()); errors.Is(err, os.ErrNotExist) {
+	// bbolt maps the file and reads it through the mapping: a file shorter
+	// than its meta page says would fault. Check it first; a writer never
+	// touches a damaged file, and a reader takes a 0-byte one for none.
+	switch err := checkFile(s.dbPath(), write); {
+	case err == nil:
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, ErrEmpty):
+		if !write {
 			unlock()
 			return nil, nil, nil
 		}
+	case errors.Is(err, ErrDamaged):
+		unlock()
+		return nil, nil, err // it names the file
+	default:
+		unlock()
+		return nil, nil, fmt.Errorf("open %s: %w", s.dbPath(), err)
 	}
 	opts := &bolt.Options{
 		Timeout:         max(timeout-time.Since(start), 10*time.Millisecond),
 		ReadOnly:        !write,
 		InitialMmapSize: 0,
 	}
-	db, err := bolt.Open(s.dbPath(), 0o600, opts)
+	var db *bolt.DB
+	err = safely(func() error {
+		var err error
+		db, err = bolt.Open(s.dbPath(), 0o600, opts)
+		return err
+	})
 	if err != nil {
 		unlock()
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, nil, fmt.Errorf("%w: %s is locked by another process; try again", ErrBusy, s.dbPath())
 		}
 		if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
-			return nil, nil, fmt.Errorf("open %s: %w (%v): move it aside and tapedeck starts a new one; unrecorded spools stay in %s",
-				s.dbPath(), ErrDamaged, err, filepath.Join(s.dir, spoolDir))
+			return nil, nil, fmt.Errorf("open %s: %w", s.dbPath(), damaged("%v", err))
 		}
 		return nil, nil, fmt.Errorf("open %s: %w", s.dbPath(), err)
 	}
@@ -185,7 +211,7 @@ func checkSchema(db *bolt.DB, write bool) error {
 		v := b.Get(keySchema)
 		var n int
 		if _, err := fmt.Sscanf(string(v), "%d", &n); err != nil {
-			return fmt.Errorf("%w: schema version %q unreadable", ErrDamaged, v)
+			return damaged("schema version %q unreadable", v)
 		}
 		if n > Schema {
 			return fmt.Errorf("%w: %s has schema %d, this tapedeck reads up to %d: upgrade tapedeck", ErrNewerSchema, db.Path(), n, Schema)
@@ -204,12 +230,12 @@ func checkSchema(db *bolt.DB, write bool) error {
 			if err != nil {
 				return err
 			}
-			if b.Get(keySchema) == nil {
+			if !bytes.Equal(b.Get(keySchema), []byte(fmt.Sprint(Schema))) {
 				if err := b.Put(keySchema, []byte(fmt.Sprint(Schema))); err != nil {
 					return err
 				}
 			}
-			for _, name := range [][]byte{bucketSessions, bucketFrames, bucketChunks, bucketIndex, bucketNotes} {
+			for _, name := range [][]byte{bucketSessions, bucketFrames, bucketChunks, bucketIndex, bucketNotes, bucketTally} {
 				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 					return err
 				}
@@ -219,16 +245,16 @@ func checkSchema(db *bolt.DB, write bool) error {
 	})
 }
 
-// safely turns a panic inside bbolt (it panics on some damaged pages) into
-// an error, so a damaged file is reported, not crashed on.
+// safely turns a panic inside bbolt (it panics on some damaged pages) and a
+// memory fault in its mapping of the file (a page that is not there) into
+// an error wrapping ErrDamaged, so a damaged file is reported, not crashed
+// on. bbolt runs on the calling goroutine, which is the one the fault
+// setting covers.
 func safely(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if re, ok := r.(runtime.Error); ok {
-				err = fmt.Errorf("%w: %v", ErrDamaged, re)
-				return
-			}
-			err = fmt.Errorf("%w: %v", ErrDamaged, r)
+			err = damaged("%v", r)
 		}
 	}()
 	return fn()

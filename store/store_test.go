@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -164,7 +165,7 @@ func TestNewerSchemaAndDamagedFileAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("2")) })
+	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte(fmt.Sprint(Schema+1))) })
 	db.Close()
 	if _, err := st.List(nil); !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "upgrade tapedeck") {
 		t.Fatalf("Sessions on a newer schema: %v", err)

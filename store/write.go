@@ -15,10 +15,8 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 )
 
+// How frames are stored: see checksum.go.
 const (
-	valInline  = 'i' // value: 'i' + the frame's full encoding
-	valChunked = 'c' // value: 'c' + header + uvarint(raw length); raw in the chunks bucket
-
 	batchFrames = 1000
 	batchBytes  = 8 << 20
 )
@@ -71,6 +69,7 @@ func (s *Store) putNotes(meta *frame.Session, next FrameSource, finish func(*fra
 	d := deriver{meta: meta}
 	meta.Frames, meta.Bytes = frame.Counts{}, frame.Counts{}
 	var lastAt int64
+	var tl tally
 	done := false
 	for !done {
 		err := safely(func() error {
@@ -93,9 +92,10 @@ func (s *Store) putNotes(meta *frame.Session, next FrameSource, finish func(*fra
 					}
 					d.see(f)
 					lastAt = f.At
+					tl.add(f.Seq)
 					key := binary.BigEndian.AppendUint64(nil, f.Seq)
 					if len(f.Raw) <= chunkSize {
-						val := frame.Append([]byte{valInline}, f)
+						val := inlineValue(key, f)
 						if err := frames.Put(key, val); err != nil {
 							return err
 						}
@@ -110,19 +110,10 @@ func (s *Store) putNotes(meta *frame.Session, next FrameSource, finish func(*fra
 						}
 						chunks.FillPercent = 1.0
 					}
-					val := frame.AppendHeader([]byte{valChunked}, f)
-					val = binary.AppendUvarint(val, uint64(len(f.Raw)))
-					if err := frames.Put(key, val); err != nil {
+					if err := frames.Put(key, chunkedValue(key, f)); err != nil {
 						return err
 					}
-					for i := 0; i*chunkSize < len(f.Raw); i++ {
-						ck := binary.BigEndian.AppendUint32(bytes.Clone(key), uint32(i))
-						end := min((i+1)*chunkSize, len(f.Raw))
-						if err := chunks.Put(ck, f.Raw[i*chunkSize:end]); err != nil {
-							return err
-						}
-					}
-					return nil
+					return putChunks(chunks, key, f.Raw)
 				}
 				return nil
 			})
@@ -141,6 +132,9 @@ func (s *Store) putNotes(meta *frame.Session, next FrameSource, finish func(*fra
 	err = safely(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
 			if err := tx.Bucket(bucketIndex).Put(id, appendSummary(nil, meta)); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketTally).Put(id, tl.encode()); err != nil {
 				return err
 			}
 			if notes != nil && len(*notes) > 0 {

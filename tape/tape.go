@@ -281,7 +281,8 @@ type Reader struct {
 	sess    *frame.Session
 	n       int    // number of the last line read
 	blank   int    // number of the first blank line of a run not yet followed by a line, or 0
-	seq     uint64 // seq of the last line
+	seq     uint64 // seq of the last frame read
+	written uint64 // seq as the last line spelled it (seq may be more: see Next)
 	seen    bool   // a line was read (so seq holds its seq)
 	err     error  // sticky
 	line    []byte
@@ -321,8 +322,16 @@ func NewReader(r io.Reader) (*Reader, error) {
 // metadata, not a frame.
 func (r *Reader) Session() *frame.Session { return r.sess }
 
-// Next returns the next frame or event. It returns io.EOF at the end of the
-// tape, an error wrapping ErrMalformed for an invalid line, or the read
+// Line returns the line of the frame Next returned last, as written
+// (without its "\n"), and the seq that line spells. Both are valid until the
+// next call to Next.
+func (r *Reader) Line() (line []byte, seq uint64) { return r.line, r.written }
+
+// Next returns the next frame or event. Seqs come out strictly increasing:
+// a line may repeat the seq of the line before it (replay --update writes a
+// frame it inserts so, to leave the lines after it as they were), and such
+// a frame is read with the next free seq, as is any later one it would
+// collide with. It returns io.EOF at the end of the tape, an error wrapping ErrMalformed for an invalid line, or the read
 // error; after an error it keeps returning it. The returned Frame and
 // everything it points to (Raw, Cut, Code) belong to the Reader and are
 // overwritten by the next call: copy what you keep. Raw is nil for events
@@ -608,8 +617,15 @@ func (r *Reader) parse(line []byte) error {
 	if err != nil || s == 0 {
 		return r.malformed(`"seq" must be a positive integer`)
 	}
+	if r.seen && s < r.written {
+		return r.malformed(`"seq" must not decrease (%d after %d)`, s, r.written)
+	}
+	r.written = s
+	// A line may repeat the seq before it (a frame that replay --update
+	// inserted): it is read as one more than the frame before, and so is
+	// every seq it would otherwise collide with.
 	if r.seen && s <= r.seq {
-		return r.malformed(`"seq" must increase (%d after %d)`, s, r.seq)
+		s = r.seq + 1
 	}
 	f.Seq = s
 	if at == nil {

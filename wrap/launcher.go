@@ -23,6 +23,8 @@ type Launch struct {
 	// node plugin the host puts node's folder there, and a wrapped plugin
 	// (runtime executable to the host) must still see it.
 	PathFirst string
+	// PinClock records with --pin-clock (tapedeck wrap --pin-clock).
+	PinClock bool
 }
 
 // pathTail follows the quoted PathFirst on the launcher's PATH line: the
@@ -32,7 +34,11 @@ const pathTail = "${PATH:+:$PATH}\nexport PATH\n"
 
 // Argv is the full command line the launcher execs.
 func (l *Launch) Argv() []string {
-	return append([]string{l.Tapedeck, "--store", l.Store, "record", "--name", l.Name, "--"}, l.Command...)
+	argv := []string{l.Tapedeck, "--store", l.Store, "record", "--name", l.Name}
+	if l.PinClock {
+		argv = append(argv, "--pin-clock")
+	}
+	return append(append(argv, "--"), l.Command...)
 }
 
 // Script is the launcher: a POSIX sh script that execs Argv, every word
@@ -47,7 +53,11 @@ func (l *Launch) Script() []byte {
 	if l.PathFirst != "" {
 		b.WriteString("PATH=" + Quote(l.PathFirst) + pathTail)
 	}
-	fmt.Fprintf(&b, "exec %s --store %s record --name %s --", Quote(l.Tapedeck), Quote(l.Store), Quote(l.Name))
+	fmt.Fprintf(&b, "exec %s --store %s record --name %s", Quote(l.Tapedeck), Quote(l.Store), Quote(l.Name))
+	if l.PinClock {
+		b.WriteString(" --pin-clock")
+	}
+	b.WriteString(" --")
 	for _, w := range l.Command {
 		b.WriteByte(' ')
 		b.WriteString(Quote(w))
@@ -92,6 +102,10 @@ func ParseLauncher(script []byte) (*Launch, error) {
 	words, err := shellWords(script[pos+len("exec "):])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrLauncher, err)
+	}
+	if len(words) > 7 && words[6] == "--pin-clock" {
+		l.PinClock = true
+		words = append(words[:6:6], words[7:]...)
 	}
 	if len(words) < 8 || words[1] != "--store" || words[3] != "record" || words[4] != "--name" || words[6] != "--" {
 		return nil, fmt.Errorf("%w: the exec line is not `TAPEDECK --store STORE record --name NAME -- COMMAND…`", ErrLauncher)

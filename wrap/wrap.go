@@ -20,9 +20,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Files inside the plugin folder. LauncherFile is also the manifest's new
@@ -46,6 +48,10 @@ var (
 	ErrChanged      = errors.New(ManifestFile + " changed since wrap")
 	ErrNodeNotFound = errors.New("node not found")
 	ErrLauncher     = errors.New("not a launcher written by tapedeck wrap")
+	// ErrSymlink: a path wrap or unwrap would write, read back or remove
+	// is a symbolic link it did not make. They never follow one: a cloned
+	// plugin folder could aim it at any file of the user's.
+	ErrSymlink = errors.New("symbolic link")
 )
 
 // Options says what a launcher runs.
@@ -56,6 +62,8 @@ type Options struct {
 	Store string
 	// Finder finds node for a node plugin; nil means NewFinder().
 	Finder *Finder
+	// PinClock makes the launcher record with --pin-clock.
+	PinClock bool
 }
 
 // Plan is a wrap worked out and checked but not yet written: Prepare makes
@@ -98,19 +106,28 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 		return nil, refuse("the tapedeck path (%q) and the store (%q) must be absolute", opts.Tapedeck, opts.Store)
 	}
 	manifestPath := filepath.Join(abs, ManifestFile)
-	raw, err := os.ReadFile(manifestPath)
+	fi, err := os.Lstat(manifestPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, refuse("%w: give the plugin folder, the one that holds %s", ErrNoManifest, ManifestFile)
 	}
 	if err != nil {
 		return nil, refuse("read manifest: %w", err)
 	}
-	fi, err := os.Stat(manifestPath)
+	if err := notLink(manifestPath, fi, ManifestFile, "wrap edits the manifest in place"); err != nil {
+		return nil, refuse("%w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, refuse("%w: %s is not a file", ErrManifest, ManifestFile)
+	}
+	raw, err := readNoFollow(manifestPath)
 	if err != nil {
 		return nil, refuse("read manifest: %w", err)
 	}
 	if _, err := os.Lstat(filepath.Join(abs, OrigFile)); err == nil {
 		return nil, refuse("%w (%s exists): run tapedeck unwrap %s first", ErrWrapped, OrigFile, abs)
+	}
+	if err := checkState(abs, true); err != nil {
+		return nil, refuse("%w", err)
 	}
 	m, err := ParseManifest(raw)
 	if err != nil {
@@ -174,7 +191,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 		}
 		command = []string{mainPath}
 	}
-	p.Launch = Launch{Tapedeck: opts.Tapedeck, Store: opts.Store, Name: m.ID, Command: command, PathFirst: pathFirst}
+	p.Launch = Launch{Tapedeck: opts.Tapedeck, Store: opts.Store, Name: m.ID, Command: command, PathFirst: pathFirst, PinClock: opts.PinClock}
 	if p.Wrapped, err = m.Splice(RuntimeExecutable, LauncherFile); err != nil {
 		return nil, refuse("%w", err)
 	}
@@ -184,17 +201,28 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 	return p, nil
 }
 
-// Apply writes the plan: the original manifest to OrigFile (created
-// exclusively, so two wraps cannot both win), the launcher (mode 0755), then
-// the edited manifest, each file through a rename. On failure it removes
+// Apply writes the plan: the original manifest to OrigFile and the launcher
+// (mode 0755), each created exclusively and without following a symlink
+// (so two wraps cannot both win, and a link planted in the folder is
+// refused, never written through), then the edited manifest through a
+// temporary file and a rename in the plugin folder. On failure it removes
 // what it wrote and the manifest is as it was. It fails with ErrWrapped if
-// the folder was wrapped since Prepare and with ErrChanged if the manifest
-// changed since.
+// the folder was wrapped since Prepare, with ErrSymlink if a link stands
+// where it writes, and with ErrChanged if the manifest changed since.
 func (p *Plan) Apply() (err error) {
 	state := filepath.Join(p.Dir, StateDir)
-	_, statErr := os.Lstat(state)
-	madeState := errors.Is(statErr, fs.ErrNotExist)
-	if err := os.MkdirAll(state, 0o755); err != nil {
+	if err := checkState(p.Dir, true); err != nil {
+		return fmt.Errorf("wrap %s: %w", p.Dir, err)
+	}
+	// Mkdir, not MkdirAll: it neither follows a link in StateDir's place
+	// nor lets one appear unnoticed (checkState ran just before).
+	madeState := true
+	if err := os.Mkdir(state, 0o755); errors.Is(err, fs.ErrExist) {
+		madeState = false
+		if err := checkState(p.Dir, true); err != nil {
+			return fmt.Errorf("wrap %s: %w", p.Dir, err)
+		}
+	} else if err != nil {
 		return fmt.Errorf("wrap %s: %w", p.Dir, err)
 	}
 	var written []string
@@ -210,33 +238,28 @@ func (p *Plan) Apply() (err error) {
 	}()
 
 	origPath := filepath.Join(p.Dir, filepath.FromSlash(OrigFile))
-	f, err := os.OpenFile(origPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, p.mode)
+	err = createNew(origPath, p.Original, p.mode)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("wrap %s: %w (%s exists): run tapedeck unwrap %s first", p.Dir, ErrWrapped, OrigFile, p.Dir)
 	}
 	if err != nil {
-		return fmt.Errorf("wrap %s: keep the original manifest: %w", p.Dir, err)
-	}
-	written = append(written, origPath)
-	_, err = f.Write(p.Original)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
 		return fmt.Errorf("wrap %s: keep the original manifest in %s: %w", p.Dir, origPath, err)
 	}
+	written = append(written, origPath)
 
 	launcher := p.LauncherPath()
-	if err := writeFile(launcher, p.Launch.Script(), 0o755); err != nil {
+	err = createNew(launcher, p.Launch.Script(), 0o755)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("wrap %s: %s exists and tapedeck did not write it (%s): move it away, then wrap again",
+			p.Dir, LauncherFile, describe(launcher))
+	}
+	if err != nil {
 		return fmt.Errorf("wrap %s: write the launcher: %w", p.Dir, err)
 	}
 	written = append(written, launcher)
 
 	manifestPath := filepath.Join(p.Dir, ManifestFile)
-	now, err := os.ReadFile(manifestPath)
+	now, err := readNoFollow(manifestPath)
 	if err != nil {
 		return fmt.Errorf("wrap %s: %w", p.Dir, err)
 	}
@@ -266,48 +289,67 @@ type Undone struct {
 // manifest is neither what wrap wrote nor the original, someone edited it
 // since: Unwrap refuses (ErrChanged) unless force, which restores the
 // original anyway. A folder that was never wrapped gives ErrNotWrapped.
+// It never follows a symlink: one in place of .tapedeck/, the kept
+// original or the manifest is refused (ErrSymlink), and one in the
+// launcher's place is removed, its target untouched.
 func Unwrap(dir string, force bool) (*Undone, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("unwrap %s: %w", dir, err)
 	}
+	refuse := func(format string, args ...any) (*Undone, error) {
+		return nil, fmt.Errorf("unwrap %s: "+format, append([]any{abs}, args...)...)
+	}
+	if err := checkState(abs, false); err != nil {
+		return refuse("%w", err)
+	}
 	origPath := filepath.Join(abs, filepath.FromSlash(OrigFile))
-	orig, err := os.ReadFile(origPath)
+	ofi, err := os.Lstat(origPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("unwrap %s: %w (no %s): nothing to undo", abs, ErrNotWrapped, OrigFile)
+		return refuse("%w (no %s): nothing to undo", ErrNotWrapped, OrigFile)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("unwrap %s: %w", abs, err)
+		return refuse("%w", err)
 	}
-	ofi, err := os.Stat(origPath)
+	if err := notLink(origPath, ofi, OrigFile, "wrap keeps the original there as a file"); err != nil {
+		return refuse("%w", err)
+	}
+	orig, err := readNoFollow(origPath)
 	if err != nil {
-		return nil, fmt.Errorf("unwrap %s: %w", abs, err)
+		return refuse("%w", err)
 	}
 	u := &Undone{Dir: abs}
 	manifestPath := filepath.Join(abs, ManifestFile)
-	now, err := os.ReadFile(manifestPath)
+	if mfi, err := os.Lstat(manifestPath); err == nil {
+		if err := notLink(manifestPath, mfi, ManifestFile, "unwrap restores the manifest in place"); err != nil {
+			return refuse("%w", err)
+		}
+	}
+	now, err := readNoFollow(manifestPath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("unwrap %s: %w", abs, err)
+		return refuse("%w", err)
 	}
 	if err != nil || !bytes.Equal(now, orig) {
 		if err == nil && !isWrapOf(now, orig) {
 			if !force {
-				return nil, fmt.Errorf("unwrap %s: %w: compare it with %s, or run unwrap --force to put the original back and lose the changes",
-					abs, ErrChanged, OrigFile)
+				return refuse("%w: compare it with %s, or run unwrap --force to put the original back and lose the changes",
+					ErrChanged, OrigFile)
 			}
 			u.Overwrote = true
 		}
 		if err := writeFile(manifestPath, orig, ofi.Mode().Perm()); err != nil {
-			return nil, fmt.Errorf("unwrap %s: restore the manifest: %w", abs, err)
+			return refuse("restore the manifest: %w", err)
 		}
 		u.Restored = true
 	}
+	// Removing a name never follows it: a link in the launcher's place goes,
+	// its target stays.
 	launcher := filepath.Join(abs, filepath.FromSlash(LauncherFile))
 	if err := os.Remove(launcher); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("unwrap %s: remove the launcher: %w", abs, err)
+		return refuse("remove the launcher: %w", err)
 	}
 	if err := os.Remove(origPath); err != nil {
-		return nil, fmt.Errorf("unwrap %s: remove %s: %w", abs, OrigFile, err)
+		return refuse("remove %s: %w", OrigFile, err)
 	}
 	if err := os.Remove(filepath.Join(abs, StateDir)); err != nil {
 		u.StateKept = true // not empty: somebody else's files
@@ -327,12 +369,9 @@ func isWrapOf(manifest, orig []byte) bool {
 
 // writeFile replaces path with data through a temporary file in the same
 // folder and a rename, so that a reader (the host) sees the old file or
-// the new one, never half of one. A symlink at path is followed: its target
-// is replaced.
+// the new one, never half of one. A symlink at path is not followed: the
+// rename replaces the name itself (callers refuse links before).
 func writeFile(path string, data []byte, perm fs.FileMode) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -355,4 +394,92 @@ func writeFile(path string, data []byte, perm fs.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// createNew creates path with data and perm; it fails with fs.ErrExist when
+// anything is there already, a symlink (even a dangling one) included, so it
+// never writes through a link.
+func createNew(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm) // the umask may have taken bits away
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// readNoFollow reads the file at path, refusing a symlink there (ELOOP).
+func readNoFollow(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%w: %s (%s)", ErrSymlink, path, describe(path))
+		}
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// notLink refuses fi (the Lstat of path, which name spells for the user)
+// when it is a symbolic link, saying why in the words of because.
+func notLink(path string, fi fs.FileInfo, name, because string) error {
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is %s; %s and never writes through a link: replace it with the real file", ErrSymlink, name, describe(path), because)
+}
+
+// checkState refuses a StateDir in dir that is anything but a real folder:
+// wrap writes its files in there and unwrap removes them. For wrap
+// (launcher set) it refuses a symlink in the launcher's place too.
+func checkState(dir string, launcher bool) error {
+	state := filepath.Join(dir, StateDir)
+	fi, err := os.Lstat(state)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := notLink(state, fi, StateDir+"/", "wrap keeps its files in that folder"); err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder: move it away", StateDir)
+	}
+	path := filepath.Join(dir, filepath.FromSlash(LauncherFile))
+	if fi, err := os.Lstat(path); err == nil && launcher {
+		return notLink(path, fi, LauncherFile, "wrap writes the launcher there")
+	}
+	return nil
+}
+
+// describe says what is at path for an error message: "a symbolic link to
+// TARGET", "a folder" or "a file".
+func describe(path string) string {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return "unreadable"
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		return fmt.Sprintf("a symbolic link to %q", target)
+	case fi.IsDir():
+		return "a folder"
+	}
+	return "a file"
 }

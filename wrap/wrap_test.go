@@ -706,3 +706,134 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("Doctor of an empty folder = %v, want ErrNoManifest", err)
 	}
 }
+
+// TestWrapNeverFollowsSymlinks is the audit's attack: a cloned plugin folder
+// with a link where wrap or unwrap writes, aimed at a file of the user's
+// (their ~/.profile). Each is refused with the reason, and the target keeps
+// its bytes and mode.
+func TestWrapNeverFollowsSymlinks(t *testing.T) {
+	const manifest = `{"id":"p","main":"m.py","runtime":"python"}`
+	opts := Options{Tapedeck: testTapedeck, Store: testStore}
+	type victim struct{ path, data string }
+	newVictim := func(t *testing.T, data string) victim {
+		v := victim{filepath.Join(t.TempDir(), ".profile"), data}
+		if err := os.WriteFile(v.path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	intact := func(t *testing.T, v victim) {
+		t.Helper()
+		got, err := os.ReadFile(v.path)
+		fi, _ := os.Stat(v.path)
+		if err != nil || string(got) != v.data || fi.Mode().Perm() != 0o600 {
+			t.Errorf("the link's target was changed: %q mode %v (%v), want %q mode 0600", got, fi.Mode().Perm(), err, v.data)
+		}
+	}
+	wrapCases := []struct {
+		name  string
+		plant func(t *testing.T, dir string, v victim)
+	}{
+		{"launcher is a link", func(t *testing.T, dir string, v victim) {
+			os.Mkdir(filepath.Join(dir, StateDir), 0o755)
+			os.Symlink(v.path, filepath.Join(dir, LauncherFile))
+		}},
+		{"dangling launcher link", func(t *testing.T, dir string, v victim) {
+			os.Mkdir(filepath.Join(dir, StateDir), 0o755)
+			os.Symlink(v.path+".new", filepath.Join(dir, LauncherFile))
+		}},
+		{"state folder is a link", func(t *testing.T, dir string, v victim) {
+			os.Symlink(filepath.Dir(v.path), filepath.Join(dir, StateDir))
+		}},
+		{"kept original is a link", func(t *testing.T, dir string, v victim) {
+			os.Mkdir(filepath.Join(dir, StateDir), 0o755)
+			os.Symlink(v.path, filepath.Join(dir, OrigFile))
+		}},
+		{"manifest is a link", func(t *testing.T, dir string, v victim) {
+			os.Remove(filepath.Join(dir, ManifestFile))
+			os.Symlink(v.path, filepath.Join(dir, ManifestFile))
+		}},
+	}
+	for _, c := range wrapCases {
+		t.Run("wrap/"+c.name, func(t *testing.T) {
+			dir := plugin(t, "p", manifest, "m.py", 0o644)
+			v := newVictim(t, manifest) // a valid manifest, so only the link can stop wrap
+			c.plant(t, dir, v)
+			p, err := Prepare(context.Background(), dir, opts)
+			if err == nil {
+				err = p.Apply()
+			}
+			if err == nil {
+				t.Fatal("wrap went through a symlink")
+			}
+			if !errors.Is(err, ErrSymlink) && !errors.Is(err, ErrWrapped) {
+				t.Errorf("error %v: want it to say a symlink is in the way", err)
+			}
+			intact(t, v)
+			if _, err := os.Stat(v.path + ".new"); err == nil {
+				t.Error("wrap created the dangling link's target")
+			}
+		})
+	}
+	unwrapCases := []struct {
+		name  string
+		plant func(t *testing.T, dir string, v victim)
+	}{
+		{"kept original is a link", func(t *testing.T, dir string, v victim) {
+			os.Remove(filepath.Join(dir, OrigFile))
+			os.Symlink(v.path, filepath.Join(dir, OrigFile))
+		}},
+		{"manifest is a link", func(t *testing.T, dir string, v victim) {
+			os.Remove(filepath.Join(dir, ManifestFile))
+			os.Symlink(v.path, filepath.Join(dir, ManifestFile))
+		}},
+		{"state folder is a link", func(t *testing.T, dir string, v victim) {
+			// A folder elsewhere that looks wrapped: unwrap must not
+			// remove its files through the link.
+			other := filepath.Dir(v.path)
+			os.Rename(filepath.Join(dir, OrigFile), filepath.Join(other, filepath.Base(OrigFile)))
+			os.Rename(filepath.Join(dir, LauncherFile), filepath.Join(other, "launch"))
+			os.Remove(filepath.Join(dir, StateDir))
+			os.Symlink(other, filepath.Join(dir, StateDir))
+		}},
+	}
+	for _, c := range unwrapCases {
+		t.Run("unwrap/"+c.name, func(t *testing.T) {
+			dir := plugin(t, "p", manifest, "m.py", 0o644)
+			p, err := Prepare(context.Background(), dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Apply(); err != nil {
+				t.Fatal(err)
+			}
+			v := newVictim(t, "export PATH=$HOME/bin:$PATH\n")
+			c.plant(t, dir, v)
+			before := listing(t, filepath.Dir(v.path))
+			if _, err := Unwrap(dir, true); !errors.Is(err, ErrSymlink) {
+				t.Errorf("Unwrap = %v, want ErrSymlink", err)
+			}
+			intact(t, v)
+			if after := listing(t, filepath.Dir(v.path)); !reflect.DeepEqual(before, after) {
+				t.Errorf("unwrap changed the folder behind the link: %v → %v", before, after)
+			}
+		})
+	}
+	t.Run("unwrap/launcher is a link", func(t *testing.T) {
+		dir := plugin(t, "p", manifest, "m.py", 0o644)
+		p, _ := Prepare(context.Background(), dir, opts)
+		if err := p.Apply(); err != nil {
+			t.Fatal(err)
+		}
+		v := newVictim(t, "secret\n")
+		os.Remove(filepath.Join(dir, LauncherFile))
+		os.Symlink(v.path, filepath.Join(dir, LauncherFile))
+		if _, err := Unwrap(dir, false); err != nil {
+			t.Fatalf("Unwrap = %v", err)
+		}
+		intact(t, v) // the link went, not its target
+		if got, _ := os.ReadFile(filepath.Join(dir, ManifestFile)); string(got) != manifest {
+			t.Errorf("manifest %q, want %q", got, manifest)
+		}
+	})
+}

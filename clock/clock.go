@@ -1,0 +1,134 @@
+// Package clock owns tapedeck's pinned clock for Node and Python plugins:
+// two small preload files embedded in tapedeck (a --require module for
+// Node, a sitecustomize for Python) that make the plugin's wall clock read
+// a session's recorded start plus the real elapsed time, and seed its
+// random numbers from the session. It installs them into a private
+// temporary folder and spells the environment that loads them: it adds to
+// NODE_OPTIONS and PYTHONPATH (keeping what the user has there) and sets
+// two TAPEDECK_CLOCK_* variables. It never touches the bytes a plugin
+// says or hears, and it takes nothing from a tape but two numbers.
+package clock
+
+import (
+	"crypto/rand"
+	"embed"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tapedeck/tapedeck/frame"
+)
+
+//go:embed preload/clock.cjs preload/sitecustomize.py
+var preload embed.FS
+
+// The variables the preloads read.
+const (
+	EnvOrigin = "TAPEDECK_CLOCK_ORIGIN_MS" // the recorded start, Unix milliseconds
+	EnvSeed   = "TAPEDECK_CLOCK_SEED"      // the seed of Math.random / random
+)
+
+// New pins a clock to start with a fresh random seed.
+func New(start time.Time) frame.Clock {
+	var b [4]byte
+	rand.Read(b[:])
+	return frame.Clock{Origin: start, Seed: binary.LittleEndian.Uint32(b[:])}
+}
+
+// Preload is the preload files installed in a folder of their own.
+type Preload struct {
+	dir string
+}
+
+// Install writes the preload files into a new private temporary folder
+// (0700, a random name: nobody else can plant files there). Close removes
+// it.
+func Install() (*Preload, error) {
+	dir, err := os.MkdirTemp("", "tapedeck-clock-")
+	if err != nil {
+		return nil, fmt.Errorf("install the clock preload: %w", err)
+	}
+	for _, name := range []string{"clock.cjs", "sitecustomize.py"} {
+		b, _ := preload.ReadFile("preload/" + name)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("install the clock preload: %w", err)
+		}
+	}
+	return &Preload{dir: dir}, nil
+}
+
+// Dir is the folder the preload files are in.
+func (p *Preload) Dir() string { return p.dir }
+
+// Close removes the preload files.
+func (p *Preload) Close() error { return os.RemoveAll(p.dir) }
+
+// Env returns env (nil: ours) with the pin added: NODE_OPTIONS gains
+// --require of the Node preload after whatever the user has there, so the
+// user's preloads run first; PYTHONPATH gains the preload folder in front
+// (Python runs the first sitecustomize it finds; ours runs the user's next
+// one, then pins); TAPEDECK_CLOCK_* carry the origin and the seed.
+func (p *Preload) Env(env []string, c frame.Clock) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	nodeOpts, _ := lookup(env, "NODE_OPTIONS")
+	pyPath, hasPy := lookup(env, "PYTHONPATH")
+	out := make([]string, 0, len(env)+4)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "NODE_OPTIONS", "PYTHONPATH", EnvOrigin, EnvSeed:
+			continue
+		}
+		out = append(out, kv)
+	}
+	req := "--require " + nodeQuote(filepath.Join(p.dir, "clock.cjs"))
+	if strings.TrimSpace(nodeOpts) != "" {
+		req = nodeOpts + " " + req
+	}
+	py := p.dir
+	if hasPy && pyPath != "" {
+		py += string(os.PathListSeparator) + pyPath
+	}
+	return append(out,
+		"NODE_OPTIONS="+req,
+		"PYTHONPATH="+py,
+		EnvOrigin+"="+strconv.FormatInt(c.Origin.UnixMilli(), 10),
+		EnvSeed+"="+strconv.FormatUint(uint64(c.Seed), 10),
+	)
+}
+
+// lookup reads key from env; the last one wins, as for exec.
+func lookup(env []string, key string) (string, bool) {
+	v, ok := "", false
+	for _, kv := range env {
+		if k, val, found := strings.Cut(kv, "="); found && k == key {
+			v, ok = val, true
+		}
+	}
+	return v, ok
+}
+
+// nodeQuote quotes a path for NODE_OPTIONS, which splits on spaces and
+// reads double quotes with backslash escapes.
+func nodeQuote(s string) string {
+	if !strings.ContainsAny(s, " \t\"\\") {
+		return s
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// Describe spells a pinned clock for show and -v:
+// "pinned to 2026-11-30T15:04:08.346Z + elapsed, seed 1234567".
+func Describe(c *frame.Clock) string {
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf("pinned to %s + elapsed, seed %d", c.Origin.UTC().Format("2006-01-02T15:04:05.000Z"), c.Seed)
+}

@@ -1,0 +1,271 @@
+// Package coverage owns what a corpus of golden tapes exercises of a
+// plugin: the host methods sent and the plugin methods seen, the UI element
+// types drawn, which interactive elements drawn ever received a ui/event,
+// which commands the manifest contributes that no tape runs, and which
+// error paths were taken. It reads frames and manifest bytes, never a
+// database or a process.
+package coverage
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/message"
+)
+
+// interactive are the element types that send ui/event (API 1 and API 4).
+var interactive = map[string]bool{
+	"button": true, "input": true, "list": true, "choice": true, "toggle": true,
+	"select": true, "checkbox": true, "tabs": true,
+}
+
+// Plugin is what the tapes of one plugin exercise.
+type Plugin struct {
+	ID       string   `json:"id"`
+	Tapes    []string `json:"tapes"`
+	Manifest string   `json:"manifest,omitempty"` // its path; "" when none was found
+	// HostMethods counts the host's requests and notifications by method;
+	// PluginMethods the plugin's.
+	HostMethods   map[string]int `json:"hostMethods"`
+	PluginMethods map[string]int `json:"pluginMethods"`
+	// Elements counts the UI elements drawn, by type, over every ui/setPanel.
+	Elements map[string]int `json:"elements"`
+	// Interactive lists each interactive element id drawn, with how many
+	// ui/event it received.
+	Interactive []Element `json:"interactive"`
+	// Commands lists the commands the manifest contributes, with how many
+	// times a tape ran each (command/execute).
+	Commands []Command `json:"commands"`
+	// HostErrors counts the host's error answers to the plugin's requests,
+	// by method; PluginErrors the plugin's error replies to the host's.
+	HostErrors   map[string]int `json:"hostErrors"`
+	PluginErrors map[string]int `json:"pluginErrors"`
+
+	elements map[string]*Element
+	commands map[string]*Command
+}
+
+// Element is an interactive element drawn.
+type Element struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Events int    `json:"events"`
+}
+
+// Command is a command the manifest contributes, or one a tape ran that
+// it does not.
+type Command struct {
+	ID          string `json:"id"`
+	Runs        int    `json:"runs"`
+	Contributed bool   `json:"contributed"`
+}
+
+// New returns an empty Plugin.
+func New(id string) *Plugin {
+	return &Plugin{
+		ID: id, HostMethods: map[string]int{}, PluginMethods: map[string]int{}, Elements: map[string]int{},
+		HostErrors: map[string]int{}, PluginErrors: map[string]int{},
+		elements: map[string]*Element{}, commands: map[string]*Command{},
+	}
+}
+
+// manifest is what coverage reads of agentty-plugin.json.
+type manifest struct {
+	ID          string `json:"id"`
+	Contributes struct {
+		Commands []struct {
+			ID string `json:"id"`
+		} `json:"commands"`
+	} `json:"contributes"`
+}
+
+// ManifestID reads the plugin id of a manifest.
+func ManifestID(b []byte) (string, error) {
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", fmt.Errorf("parse manifest: %w", err)
+	}
+	return m.ID, nil
+}
+
+// AddManifest takes the commands a manifest contributes, found at path.
+func (p *Plugin) AddManifest(path string, b []byte) error {
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("parse manifest %s: %w", path, err)
+	}
+	p.Manifest = path
+	for _, c := range m.Contributes.Commands {
+		if c.ID == "" {
+			continue
+		}
+		if p.commands[c.ID] == nil {
+			p.commands[c.ID] = &Command{ID: c.ID}
+		}
+		p.commands[c.ID].Contributed = true
+	}
+	return nil
+}
+
+// AddTape takes the frames of one tape (or session), named name.
+func (p *Plugin) AddTape(name string, frames []frame.Frame) {
+	p.Tapes = append(p.Tapes, name)
+	hostCalls := map[string]string{}   // host request id → method
+	pluginCalls := map[string]string{} // plugin request id → method
+	for i := range frames {
+		f := &frames[i]
+		if f.IsEvent() || f.Dir == frame.Err {
+			continue
+		}
+		m := message.Parse(f.Raw)
+		switch {
+		case f.Dir == frame.In && m.IsCall():
+			p.HostMethods[m.Method]++
+			if m.Kind == message.Request {
+				hostCalls[m.IDKey()] = m.Method
+			}
+			p.hostCall(&m)
+		case f.Dir == frame.In && m.Kind == message.ErrorReply:
+			p.HostErrors[orUnknown(pluginCalls[m.IDKey()])]++
+		case f.Dir == frame.Out && m.IsCall():
+			p.PluginMethods[m.Method]++
+			if m.Kind == message.Request {
+				pluginCalls[m.IDKey()] = m.Method
+			}
+			if m.Method == "ui/setPanel" {
+				p.panel(m.Params)
+			}
+		case f.Dir == frame.Out && m.Kind == message.ErrorReply:
+			p.PluginErrors[orUnknown(hostCalls[m.IDKey()])]++
+		}
+	}
+}
+
+func orUnknown(method string) string {
+	if method == "" {
+		return "(unknown request)"
+	}
+	return method
+}
+
+// hostCall counts what a host frame exercises: an event on an element, a
+// command run.
+func (p *Plugin) hostCall(m *message.Message) {
+	var params struct {
+		Element string `json:"element"`
+		Command string `json:"command"`
+	}
+	json.Unmarshal(m.Params, &params)
+	switch m.Method {
+	case "ui/event":
+		if params.Element == "" {
+			return
+		}
+		e := p.elements[params.Element]
+		if e == nil { // an event on an element no tape drew
+			e = &Element{ID: params.Element}
+			p.elements[params.Element] = e
+		}
+		e.Events++
+	case "command/execute":
+		if params.Command == "" {
+			return
+		}
+		c := p.commands[params.Command]
+		if c == nil {
+			c = &Command{ID: params.Command}
+			p.commands[params.Command] = c
+		}
+		c.Runs++
+	}
+}
+
+// panel counts the elements of a ui/setPanel tree.
+func (p *Plugin) panel(params json.RawMessage) {
+	var v struct {
+		Tree any `json:"tree"`
+	}
+	if json.Unmarshal(params, &v) != nil {
+		return
+	}
+	// Iteratively, so that a hostile tree's depth costs no stack.
+	stack := []any{v.Tree}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch x := n.(type) {
+		case []any:
+			stack = append(stack, x...)
+		case map[string]any:
+			if t, ok := x["type"].(string); ok {
+				p.Elements[t]++
+				if id, ok := x["id"].(string); ok && interactive[t] {
+					e := p.elements[id]
+					if e == nil {
+						e = &Element{ID: id}
+						p.elements[id] = e
+					}
+					e.Type = t
+				}
+			}
+			for _, c := range x {
+				switch c.(type) {
+				case []any, map[string]any:
+					stack = append(stack, c)
+				}
+			}
+		}
+	}
+}
+
+// Finish sorts what was gathered; call it once every tape is added.
+func (p *Plugin) Finish() {
+	p.Interactive = p.Interactive[:0]
+	for _, e := range p.elements {
+		p.Interactive = append(p.Interactive, *e)
+	}
+	sort.Slice(p.Interactive, func(i, j int) bool { return p.Interactive[i].ID < p.Interactive[j].ID })
+	p.Commands = p.Commands[:0]
+	for _, c := range p.commands {
+		p.Commands = append(p.Commands, *c)
+	}
+	sort.Slice(p.Commands, func(i, j int) bool { return p.Commands[i].ID < p.Commands[j].ID })
+	sort.Strings(p.Tapes)
+}
+
+// Covered is how much of what can be exercised was: the contributed
+// commands run and the interactive element ids drawn that received an
+// event, of all of them (an event on an element no tape drew counts as
+// neither). total 0 means there was nothing to exercise.
+func (p *Plugin) Covered() (done, total int) {
+	for _, c := range p.Commands {
+		if !c.Contributed {
+			continue
+		}
+		total++
+		if c.Runs > 0 {
+			done++
+		}
+	}
+	for _, e := range p.Interactive {
+		if e.Type == "" {
+			continue
+		}
+		total++
+		if e.Events > 0 {
+			done++
+		}
+	}
+	return done, total
+}
+
+// Percent is Covered as a percentage; 100 when there is nothing to cover.
+func (p *Plugin) Percent() float64 {
+	done, total := p.Covered()
+	if total == 0 {
+		return 100
+	}
+	return 100 * float64(done) / float64(total)
+}

@@ -1,0 +1,155 @@
+// Package shrink owns finding a smaller session that still fails the same
+// way: it cuts a recording into host steps that can go without breaking
+// the tape (initialize and the final shutdown, stdin close and signals
+// stay; an answer goes with the request it answers; what the plugin said
+// goes with the step that caused it), and runs delta debugging (ddmin)
+// over those steps with a test it is given, in parallel, bounded in runs.
+// It also parses the predicates that say what "fails the same way" means
+// beyond the default. It takes frames and a test function: it never starts
+// a plugin or opens a store itself.
+package shrink
+
+import (
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/message"
+)
+
+// Tape is a recording cut into host steps.
+type Tape struct {
+	frames []frame.Frame
+	// owner is, per frame, the unit it goes with; -1 for frames that stay
+	// whatever is removed (what the plugin said before the first host
+	// step, its closing and exit events).
+	owner []int
+	units []Unit
+	steps []int // the units that may go, in order
+}
+
+// Unit is one host step and what goes with it.
+type Unit struct {
+	Seq    uint64 // the host frame's (or event's) seq
+	What   string // its method, or the event ("eof", "signal")
+	Fixed  bool   // initialize or part of the ending: never removed
+	Frames int    // how many frames go with it
+}
+
+// Split cuts recorded into units: each host frame that is not an answer,
+// and each stdin close or signal, starts a unit; the plugin's frames go
+// with the unit they followed, except a reply, which goes with the host
+// request it answers; a host answer goes with the plugin request it
+// answers. The unit holding initialize and the trailing units that end
+// the session (shutdown, stdin close, signals) are fixed.
+func Split(recorded []frame.Frame) *Tape {
+	t := &Tape{frames: recorded, owner: make([]int, len(recorded))}
+	cur := -1
+	hostReqs := map[string][]int{}   // host request id → units, in order
+	pluginReqs := map[string][]int{} // plugin request id → owners, in order
+	var answers []int                // host answers, settled once every request is known
+	curAt := make([]int, len(recorded))
+	start := func(f *frame.Frame, what string) {
+		t.units = append(t.units, Unit{Seq: f.Seq, What: what})
+		cur = len(t.units) - 1
+	}
+	for i := range recorded {
+		f := &recorded[i]
+		curAt[i] = cur
+		switch {
+		case f.Event == frame.EventEOF || f.Event == frame.EventSignal:
+			start(f, f.Event)
+			t.owner[i] = cur
+			continue
+		case f.IsEvent():
+			t.owner[i] = -1
+			continue
+		case f.Dir == frame.Err:
+			t.owner[i] = cur
+			continue
+		}
+		m := message.Parse(f.Raw)
+		switch {
+		case f.Dir == frame.In && m.IsReply():
+			answers = append(answers, i)
+		case f.Dir == frame.In:
+			what := m.Method
+			if what == "" {
+				what = m.Kind.String()
+			}
+			start(f, what)
+			t.owner[i] = cur
+			if m.Kind == message.Request {
+				hostReqs[m.IDKey()] = append(hostReqs[m.IDKey()], cur)
+			}
+		case m.IsReply():
+			t.owner[i] = cur
+			if q := hostReqs[m.IDKey()]; len(q) > 0 {
+				t.owner[i], hostReqs[m.IDKey()] = q[0], q[1:]
+			}
+		default:
+			t.owner[i] = cur
+			if m.Kind == message.Request {
+				pluginReqs[m.IDKey()] = append(pluginReqs[m.IDKey()], cur)
+			}
+		}
+	}
+	for _, i := range answers {
+		m := message.Parse(recorded[i].Raw)
+		t.owner[i] = curAt[i]
+		if q := pluginReqs[m.IDKey()]; len(q) > 0 {
+			t.owner[i], pluginReqs[m.IDKey()] = q[0], q[1:]
+		}
+	}
+	for i := range t.units {
+		if t.units[i].What == "initialize" {
+			t.units[i].Fixed = true
+		}
+	}
+	for i := len(t.units) - 1; i >= 0; i-- {
+		switch t.units[i].What {
+		case "shutdown", frame.EventEOF, frame.EventSignal:
+			t.units[i].Fixed = true
+			continue
+		}
+		break
+	}
+	for _, o := range t.owner {
+		if o >= 0 {
+			t.units[o].Frames++
+		}
+	}
+	for i, u := range t.units {
+		if !u.Fixed {
+			t.steps = append(t.steps, i)
+		}
+	}
+	return t
+}
+
+// Units lists every unit in recorded order.
+func (t *Tape) Units() []Unit { return t.units }
+
+// Steps is how many units may be removed; Keep and the ddmin work on their
+// indexes 0 … Steps()-1.
+func (t *Tape) Steps() int { return len(t.steps) }
+
+// Step is the unit of removable step i.
+func (t *Tape) Step(i int) Unit { return t.units[t.steps[i]] }
+
+// Keep returns the recording with only the removable steps keep (indexes
+// into 0 … Steps()-1) and every fixed unit: the frames in recorded order,
+// with their recorded seq and times. The slice shares the frames' bytes.
+func (t *Tape) Keep(keep []int) []frame.Frame {
+	kept := make([]bool, len(t.units))
+	for i, u := range t.units {
+		kept[i] = u.Fixed
+	}
+	for _, s := range keep {
+		kept[t.steps[s]] = true
+	}
+	var out []frame.Frame
+	for i, o := range t.owner {
+		if o < 0 || kept[o] {
+			out = append(out, t.frames[i])
+		}
+	}
+	return out
+}
