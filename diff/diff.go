@@ -112,7 +112,13 @@ type item struct {
 	align  string // kind and method: frames that can be "changed" into each other
 	what   string
 	method string
-	value  any // the normalised JSON value; nil for non-JSON lines
+	// raw is the line compared (masked), id the id it compares with (nil:
+	// its own); value is its tree once decoded (see tree).
+	raw     []byte
+	id      *string
+	ignore  func(string, []string) bool
+	value   any
+	decoded bool
 }
 
 // Frames compares the plugin's side of two timelines (recorded, live):
@@ -217,30 +223,21 @@ func normalise(frames []frame.Frame, opts Options, requestID func(*frame.Frame, 
 			out = append(out, it)
 			continue
 		}
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(bytes.TrimSuffix(f.Raw, []byte("\r"))))
-		dec.UseNumber()
-		if dec.Decode(&v) != nil {
-			v = nil
-		}
-		obj, _ := v.(map[string]any)
-		var reqID string
+		var idTok *string
 		switch m.Kind {
 		case message.Request:
-			reqID = requestID(f, m.Method)
+			reqID := requestID(f, m.Method)
+			idTok = &reqID // plugin ids are the plugin's: compared as what they stand for
 			it.method = m.Method
 			it.what = "request " + m.Method
-			if obj != nil {
-				obj["id"] = reqID // plugin ids are the plugin's: compared as what they stand for
-			}
 		case message.Notification:
 			it.method = m.Method
 			it.what = "notification " + m.Method
 		case message.Response, message.ErrorReply:
 			hc, ok := hostCalls[m.IDKey()]
 			it.method = hc.method
-			if obj != nil && ok {
-				obj["id"] = hc.id
+			if ok {
+				idTok = &hc.id
 			}
 			it.what = "response"
 			if m.Kind == message.ErrorReply {
@@ -254,26 +251,65 @@ func normalise(frames []frame.Frame, opts Options, requestID func(*frame.Frame, 
 		if m.Kind == message.ErrorReply {
 			it.align = "out:response:" + it.method
 		}
-		if mask != nil && v != nil {
-			v = maskStrings(v, mask)
+		it.raw, it.id = bytes.TrimSuffix(f.Raw, []byte("\r")), idTok
+		if mask != nil && bytes.Contains(it.raw, []byte(maskMark)) {
+			it.raw = []byte(mask(string(it.raw)))
 		}
-		if opts.Ignore != nil && v != nil {
-			v = prune(v, nil, func(p []string) bool { return opts.Ignore(it.method, p) })
-		}
-		it.value = v
-		if opts.Strict {
-			raw := f.Raw
-			if m.Kind == message.Request && len(m.ID) > 0 {
-				raw = bytes.Replace(raw, m.ID, []byte(strconv.Quote(reqID)), 1)
+		it.ignore = opts.Ignore
+		switch {
+		case opts.Strict:
+			raw := it.raw
+			if idTok != nil && len(m.ID) > 0 {
+				raw = bytes.Replace(raw, m.ID, []byte(strconv.Quote(*idTok)), 1)
 			}
-			it.key = "raw:" + masked(mask, string(raw))
-		} else {
-			js, _ := json.Marshal(v) // maps marshal with sorted keys
-			it.key = "json:" + string(js)
+			it.key = "raw:" + string(raw)
+		case opts.Ignore == nil:
+			// The fast way: the canonical spelling, no tree.
+			if key, ok := canonical(append(make([]byte, 0, len(it.raw)+8), "json:"...), it.raw, idTok); ok {
+				it.key = string(key)
+				break
+			}
+			fallthrough
+		default:
+			if v := it.tree(); v != nil {
+				js, _ := json.Marshal(v) // maps marshal with sorted keys
+				it.key = "json:" + string(js)
+			} else {
+				it.key = "raw:out:" + string(it.raw)
+			}
 		}
 		out = append(out, it)
 	}
 	return out, errs
+}
+
+// maskMark is what every redaction placeholder starts with: a line without
+// it has nothing to mask.
+const maskMark = "«redacted:"
+
+// tree is the item's value as a tree, decoded on demand (only differences
+// need it): its id replaced, and what the ignore rules name pruned. Nil
+// for a line that is not JSON.
+func (it *item) tree() any {
+	if it.decoded {
+		return it.value
+	}
+	it.decoded = true
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(it.raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	if obj, ok := v.(map[string]any); ok && it.id != nil {
+		obj["id"] = *it.id
+	}
+	if it.ignore != nil {
+		method := it.method
+		v = prune(v, nil, func(p []string) bool { return it.ignore(method, p) })
+	}
+	it.value = v
+	return v
 }
 
 func masked(mask func(string) string, s string) string {
@@ -281,23 +317,6 @@ func masked(mask func(string) string, s string) string {
 		return s
 	}
 	return mask(s)
-}
-
-// maskStrings applies mask to every string in v (keys stay).
-func maskStrings(v any, mask func(string) string) any {
-	switch x := v.(type) {
-	case string:
-		return mask(x)
-	case map[string]any:
-		for k, e := range x {
-			x[k] = maskStrings(e, mask)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = maskStrings(e, mask)
-		}
-	}
-	return v
 }
 
 // ignored replaces an ignored value, so that its presence still shows.
@@ -451,10 +470,10 @@ func detectMoves(diffs []Difference) []Difference {
 
 func side(it item) *Side {
 	s := &Side{Seq: it.f.Seq, At: it.f.At, Index: it.index, Raw: string(it.f.Raw), key: it.key}
-	if it.value != nil {
-		pretty, _ := json.MarshalIndent(it.value, "", "  ")
+	if v := it.tree(); v != nil {
+		pretty, _ := json.MarshalIndent(v, "", "  ")
 		s.Pretty = string(pretty)
-		s.JSON, _ = json.Marshal(it.value)
+		s.JSON, _ = json.Marshal(v)
 	} else {
 		s.Pretty = string(it.f.Raw)
 	}
@@ -463,10 +482,10 @@ func side(it item) *Side {
 
 func changed(m, e item, names [2]string) Difference {
 	d := Difference{Kind: Changed, Dir: m.f.Dir.String(), Method: m.method, What: m.what, Recorded: side(m), Live: side(e)}
-	if m.value != nil && e.value != nil {
-		d.Changes = paths(m.value, e.value, nil, nil)
+	if mv, ev := m.tree(), e.tree(); mv != nil && ev != nil {
+		d.Changes = paths(mv, ev, nil, nil)
 		if m.method == "ui/setPanel" {
-			d.Nodes = changedNodes(e.value, d.Changes)
+			d.Nodes = changedNodes(ev, d.Changes)
 		}
 	}
 	d.Unified = Unified(d.Recorded.Pretty, d.Live.Pretty, names[0], names[1])

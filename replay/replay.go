@@ -33,6 +33,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -164,6 +165,12 @@ type runner struct {
 	// owed are requests whose answers were given up on while the plugin
 	// waited for a later answer: the next host frame waits for them.
 	owed []*call
+	// direct writes to the plugin's stdin from the main loop when nothing
+	// is queued for the writer (queued counts what is); failed is set once
+	// a write failed.
+	direct syscall.RawConn
+	queued atomic.Int64
+	failed atomic.Bool
 	// exitFrame is the plugin's exit, held back until its pipes are read
 	// to the end so that it stands after its last line.
 	exitFrame *frame.Frame
@@ -288,6 +295,11 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options, queue int) (*Re
 		wg.Add(1)
 		go func() { defer wg.Done(); r.read(rd.src, rd.dir) }()
 	}
+	if f, ok := p.Stdin.(*os.File); ok {
+		if rc, err := f.SyscallConn(); err == nil {
+			r.direct = rc
+		}
+	}
 	wg.Add(2)
 	go func() { defer wg.Done(); r.writeLoop(p.Stdin) }()
 	go func() {
@@ -305,7 +317,7 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options, queue int) (*Re
 	}
 	if !r.closed {
 		r.closed = true
-		r.writes <- write{close: true}
+		r.enqueue(write{close: true})
 	}
 	close(r.writes)
 	if runErr != nil {
@@ -398,7 +410,7 @@ func (r *runner) play(ctx context.Context) error {
 	// The host's ending: stdin closed, then its grace periods.
 	if !r.closed {
 		r.closed = true
-		r.writes <- write{close: true}
+		r.enqueue(write{close: true})
 		r.add(frame.Frame{Event: frame.EventEOF, Dir: frame.In})
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
@@ -611,19 +623,19 @@ func (r *runner) perform(st *step) {
 		if !st.frame.NoEOL {
 			data = append(data, '\n')
 		}
-		r.writes <- write{data: data}
+		r.write(data)
 		r.add(frame.Frame{Dir: frame.In, Raw: st.frame.Raw, NoEOL: st.frame.NoEOL, Cut: st.frame.Cut})
 		r.res.Sent[r.seq] = st.frame.Seq
 	case closeStdin:
 		if !r.closed {
 			r.closed = true
-			r.writes <- write{close: true}
+			r.enqueue(write{close: true})
 			r.add(frame.Frame{Event: frame.EventEOF, Dir: frame.In})
 		}
 	case sendAnswer:
 		r.sendAnswer(st.call)
 	case sendSignal:
-		r.writes <- write{signal: syscall.Signal(st.signal)}
+		r.enqueue(write{signal: syscall.Signal(st.signal)})
 		r.add(frame.Frame{Event: frame.EventSignal, Signal: st.frame.Signal})
 	}
 }
@@ -733,7 +745,7 @@ func (r *runner) send(reply []byte) bool {
 	if r.closed {
 		return false
 	}
-	r.writes <- write{data: append(reply, '\n')}
+	r.write(append(reply, '\n'))
 	r.add(frame.Frame{Dir: frame.In, Raw: reply})
 	return true
 }
@@ -777,11 +789,44 @@ func (r *runner) read(src io.Reader, dir frame.Dir) {
 	}
 }
 
+// write sends data to the plugin's stdin. When nothing is queued before
+// it, it is written at once, without blocking, from the main loop (a
+// round trip then costs no hand-over to the writer); what the pipe does
+// not take at once goes to the writer, which may wait.
+func (r *runner) write(data []byte) {
+	if r.direct != nil && r.queued.Load() == 0 && !r.failed.Load() {
+		var n int
+		var err error
+		r.direct.Write(func(fd uintptr) bool {
+			n, err = syscall.Write(int(fd), data)
+			return true // never wait here: the writer waits
+		})
+		switch {
+		case err == nil && n == len(data):
+			return
+		case err == syscall.EAGAIN || err == syscall.EINTR || err == nil:
+			data = data[max(n, 0):]
+		default:
+			r.failed.Store(true) // the plugin is gone or closed its stdin
+			return
+		}
+	}
+	r.enqueue(write{data: data})
+}
+
+// enqueue hands w to the writer, after everything queued before it.
+func (r *runner) enqueue(w write) {
+	r.queued.Add(1)
+	r.writes <- w
+}
+
 // writeLoop writes the queued host frames and signals in order; after a
 // failed write it only drains the queue.
 func (r *runner) writeLoop(stdin io.WriteCloser) {
 	ok := true
+	defer stdin.Close()
 	for w := range r.writes {
+		ok = ok && !r.failed.Load()
 		switch {
 		case w.close:
 			stdin.Close()
@@ -791,8 +836,9 @@ func (r *runner) writeLoop(stdin io.WriteCloser) {
 		case ok:
 			if _, err := stdin.Write(w.data); err != nil {
 				ok = false
+				r.failed.Store(true)
 			}
 		}
+		r.queued.Add(-1)
 	}
-	stdin.Close()
 }
