@@ -1,128 +1,13 @@
 // Command tapedeck records, replays and diffs sessions of Agentty plugins.
 //
-// main builds the command-line app and maps errors to exit codes; the work
-// is done by the packages proxy, recorder, store, tape, replay and diff.
+// It only builds and runs the command line; the commands live in package
+// cli, the work in the packages they call.
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"runtime"
-	"runtime/debug"
 
-	"github.com/urfave/cli/v2"
+	"github.com/tapedeck/tapedeck/cli"
 )
 
-func main() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) }
-
-// exitError carries an exit code; an empty message prints nothing.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
-
-// fail returns an error that exits with code and prints one line.
-func fail(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-func run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, stderr)
-	err := app.Run(intersperse(app, args))
-	if err == nil {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintf(stderr, "tapedeck: %s\n", ee.msg)
-		}
-		return ee.code
-	}
-	fmt.Fprintf(stderr, "tapedeck: %v\n", err)
-	return 1
-}
-
-func version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
-}
-
-// env is what every command needs from its surroundings.
-type env struct {
-	stdin          *os.File
-	stdout, stderr io.Writer
-}
-
-func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
-	usageError := func(c *cli.Context, err error, _ bool) error {
-		return fail(2, "%v (see tapedeck %s --help)", err, c.Command.Name)
-	}
-	app := &cli.App{
-		Name:                 "tapedeck",
-		Usage:                "record, replay and diff sessions of Agentty plugins",
-		Version:              version(),
-		Reader:               stdin,
-		Writer:               stdout,
-		ErrWriter:            stderr,
-		EnableBashCompletion: true,
-		ExitErrHandler:       func(*cli.Context, error) {},
-		OnUsageError:         usageError,
-		Flags: []cli.Flag{
-			&cli.StringFlag{
-				Name:    "store",
-				Usage:   "the store folder",
-				EnvVars: []string{"TAPEDECK_STORE"},
-				Value:   defaultStoreDir(),
-			},
-		},
-		Commands: []*cli.Command{
-			e.recordCommand(),
-			e.lsCommand(),
-			e.exportCommand(),
-			e.showCommand(),
-			e.importCommand(),
-			e.rmCommand(),
-			e.gcCommand(),
-			e.checkCommand(),
-			e.verifyCommand(),
-			e.wrapCommand(),
-			e.unwrapCommand(),
-			e.doctorCommand(),
-			e.replayCommand(),
-			e.testCommand(),
-			e.diffCommand(),
-			e.reviewCommand(),
-			e.coverageCommand(),
-			e.shrinkCommand(),
-		},
-	}
-	for _, c := range app.Commands {
-		c.OnUsageError = usageError
-	}
-	return app
-}
-
-// defaultStoreDir is $XDG_DATA_HOME/tapedeck, ~/.local/share/tapedeck, or on
-// macOS ~/Library/Application Support/tapedeck.
-func defaultStoreDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "tapedeck")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "tapedeck")
-	}
-	if runtime.GOOS == "darwin" {
-		return filepath.Join(home, "Library", "Application Support", "tapedeck")
-	}
-	return filepath.Join(home, ".local", "share", "tapedeck")
-}
+func main() { os.Exit(cli.Run(os.Args, os.Stdin, os.Stdout, os.Stderr)) }

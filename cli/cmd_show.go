@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tapedeck/tapedeck/check"
+	"github.com/tapedeck/tapedeck/cli/internal/escape"
+	"github.com/tapedeck/tapedeck/cli/internal/screen"
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/store"
+)
+
+func (e *env) showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "print a session's timeline",
+		ArgsUsage: "SESSION (an id, a unique prefix, a name, or last)",
+		Description: "One line per frame: sequence number, time since the start, direction\n" +
+			"(→ host to plugin, ← plugin to host, ! stderr, • lifecycle event), kind,\n" +
+			"method, id, the latency of each response to its request, and a one-line\n" +
+			"summary of params or result. Control characters are shown escaped.",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "dir", Usage: "only these directions: in, out, err, event (repeatable or comma-separated)"},
+			&cli.StringFlag{Name: "method", Usage: "only frames whose method (a response: its request's) matches this `GLOB`"},
+			&cli.StringSliceFlag{Name: "kind", Usage: "only these kinds: request, notification, response, error, stray, blank, stderr, event"},
+			&cli.BoolFlag{Name: "raw", Usage: "print each frame's exact bytes and its newline (so --raw --dir out is what the plugin wrote)"},
+			&cli.BoolFlag{Name: "json", Usage: "one JSON object per frame"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "on a live session, keep printing frames as they arrive until it ends"},
+			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report of the whole session to `FILE` instead of printing"},
+		},
+		Action: e.show,
+	}
+}
+
+func parseShowFilter(c *cli.Context) (*showFilter, error) {
+	f := &showFilter{method: c.String("method")}
+	for _, v := range splitList(c.StringSlice("dir")) {
+		if f.dirs == nil {
+			f.dirs = map[frame.Dir]bool{}
+		}
+		switch v {
+		case "in":
+			f.dirs[frame.In] = true
+		case "out":
+			f.dirs[frame.Out] = true
+		case "err":
+			f.dirs[frame.Err] = true
+		case "event":
+			f.dirs[dirEvent] = true
+		default:
+			return nil, fail(2, "show: --dir %q: want in, out, err or event", v)
+		}
+	}
+	for _, v := range splitList(c.StringSlice("kind")) {
+		known := false
+		for _, k := range showKinds {
+			known = known || k == v
+		}
+		if !known {
+			return nil, fail(2, "show: --kind %q: want one of %s", v, strings.Join(showKinds, ", "))
+		}
+		if f.kinds == nil {
+			f.kinds = map[string]bool{}
+		}
+		f.kinds[v] = true
+	}
+	if f.method != "" {
+		if _, err := path.Match(f.method, ""); err != nil {
+			return nil, fail(2, "show: --method %q: %v", f.method, err)
+		}
+	}
+	return f, nil
+}
+
+func (e *env) show(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fail(2, "show needs one SESSION (an id, a unique prefix, a name, or last); see tapedeck ls")
+	}
+	filter, err := parseShowFilter(c)
+	if err != nil {
+		return err
+	}
+	if c.Bool("raw") && c.Bool("json") {
+		return fail(2, "show: --raw and --json do not go together; pick one")
+	}
+	ref := c.Args().First()
+	var meta *frame.Session
+	var frames func(fn func(*frame.Frame) error) error
+	var st *store.Store
+	if fi, serr := os.Stat(ref); serr == nil && !fi.IsDir() {
+		// A tape file: shown from the file, no store needed.
+		if c.Bool("follow") {
+			return fail(2, "show: %s is a tape file; --follow is for a session still recording", ref)
+		}
+		if meta, frames, err = tapeFrames(ref); err != nil {
+			return fail(1, "show: %v", err)
+		}
+	} else {
+		if st, err = e.openStore(c); err != nil {
+			return err
+		}
+		if meta, err = resolveSession(st, "show", ref); err != nil {
+			return err
+		}
+		frames = func(fn func(*frame.Frame) error) error { return st.Frames(meta.ID, fn) }
+	}
+	if path := c.String("html"); path != "" {
+		if c.Bool("follow") || c.Bool("raw") || c.Bool("json") {
+			return fail(2, "show: --html writes the whole session as a page; it does not go with --follow, --raw or --json")
+		}
+		if err := writeSessionHTML(path, meta, frames); err != nil {
+			return fail(1, "show %s: %v", meta.ID, err)
+		}
+		return nil
+	}
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	p := &timeline{
+		w:       w,
+		filter:  filter,
+		raw:     c.Bool("raw"),
+		json:    c.Bool("json"),
+		color:   screen.Color(e.stdout),
+		width:   summaryWidth(e.stdout),
+		pending: map[pendingKey]request{},
+		stderr:  e.stderr,
+	}
+	if notes, err := sessionNotesOf(st, meta.ID); err == nil && len(notes) > 0 {
+		var n sessionNotes
+		if json.Unmarshal(notes, &n) == nil {
+			p.findings = map[uint64][]check.Finding{}
+			for _, f := range n.Findings {
+				p.findings[f.Seq] = append(p.findings[f.Seq], f)
+			}
+		}
+	}
+	if !p.raw && !p.json {
+		p.header(meta)
+		for _, f := range p.findings[0] {
+			fmt.Fprintf(w, "%s %s %s: %s\n", p.paint(levelColor(f.Level), "⚑"), f.Level, f.Rule, escape.Text(f.Message))
+		}
+	}
+	each := func(f *frame.Frame) error { return p.frame(f) }
+	if c.Bool("follow") {
+		err = st.Follow(c.Context, meta.ID, 0, w.Flush, each)
+	} else {
+		err = frames(each)
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		if isBrokenPipe(err) {
+			return nil // the reader (head, a pager) has had enough
+		}
+		return fail(1, "show %s: %v", meta.ID, err)
+	}
+	return nil
+}
+
+// sessionNotesOf is what a recording stored beside its frames; nothing for
+// a tape (st nil).
+func sessionNotesOf(st *store.Store, id string) ([]byte, error) {
+	if st == nil {
+		return nil, nil
+	}
+	return st.Notes(id)
+}

@@ -1,0 +1,95 @@
+package cli
+
+// The HTML reports of a session and of a replay, written atomically.
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/tapedeck/tapedeck/check"
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/report"
+)
+
+// writeSessionHTML writes the HTML report of a session to path, replacing
+// it atomically. frames is read three times (check, then the report's two
+// passes), one frame at a time: the report of a long session is written in
+// little memory.
+func writeSessionHTML(path string, meta *frame.Session, frames report.Frames) error {
+	findings, err := checkFindings(meta, frames)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		if err := report.Session(bw, meta, frames, findings); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// writeReplayHTML writes the HTML report of a replay to path, replacing it
+// atomically. A replay that could not run gets a report that says why.
+func writeReplayHTML(path string, o *outcome) error {
+	in := report.ReplayInput{Name: o.src.name, Meta: o.src.meta, Recorded: o.src.frames, Diff: o.diff}
+	in.Notes = append(in.Notes, o.notes...)
+	if o.against != nil {
+		in.Live = o.against.frames
+	}
+	if o.run != nil {
+		in.Live = o.run.Live
+		in.Notes = append(in.Notes, o.run.Notes...)
+		in.Unmatched = o.run.Unmatched
+		in.Elapsed = o.run.Elapsed
+	}
+	if o.err != nil {
+		in.Err = o.err.Error()
+	}
+	return writeFileAtomic(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		if err := report.Replay(bw, in); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// reportFindingsPerRule bounds the findings of one rule that a report
+// marks: a session that breaks a rule on every frame would otherwise carry
+// one finding per frame into the page (500,000 for a million frames).
+const reportFindingsPerRule = 1000
+
+// checkFindings runs the check engine over a session, for the report to
+// mark the frames the host would reject, drop or punish: at most
+// reportFindingsPerRule of each rule, and for the rest one finding that
+// says how many more tapedeck check lists.
+func checkFindings(meta *frame.Session, frames report.Frames) ([]report.Finding, error) {
+	c := check.New(check.OptionsFor(meta.Cwd))
+	var out []report.Finding
+	perRule := map[string]int{}
+	add := func(fs []check.Finding) {
+		for _, f := range fs {
+			perRule[f.Rule]++
+			if perRule[f.Rule] > reportFindingsPerRule {
+				continue
+			}
+			out = append(out, report.Finding{Seq: f.Seq, Level: string(f.Level), Rule: f.Rule, Method: f.Method, Message: f.Message, Path: f.Path})
+		}
+	}
+	if err := frames(func(f *frame.Frame) error { add(c.Feed(f)); return nil }); err != nil {
+		return nil, fmt.Errorf("check frames: %w", err)
+	}
+	add(c.Finish())
+	rules := slices.Sorted(maps.Keys(perRule))
+	for _, rule := range rules {
+		if n := perRule[rule] - reportFindingsPerRule; n > 0 {
+			out = append(out, report.Finding{Level: string(check.Info), Rule: rule,
+				Message: fmt.Sprintf("and %d more %s findings, not marked in this report: tapedeck check lists them all", n, rule)})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tapedeck/tapedeck/clock"
+	"github.com/tapedeck/tapedeck/fingerprint"
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/proxy"
+)
+
+// This file holds what record, replay and test need for triage: the
+// fingerprint taken beside a recording, the pinned clock's preload, and
+// the drift a replay reports. The logic lives in the fingerprint and clock
+// packages; these are the calls.
+
+// fingerprinter takes a recording's fingerprint off the relay's path: its
+// goroutine waits until the first line or event that crosses after the
+// plugin's first stdout line (by then that line has been passed on to the
+// host: the first forwarded bytes never compete with it), or until the
+// relay is over, whichever comes first.
+type fingerprinter struct {
+	start chan struct{}
+	once  sync.Once
+	done  chan struct{}
+	fp    *frame.Fingerprint
+}
+
+// startFingerprint starts the goroutine that will fingerprint argv as it
+// runs in dir with env; wait collects it.
+func startFingerprint(ctx context.Context, argv []string, dir string, env []string) *fingerprinter {
+	f := &fingerprinter{start: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		select {
+		case <-f.start:
+		case <-ctx.Done():
+			return
+		}
+		f.fp, _ = fingerprint.Take(ctx, fingerprint.Options{Command: argv, Dir: dir, Env: env})
+	}()
+	return f
+}
+
+func (f *fingerprinter) begin() { f.once.Do(func() { close(f.start) }) }
+
+// wait starts the fingerprint if the plugin never wrote to stdout, waits
+// for it and returns it (nil when it was cancelled).
+func (f *fingerprinter) wait() *frame.Fingerprint {
+	f.begin()
+	<-f.done
+	return f.fp
+}
+
+// sink passes everything on to s and starts the fingerprint with the
+// first line or event after the plugin's first stdout line: an atomic load
+// and a sync.Once on the relay's path, nothing more.
+func (f *fingerprinter) sink(s proxy.Sink) proxy.Sink {
+	fl, _ := s.(proxy.Flusher)
+	b, _ := s.(proxy.Batcher)
+	return &startAfterOut{Sink: s, fl: fl, b: b, f: f}
+}
+
+type startAfterOut struct {
+	proxy.Sink
+	fl     proxy.Flusher
+	b      proxy.Batcher
+	f      *fingerprinter
+	sawOut atomic.Bool
+}
+
+// Lines implements proxy.Batcher: the lines of a read go on at once to a
+// sink that batches, one by one to one that does not.
+func (s *startAfterOut) Lines(st proxy.Stream, block []byte, n int, at time.Time) {
+	if s.b != nil {
+		s.b.Lines(st, block, n, at)
+	} else {
+		l := proxy.Line{Stream: st, Done: true, EOL: true, Time: at}
+		for len(block) > 0 {
+			i := bytes.IndexByte(block, '\n')
+			l.Bytes, block = block[:i], block[i+1:]
+			s.Sink.Line(&l)
+		}
+	}
+	if s.sawOut.Load() {
+		s.f.begin()
+	} else if st == proxy.Stdout {
+		s.sawOut.Store(true)
+	}
+}
+
+func (s *startAfterOut) Line(l *proxy.Line) {
+	s.Sink.Line(l)
+	if s.sawOut.Load() {
+		s.f.begin()
+	} else if l.Stream == proxy.Stdout {
+		s.sawOut.Store(true)
+	}
+}
+
+func (s *startAfterOut) Event(e proxy.Event) {
+	s.Sink.Event(e)
+	if s.sawOut.Load() {
+		s.f.begin()
+	}
+}
+
+// Flush implements proxy.Flusher for a sink that batches.
+func (s *startAfterOut) Flush() {
+	if s.fl != nil {
+		s.fl.Flush()
+	}
+}
+
+// pinClock installs the clock preload and returns env with the pin, and
+// the preload to close when the plugin is done. With c nil it returns env
+// as it is.
+func pinClock(env []string, c *frame.Clock) ([]string, io.Closer, error) {
+	if c == nil {
+		return env, nil, nil
+	}
+	p, err := clock.Install()
+	if err != nil {
+		return env, nil, err
+	}
+	return p.Env(env, *c), p, nil
+}
+
+// replayClock is the clock a replay pins: the tape's, unless --pin-clock
+// says otherwise (false: never; true on a tape without one: its recorded
+// start, with seed 0, so that only the clock is pinned).
+func replayClock(meta *frame.Session, set, pin bool) *frame.Clock {
+	switch {
+	case set && !pin:
+		return nil
+	case meta.Clock != nil:
+		return meta.Clock
+	case set && pin:
+		return &frame.Clock{Origin: meta.Started}
+	}
+	return nil
+}
+
+// driftLine spells a drift for a person, "" when nothing drifted.
+func driftLine(d *fingerprint.Drift) string {
+	if d.None() {
+		return ""
+	}
+	return fmt.Sprintf("drift since the recording: %s", d.Summary)
+}
+
+// drift is a fingerprint.Drift, as replay --json carries it.
+type drift = fingerprint.Drift
+
+// triageHeader is what show prints under a session's header line: the
+// pinned clock and the fingerprint, when the session has them.
+func triageHeader(m *frame.Session) []string {
+	var lines []string
+	if m.Clock != nil {
+		lines = append(lines, "clock        "+clock.Describe(m.Clock))
+	}
+	if m.Fingerprint != nil {
+		lines = append(lines, "fingerprint  "+fingerprint.Describe(m.Fingerprint))
+		for _, n := range m.Fingerprint.Notes {
+			lines = append(lines, "             "+n)
+		}
+	}
+	return lines
+}

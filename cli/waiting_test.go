@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// waiters are the fixture plugins that wait as real ones do: a debounce
+// timer, a child process, a long sleep before a request.
+var waiters = []struct{ id, interpreter, main string }{
+	{"waiter-node", "node", "main.mjs"},
+	{"waiter-python", "python3", "main.py"},
+}
+
+// TestWaitingPluginsReplayCleanWithTheirCommand replays each waiter's tape 20
+// times at once with the command given after --, comparing stderr too,
+// while busy goroutines load every core: every run is the same. (The
+// recorded command is replayed 20 times by TestBundledTapesReplayStably.)
+func TestWaitingPluginsReplayCleanWithTheirCommand(t *testing.T) {
+	rounds := 20
+	if testing.Short() {
+		rounds = 3
+	}
+	busy(t)
+	for _, w := range waiters {
+		t.Run(w.id, func(t *testing.T) {
+			if _, err := exec.LookPath(w.interpreter); err != nil {
+				t.Skipf("%s is not installed", w.interpreter)
+			}
+			tp := filepath.Join("testdata", "tapes", w.id+".jsonl")
+			main := filepath.Join("testdata", "plugins", w.id, w.main)
+			for i, r := range tapedeckMany(t, rounds, nil, "replay", tp, "--compare-stderr", "--", w.interpreter, main) {
+				if r.code != 0 {
+					t.Errorf("round %d of %d: exit %d\n%s\n%s", i+1, rounds, r.code, r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestWaitingPluginsChangesAreCaught: one changed string in a waiting
+// plugin is one changed frame, and one extra notification is exactly one
+// extra difference: nothing after it shifts.
+func TestWaitingPluginsChangesAreCaught(t *testing.T) {
+	for _, w := range waiters {
+		t.Run(w.id, func(t *testing.T) {
+			if _, err := exec.LookPath(w.interpreter); err != nil {
+				t.Skipf("%s is not installed", w.interpreter)
+			}
+			tp := filepath.Join("testdata", "tapes", w.id+".jsonl")
+			out, r := replayTape(t, tp, []string{"WAITER_LABEL=found"})
+			if r.code != 1 || summary(out) != "changed request ui/setPanel" {
+				t.Fatalf("changed label: exit %d, differences %q\n%s", r.code, summary(out), r.stdout)
+			}
+			if ch := out.Differences[0].Changes; len(ch) != 1 || ch[0].Path != "params.tree.children[1].text" || ch[0].New != `"found bui"` {
+				t.Errorf("changed label: changes %+v", ch)
+			}
+			out, r = replayTape(t, tp, []string{"WAITER_EXTRA=1"})
+			if r.code != 1 || summary(out) != "extra notification ui/setBadge" {
+				t.Fatalf("extra frame: exit %d, differences %q\n%s", r.code, summary(out), r.stdout)
+			}
+			if len(out.Notes) != 0 {
+				t.Errorf("extra frame: notes %q", out.Notes)
+			}
+		})
+	}
+}
+
+// TestReplayVerboseSaysWhatRuns: -v names the command, its folder and the
+// variables a replay adds, before anything runs.
+func TestReplayVerboseSaysWhatRuns(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	tp := filepath.Join("testdata", "tapes", "waiter-node.jsonl")
+	r := tapedeck(t, t.TempDir(), nil, nil, "replay", "-v", tp)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"runs node main.mjs", "in      " + filepath.Join("testdata", "tapes", "..", "plugins", "waiter-node"), "adding  AGENTTY_LANGUAGE=en AGENTTY_PLUGIN_ID=waiter-node AGENTTY_VERSION=1.9.0"} {
+		if !strings.Contains(string(r.stderr), want) {
+			t.Errorf("-v output lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
