@@ -30,7 +30,7 @@ func fail(code int, format string, args ...any) error {
 // usage error, or what the command says (a recorded plugin's own status).
 // It is the only place that maps errors to exit codes.
 func Run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, stderr)
+	app := newApp(stdin, stdout, stderr, args)
 	err := app.Run(intersperse(app, args))
 	if err == nil {
 		return 0
@@ -57,12 +57,20 @@ func version() string {
 type env struct {
 	stdin          *os.File
 	stdout, stderr io.Writer
+	// args is the command line as given, for shell completion, which
+	// needs the word being completed.
+	args []string
 }
 
-func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
-	usageError := func(c *cli.Context, err error, _ bool) error {
-		return fail(2, "%v (see tapedeck %s --help)", err, c.Command.Name)
+func newApp(stdin *os.File, stdout, stderr io.Writer, args []string) *cli.App {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
+	// Every usage error (an unknown flag or command, a missing or extra
+	// argument) is one line on stderr and exit status 2.
+	usageError := func(c *cli.Context, err error, isCommand bool) error {
+		if isCommand {
+			return fail(2, "%v (see tapedeck %s --help)", err, c.Command.Name)
+		}
+		return fail(2, "%v (see tapedeck --help)", err)
 	}
 	app := &cli.App{
 		Name:                 "tapedeck",
@@ -74,6 +82,15 @@ func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
 		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {},
 		OnUsageError:         usageError,
+		// Without a command: the help; with one that does not exist, a
+		// usage error (urfave/cli would say "No help topic" and exit 1).
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return fail(2, "unknown command %q (see tapedeck --help)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+		BashComplete: e.complete(completeCommands),
 		Flags: []cli.Flag{
 			&cli.StringFlag{
 				Name:    "store",
@@ -101,10 +118,14 @@ func newApp(stdin *os.File, stdout, stderr io.Writer) *cli.App {
 			e.reviewCommand(),
 			e.coverageCommand(),
 			e.shrinkCommand(),
+			e.completionCommand(),
 		},
 	}
 	for _, c := range app.Commands {
 		c.OnUsageError = usageError
+		if c.BashComplete == nil {
+			c.BashComplete = e.complete(completeNothing)
+		}
 	}
 	return app
 }

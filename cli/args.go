@@ -6,16 +6,22 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// intersperse lets flags follow positional arguments ("replay TAPE --json"),
-// which urfave/cli (like the flag package) would take as arguments. For the
-// command named in args it moves every flag it knows that stands after a
-// positional argument, with its value, in front of the positionals. A
-// literal "--" ends the flags, and commands that run another program
-// (record) are left alone: everything after their first positional is the
-// program's.
+// intersperse puts flags where urfave/cli (like the flag package) looks
+// for them. For the command named in args it moves every flag it knows
+// that stands after a positional argument ("replay TAPE --json"), with its
+// value, in front of the positionals, and every global flag given after
+// the command name ("ls --store DIR") in front of the command name. A
+// literal "--" ends the flags, and for a command that runs another program
+// (record) so does its first positional: the rest is the program's. A
+// trailing --generate-bash-completion (a shell asking for completions)
+// stays last.
 func intersperse(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
+	}
+	var tail []string
+	if args[len(args)-1] == completeFlag {
+		args, tail = args[:len(args)-1], args[len(args)-1:]
 	}
 	// Skip global flags to find the command.
 	i := 1
@@ -26,33 +32,44 @@ func intersperse(app *cli.App, args []string) []string {
 		i++
 	}
 	if i >= len(args) {
-		return args
+		return append(args, tail...)
 	}
 	cmd := app.Command(args[i])
-	if cmd == nil || cmd.Name == "record" || len(cmd.Subcommands) > 0 {
-		return args
+	if cmd == nil || len(cmd.Subcommands) > 0 {
+		return append(args, tail...)
 	}
-	var flags, positional []string
+	var globals, flags, positional []string
 	rest := args[i+1:]
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
-		if a == "--" {
+		isFlag := strings.HasPrefix(a, "-") && a != "-"
+		if a == "--" || (!isFlag && cmd.Name == "record") {
 			positional = append(positional, rest[j:]...)
 			break
 		}
-		if strings.HasPrefix(a, "-") && a != "-" && known(cmd.Flags, a) {
-			flags = append(flags, a)
-			if !strings.Contains(a, "=") && takesValue(cmd.Flags, a) && j+1 < len(rest) {
-				j++
-				flags = append(flags, rest[j])
-			}
+		if !isFlag {
+			positional = append(positional, a)
 			continue
 		}
-		positional = append(positional, a)
+		// A flag the command does not know and tapedeck does (--store)
+		// is the global one; one neither knows goes with the command's,
+		// whose parser names it.
+		dst, of := &flags, cmd.Flags
+		if !known(cmd.Flags, a) && known(app.Flags, a) {
+			dst, of = &globals, app.Flags
+		}
+		*dst = append(*dst, a)
+		if !strings.Contains(a, "=") && takesValue(of, a) && j+1 < len(rest) {
+			j++
+			*dst = append(*dst, rest[j])
+		}
 	}
-	out := append([]string{}, args[:i+1]...)
+	out := append([]string{}, args[:i]...)
+	out = append(out, globals...)
+	out = append(out, args[i])
 	out = append(out, flags...)
-	return append(out, positional...)
+	out = append(out, positional...)
+	return append(out, tail...)
 }
 
 func flagName(a string) string {

@@ -6,13 +6,13 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/check"
 	"github.com/tapedeck/tapedeck/cli/internal/escape"
+	"github.com/tapedeck/tapedeck/cli/internal/screen"
 	"github.com/tapedeck/tapedeck/frame"
 )
 
@@ -32,7 +32,8 @@ func (e *env) checkCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "one JSON array of findings"},
 			&cli.StringFlag{Name: "manifest", Usage: "the plugin's manifest `FILE` (default: agentty-plugin.json in the recorded working directory)"},
 		},
-		Action: e.check,
+		BashComplete: e.complete(completeSessions),
+		Action:       e.check,
 	}
 }
 
@@ -100,7 +101,7 @@ func (e *env) check(c *cli.Context) error {
 
 // printFindings writes one line per finding and a closing count.
 func printFindings(w io.Writer, found []check.Finding) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var t screen.Table
 	var errs, warns, infos int
 	for _, f := range found {
 		switch f.Level {
@@ -120,9 +121,9 @@ func printFindings(w io.Writer, found []check.Finding) error {
 		if f.Path != "" {
 			msg = f.Path + ": " + msg
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", seq, when, f.Level, f.Rule, orDash(f.Method), escape.Text(msg))
+		t.Row(seq, when, string(f.Level), f.Rule, orDash(f.Method), escape.Text(msg))
 	}
-	if err := tw.Flush(); err != nil {
+	if _, err := t.WriteTo(w); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "%d %s, %d %s, %d info\n", errs, plural(errs, "error"), warns, plural(warns, "warning"), infos)

@@ -24,7 +24,8 @@ func (e *env) diffCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 			&cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report to `FILE`"},
 		},
-		Action: e.diff,
+		BashComplete: e.complete(completeSessions),
+		Action:       e.diff,
 	}
 }
 

@@ -32,8 +32,9 @@ func (e *env) exportCommand() *cli.Command {
 			"replaced by a stable placeholder unless --no-default-redactions; --redact and\n" +
 			"--redact-regex name more (a regex applies to the header too). stderr says what\n" +
 			"was redacted.",
-		Flags:  flags,
-		Action: e.export,
+		Flags:        flags,
+		BashComplete: e.complete(completeSessions),
+		Action:       e.export,
 	}
 }
 

@@ -38,7 +38,8 @@ func (e *env) replayCommand() *cli.Command {
 			&cli.BoolFlag{Name: "write-config", Usage: "with --runs: add the proposed rules to tapedeck.json"},
 			&cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report of the replay to `FILE`"},
 		),
-		Action: e.replay,
+		BashComplete: e.complete(completeSessions),
+		Action:       e.replay,
 	}
 }
 
@@ -48,7 +49,10 @@ func (e *env) replay(c *cli.Context) error {
 	}
 	args := c.Args().Slice()
 	argv := args[1:]
-	if len(argv) > 0 && argv[0] == "--" {
+	if len(argv) > 0 && argv[0] != "--" {
+		return fail(2, "replay: extra argument %q: a command to run instead of the recorded one goes after --: tapedeck replay SESSION|TAPE -- COMMAND [ARGS…]", argv[0])
+	}
+	if len(argv) > 0 {
 		argv = argv[1:]
 	}
 	s, err := settingsFrom(c, argv)

@@ -28,7 +28,8 @@ func (e *env) rmCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "only say what would be removed"},
 			&cli.BoolFlag{Name: "compact", Usage: "compact the database afterwards (as tapedeck gc)"},
 		},
-		Action: e.rm,
+		BashComplete: e.complete(completeSessions),
+		Action:       e.rm,
 	}
 }
 

@@ -48,7 +48,8 @@ func (e *env) shrinkCommand() *cli.Command {
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "run `N` replays at once"},
 			&cli.IntFlag{Name: "max-runs", Value: 400, Usage: "replay at most `N` candidates, then keep the smallest failing one found"},
 		),
-		Action: e.shrink,
+		BashComplete: e.complete(completeSessions),
+		Action:       e.shrink,
 	}
 }
 
@@ -61,7 +62,10 @@ func (e *env) shrink(c *cli.Context) error {
 	}
 	args := c.Args().Slice()
 	argv := args[1:]
-	if len(argv) > 0 && argv[0] == "--" {
+	if len(argv) > 0 && argv[0] != "--" {
+		return fail(2, "shrink: extra argument %q: a command to run instead of the recorded one goes after --: tapedeck shrink TAPE|SESSION -- COMMAND [ARGS…]", argv[0])
+	}
+	if len(argv) > 0 {
 		argv = argv[1:]
 	}
 	if c.IsSet("predicate") && c.IsSet("exec") {

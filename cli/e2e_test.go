@@ -15,44 +15,79 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/tape"
 )
 
-// tapedeckBin is the real binary, built once by TestMain.
+// tapedeckBin is the real binary, built once by TestMain (or named by
+// TAPEDECK_TEST_BIN); the scripts find it on PATH as tapedeck.
 var tapedeckBin string
 
+// TestMain runs the tests, or, when the test binary was started as one, a
+// fixture plugin: with TAPEDECK_FIXTURE=MODE (the Go tests' way), or as
+// the command "fixture MODE [ARGS…]" (the scripts' way, set up by
+// testscript; the arguments are the plugin's and ignored).
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("TAPEDECK_FIXTURE"); mode != "" {
-		fn, ok := fixtures[mode]
-		if !ok {
-			fmt.Fprintf(os.Stderr, "unknown fixture %q\n", mode)
-			os.Exit(100)
-		}
-		os.Exit(fn())
+		os.Exit(runFixture(mode))
 	}
-	// The end-to-end tests run from the module root, where the README's
-	// commands run and the bundled plugins and tapes are (testdata/).
-	if bin := os.Getenv("TAPEDECK_TEST_BIN"); bin != "" && !filepath.IsAbs(bin) {
-		abs, _ := filepath.Abs(bin)
-		os.Setenv("TAPEDECK_TEST_BIN", abs)
+	testscript.Main(e2e{m}, map[string]func(){
+		"fixture": func() {
+			if len(os.Args) < 2 {
+				fmt.Fprintln(os.Stderr, "usage: fixture MODE [ARGS…]")
+				os.Exit(100)
+			}
+			os.Exit(runFixture(os.Args[1]))
+		},
+	})
+}
+
+func runFixture(mode string) int {
+	fn, ok := fixtures[mode]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "unknown fixture %q\n", mode)
+		return 100
+	}
+	return fn()
+}
+
+// e2e runs the tests from the module root, where the README's commands run
+// and the bundled plugins and tapes are (testdata/), against the real
+// binary: built from the module root (with -race under the race
+// detector), or another build named by TAPEDECK_TEST_BIN (an older one,
+// to see a new test fail before its fix).
+type e2e struct{ m *testing.M }
+
+func (e e2e) Run() int {
+	bin := os.Getenv("TAPEDECK_TEST_BIN")
+	if bin != "" {
+		abs, err := filepath.Abs(bin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		bin = abs
 	}
 	if err := os.Chdir(".."); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if bin := os.Getenv("TAPEDECK_TEST_BIN"); bin != "" {
-		// Run the end-to-end tests against another build (an older one, to
-		// see a new test fail before its fix).
-		tapedeckBin = bin
-		os.Exit(m.Run())
+		return 1
 	}
 	dir, err := os.MkdirTemp("", "tapedeck-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
+	defer os.RemoveAll(dir)
 	tapedeckBin = filepath.Join(dir, "tapedeck")
+	if bin != "" {
+		if err := os.Symlink(bin, tapedeckBin); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return e.m.Run()
+	}
 	args := []string{"build", "-o", tapedeckBin}
 	if raceEnabled {
 		args = append(args, "-race")
@@ -61,11 +96,9 @@ func TestMain(m *testing.M) {
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build tapedeck:", err)
-		os.Exit(1)
+		return 1
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return e.m.Run()
 }
 
 // result is one finished tapedeck invocation.

@@ -62,6 +62,8 @@ var (
 	ErrWouldGrow = errors.New("compacting would grow the file")
 	// ErrRemoved: Frames found the session removed while it read it.
 	ErrRemoved = errors.New("session was removed while it was read")
+	// ErrNoStore: Open with MustExist found no store folder.
+	ErrNoStore = errors.New("no store")
 )
 
 // Options tunes a Store. A nil *Options means the defaults.
@@ -72,6 +74,9 @@ type Options struct {
 	// NoSync skips fsync on commit: what is committed survives the death of
 	// the process but not of the machine. For tests and bulk loads.
 	NoSync bool
+	// MustExist makes Open fail with ErrNoStore, creating nothing, when the
+	// folder does not exist: for commands that only read.
+	MustExist bool
 }
 
 // Store is a store folder. It holds no open files between calls and is safe
@@ -83,8 +88,14 @@ type Store struct {
 }
 
 // Open prepares the store in dir, creating the folder (0700) and its spool
-// folder when missing. It does not open the database.
+// folder when missing (unless opts.MustExist: then a missing folder is
+// ErrNoStore). It does not open the database.
 func Open(dir string, opts *Options) (*Store, error) {
+	if opts != nil && opts.MustExist {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w at %s", ErrNoStore, dir)
+		}
+	}
 	s := &Store{dir: dir, lockTimeout: 10 * time.Second}
 	if opts != nil && opts.LockTimeout > 0 {
 		s.lockTimeout = opts.LockTimeout

@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+)
+
+func (e *env) completionCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "completion",
+		Usage:     "print a shell script that completes tapedeck's commands, flags and sessions",
+		ArgsUsage: "bash|zsh|fish",
+		Description: "Completes command names, flags, and where a command takes a SESSION, the\n" +
+			"stored sessions' ids and names and last (read from --store). Install:\n" +
+			"  bash: tapedeck completion bash > ~/.local/share/bash-completion/completions/tapedeck\n" +
+			"  zsh:  tapedeck completion zsh > \"${fpath[1]}/_tapedeck\"\n" +
+			"  fish: tapedeck completion fish > ~/.config/fish/completions/tapedeck.fish",
+		Action: e.completion,
+	}
+}
+
+func (e *env) completion(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fail(2, "completion needs one shell: bash, zsh or fish")
+	}
+	script, ok := completionScript(c.Args().First())
+	if !ok {
+		return fail(2, "completion: no script for %q: want bash, zsh or fish", c.Args().First())
+	}
+	_, err := fmt.Fprint(e.stdout, script)
+	return err
+}
