@@ -9,7 +9,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TAPEDECK_STORE="$work/store"
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+# Bold only on a terminal, and never with NO_COLOR set (no-color.org).
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+	step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+else
+	step() { printf '\n$ %s\n' "$*"; }
+fi
 
 go build -o "$work/tapedeck" .
 go build -o "$work/hello-go" ./testdata/plugins/hello-go

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/cli/internal/escape"
+	"github.com/tapedeck/tapedeck/cli/internal/screen"
 	"github.com/tapedeck/tapedeck/store"
 )
 
@@ -55,18 +56,22 @@ func (e *env) ls(c *cli.Context) error {
 		return fail(1, "ls: %v", err)
 	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPLUGIN\tSTARTED\tDURATION\tIN\tOUT\tERR\tSTATUS\tEXIT")
+	var t screen.Table
+	t.Row("ID", "NAME", "PLUGIN", "STARTED", "DURATION", "IN", "OUT", "ERR", "STATUS", "EXIT")
 	now := time.Now()
 	for i := range list {
 		s := &list[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n",
-			escape.Text(s.ID), orDash(s.Name), orDash(pluginLabel(s.Plugin)),
+		t.Row(escape.Text(s.ID), orDash(s.Name), orDash(pluginLabel(s.Plugin)),
 			s.Started.Local().Format("2006-01-02 15:04:05"),
 			formatDuration(s.Duration(now)),
-			s.Frames.In, s.Frames.Out, s.Frames.Err, escape.Text(s.Status), exitLabel(s.Exit))
+			strconv.FormatInt(s.Frames.In, 10), strconv.FormatInt(s.Frames.Out, 10), strconv.FormatInt(s.Frames.Err, 10),
+			escape.Text(s.Status), exitLabel(s.Exit))
 	}
-	if err := tw.Flush(); err != nil {
+	if width, ok := screen.Width(e.stdout); ok {
+		// Long names and plugin labels are cut (…) to fit the terminal.
+		t.Fit(width, 8, 1, 2)
+	}
+	if _, err := t.WriteTo(w); err != nil {
 		return err
 	}
 	return w.Flush()

@@ -31,3 +31,12 @@ func openPTY() (master, slave *os.File, err error) {
 	}
 	return m, s, nil
 }
+
+// setPTYSize sets the window size of the pseudo-terminal m.
+func setPTYSize(m *os.File, rows, cols int) error {
+	ws := struct{ rows, cols, x, y uint16 }{uint16(rows), uint16(cols), 0, 0}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&ws))); e != 0 {
+		return e
+	}
+	return nil
+}

@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tapedeck/tapedeck/cli/internal/screen"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/store"
 )
@@ -170,7 +172,8 @@ func TestShowColour(t *testing.T) {
 	}{
 		{nil, true},
 		{[]string{"NO_COLOR=1"}, false},
-		{[]string{"NO_COLOR="}, false},
+		// no-color.org: NO_COLOR set to the empty string is ignored.
+		{[]string{"NO_COLOR="}, true},
 	} {
 		m, s, err := openPTY()
 		if err != nil {
@@ -202,6 +205,65 @@ func TestShowColour(t *testing.T) {
 		// The frames' own escapes never reach the terminal, colour or not.
 		if strings.Contains(got, "\x1b[2J") || strings.Contains(got, "\x07") {
 			t.Errorf("env %v: a frame's escape reached the terminal:\n%q", tt.env, got)
+		}
+	}
+}
+
+// onTerminal runs tapedeck with its stdout and stderr on a pseudo-terminal
+// of cols columns and returns what it wrote there.
+func onTerminal(t *testing.T, cols int, env []string, args ...string) string {
+	t.Helper()
+	m, s, err := openPTY()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	if err := setPTYSize(m, 40, cols); err != nil {
+		t.Skipf("cannot size the pseudo-terminal: %v", err)
+	}
+	cmd := exec.Command(tapedeckBin, args...)
+	cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), "COLUMNS"), "NO_COLOR"), "TERM=xterm")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout, cmd.Stderr = s, s
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	var out bytes.Buffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, m); close(copied) }() // ends with EIO once the child is gone
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v on a terminal: %v\n%s", args, err, out.Bytes())
+	}
+	<-copied
+	m.Close()
+	return strings.ReplaceAll(out.String(), "\r\n", "\n")
+}
+
+// TestShowAndLsFitTheTerminal: the width comes from the terminal itself
+// (before $COLUMNS), and long summaries, names and plugin labels are cut
+// to fit it, counted in display cells (a CJK character takes two).
+func TestShowAndLsFitTheTerminal(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("名前", 30)
+	putSessions(t, dir, 1, func(int) (frame.Session, []frame.Frame) {
+		return fakeSession("long "+long, "plugin-"+long, time.Now())
+	})
+	ansi := regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+	for _, args := range [][]string{{"show", "last"}, {"ls"}} {
+		out := onTerminal(t, 140, []string{"COLUMNS=400", "NO_COLOR=1"}, append([]string{"--store", dir}, args...)...)
+		cut := false
+		for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			line = ansi.ReplaceAllString(line, "")
+			if strings.HasPrefix(line, "session ") {
+				continue // show's header says what it is, whole
+			}
+			if w := screen.StringWidth(line); w > 140 {
+				t.Errorf("%v on 140 columns: a line of %d cells: %q", args, w, line)
+			}
+			cut = cut || strings.Contains(line, "…")
+		}
+		if !cut {
+			t.Errorf("%v on 140 columns: nothing was cut:\n%s", args, out)
 		}
 	}
 }

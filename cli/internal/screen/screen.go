@@ -19,7 +19,7 @@ import (
 // terminal whose TERM is not "dumb", and NO_COLOR is unset or empty
 // (no-color.org: set to the empty string, it is ignored).
 func Color(w io.Writer) bool {
-	if _, set := os.LookupEnv("NO_COLOR"); set || os.Getenv("TERM") == "dumb" {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return false
 	}
 	return IsTerminal(w)

@@ -63,7 +63,7 @@ func TestTruncateAndPad(t *testing.T) {
 
 func TestColor(t *testing.T) {
 	var b bytes.Buffer
-	t.Setenv("NO_COLOR", "1")
+	t.Setenv("NO_COLOR", "")
 	if Color(&b) {
 		t.Error("Color(a buffer) = true")
 	}
