@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,7 +40,7 @@ func (e *env) importTapes(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return fail(2, "import needs at least one FILE (a tape written by tapedeck export)")
 	}
-	st, err := e.openStore(c)
+	st, err := e.openOrMakeStore(c)
 	if err != nil {
 		return err
 	}
@@ -86,6 +87,15 @@ func (e *env) importTape(st *store.Store, name string, maxFrame int) (*frame.Ses
 	meta := *tr.Session()
 	if err := checkTapeID(&meta); err != nil {
 		return nil, 0, err
+	}
+	if meta.Cwd != "" && !filepath.IsAbs(meta.Cwd) && name != "-" {
+		// A tape exported --relative names its plugin's folder from the
+		// tape's own; stored, the session is replayed from anywhere.
+		abs, err := filepath.Abs(filepath.Join(filepath.Dir(name), meta.Cwd))
+		if err != nil {
+			return nil, 0, fmt.Errorf("resolve the working directory %s: %w", meta.Cwd, err)
+		}
+		meta.Cwd = abs
 	}
 	if meta.Status == frame.StatusRecording || meta.Status == "" {
 		// A snapshot of a live session: nothing will finish it here.

@@ -28,7 +28,7 @@ func (e *env) verify(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fail(2, "verify takes no arguments (got %q); it checks the whole store (--store DIR)", c.Args().First())
 	}
-	st, err := store.Open(c.String("store"), nil)
+	st, err := store.Open(c.String("store"), &store.Options{MustExist: true})
 	if err != nil {
 		return fail(2, "verify: %v", err)
 	}

@@ -19,8 +19,23 @@ import (
 // look at what is already stored. A damaged database is: the command ends
 // with one line saying so (exit 1), before anything reads it. A 0-byte
 // one is named on stderr, once, and read as empty.
+//
+// Commands that only read never create a store: a missing folder is "no
+// store at DIR" (exit 1). openOrMakeStore is for those that add sessions.
 func (e *env) openStore(c *cli.Context) (*store.Store, error) {
-	st, err := store.Open(c.String("store"), nil)
+	return e.open(c, &store.Options{MustExist: true})
+}
+
+// openOrMakeStore is openStore, making the store folder when missing.
+func (e *env) openOrMakeStore(c *cli.Context) (*store.Store, error) {
+	return e.open(c, nil)
+}
+
+func (e *env) open(c *cli.Context, opts *store.Options) (*store.Store, error) {
+	st, err := store.Open(c.String("store"), opts)
+	if errors.Is(err, store.ErrNoStore) {
+		return nil, fail(1, "%v (nothing is recorded there yet: tapedeck record or import makes it)", err)
+	}
 	if err != nil {
 		return nil, fail(1, "%v", err)
 	}

@@ -329,8 +329,18 @@ func TestExportToFile(t *testing.T) {
 	if err != nil || !bytes.HasPrefix(b, []byte(`{"tapedeck":1,"session":`)) {
 		t.Fatalf("the tape file: %v %q", err, b)
 	}
-	r := tapedeck(t, dir, nil, nil, "export", "-o", filepath.Join(dir, "no", "such", "dir", "s.tape"), "last")
-	if r.code != 1 || bytes.Count(r.stderr, []byte("\n")) != 1 {
+	// The missing folders are made.
+	deep := filepath.Join(t.TempDir(), "no", "such", "dir", "s.tape")
+	if r := tapedeck(t, dir, nil, nil, "export", "-o", deep, "last"); r.code != 0 {
 		t.Errorf("export into a missing folder: exit %d, stderr %q", r.code, r.stderr)
+	} else if _, err := os.Stat(deep); err != nil {
+		t.Errorf("export into a missing folder: %v", err)
+	}
+	// A folder that cannot be: one line naming the file, exit 1.
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o644)
+	r := tapedeck(t, dir, nil, nil, "export", "-o", filepath.Join(file, "s.tape"), "last")
+	if r.code != 1 || bytes.Count(r.stderr, []byte("\n")) != 1 || !bytes.Contains(r.stderr, []byte("write "+filepath.Join(file, "s.tape")+": ")) {
+		t.Errorf("export under a file: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
