@@ -35,7 +35,8 @@ func (e *env) showCommand() *cli.Command {
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "on a live session, keep printing frames as they arrive until it ends"},
 			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML report of the whole session to `FILE` instead of printing"},
 		},
-		Action: e.show,
+		BashComplete: e.complete(completeSessions),
+		Action:       e.show,
 	}
 }
 
@@ -94,7 +95,11 @@ func (e *env) show(c *cli.Context) error {
 	var meta *frame.Session
 	var frames func(fn func(*frame.Frame) error) error
 	var st *store.Store
-	if fi, serr := os.Stat(ref); serr == nil && !fi.IsDir() {
+	fi, serr := os.Stat(ref)
+	if err := missingFile(ref, serr); err != nil {
+		return fail(1, "show: %v", err)
+	}
+	if serr == nil && !fi.IsDir() {
 		// A tape file: shown from the file, no store needed.
 		if c.Bool("follow") {
 			return fail(2, "show: %s is a tape file; --follow is for a session still recording", ref)

@@ -35,6 +35,7 @@ func (e *env) testCommand() *cli.Command {
 			"and prints one line per tape and a closing \"N passed, N failed\".\n" +
 			"A tape whose plugin's program is not installed here is skipped.",
 		Flags: append(replayFlags(),
+			&cli.StringFlag{Name: "cwd", Usage: "run every tape's plugin in `DIR` instead of its recorded working directory"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "replay `N` tapes at once"},
 			&cli.StringFlag{Name: "junit", Usage: "write JUnit XML to `FILE`"},
 			&cli.StringFlag{Name: "html", Usage: "write an HTML report per tape and an index.html into `DIR`"},

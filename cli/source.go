@@ -37,6 +37,8 @@ type source struct {
 func (e *env) loadSource(c *cli.Context, ref string) (*source, error) {
 	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
 		return readTapeFile(ref)
+	} else if err := missingFile(ref, err); err != nil {
+		return nil, err
 	}
 	st, err := e.openStore(c)
 	if err != nil {
@@ -57,6 +59,22 @@ func (e *env) loadSource(c *cli.Context, ref string) (*source, error) {
 		return nil, fmt.Errorf("read session %s: %w", meta.ID, err)
 	}
 	return src, nil
+}
+
+// missingFile is the error for a reference that names a file (it has a
+// folder in it, or a tape's extension) that does not exist, given what
+// os.Stat said of it: a missing file, not a session that is not stored.
+// It is nil for anything else.
+func missingFile(ref string, statErr error) error {
+	if !errors.Is(statErr, os.ErrNotExist) || !looksLikePath(ref) {
+		return nil
+	}
+	return fmt.Errorf("%s: no such file", ref)
+}
+
+func looksLikePath(ref string) bool {
+	return strings.ContainsRune(ref, '/') || strings.ContainsRune(ref, filepath.Separator) ||
+		strings.HasSuffix(ref, ".jsonl") || strings.HasSuffix(ref, ".tape")
 }
 
 func readTapeFile(path string) (*source, error) {
@@ -107,7 +125,7 @@ func (s *source) command(argv []string, cwd string) (cmd []string, dir string, n
 	}
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return nil, "", nil, fmt.Errorf("the recorded working directory %s does not exist here: give --cwd DIR, or a command after --", dir)
+			return nil, "", nil, fmt.Errorf("the recorded working directory %s does not exist here: give --cwd DIR (replay and shrink also take a command after --)", dir)
 		}
 	}
 	if filepath.IsAbs(cmd[0]) {
