@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestGoInstall installs tapedeck as the README says Go users do, and
+// checks that --version reports the module version from the build info.
+// go install github.com/tapedeck/tapedeck@latest needs the module proxy to
+// know the module; where it does not (a fork, a machine without the
+// network), that half skips, saying so, and go install from this checkout
+// (the same main package) is what is tested.
+func TestGoInstall(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("builds and links tapedeck again: not with -short or under the race detector")
+	}
+	version := func(bin string) (got, want string) {
+		t.Helper()
+		out, err := exec.Command(bin, "--version").Output()
+		if err != nil {
+			t.Fatalf("%s --version: %v", bin, err)
+		}
+		info, err := exec.Command("go", "version", "-m", bin).Output()
+		if err != nil {
+			t.Fatalf("go version -m %s: %v", bin, err)
+		}
+		m := regexp.MustCompile(`(?m)^\s+mod\s+github.com/tapedeck/tapedeck\s+(\S+)`).FindSubmatch(info)
+		if m == nil {
+			t.Fatalf("go version -m %s names no main module:\n%s", bin, info)
+		}
+		want = "tapedeck version " + string(m[1]) + "\n"
+		if string(m[1]) == "(devel)" {
+			want = "tapedeck version dev\n"
+		}
+		return string(out), want
+	}
+
+	gobin := t.TempDir()
+	install := exec.Command("go", "install", ".")
+	install.Env = append(os.Environ(), "GOBIN="+gobin)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install . (from the module root): %v\n%s", err, out)
+	}
+	if got, want := version(filepath.Join(gobin, "tapedeck")); got != want {
+		t.Errorf("tapedeck --version = %q, want %q (the build info's module version)", got, want)
+	}
+
+	latest := exec.Command("go", "install", "github.com/tapedeck/tapedeck@latest")
+	latest.Dir = t.TempDir() // outside this module, as a user runs it
+	gobin = t.TempDir()
+	latest.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=")
+	if out, err := latest.CombinedOutput(); err != nil {
+		lines := strings.Split(strings.TrimSpace(string(bytes.TrimSpace(out))), "\n")
+		t.Skipf("go install github.com/tapedeck/tapedeck@latest: the module proxy cannot resolve the module path here (%s); go install from the checkout passed", lines[len(lines)-1])
+	}
+	got, want := version(filepath.Join(gobin, "tapedeck"))
+	if got != want || !strings.HasPrefix(got, "tapedeck version v") {
+		t.Errorf("tapedeck --version = %q, want %q", got, want)
+	}
+}
+
+// TestDemoPrintsNoEscapesIntoAPipe runs ./demo.sh as the README shows,
+// with its output into a pipe: its own headings and tapedeck's output
+// carry no terminal escape there, whatever TERM says.
+func TestDemoPrintsNoEscapesIntoAPipe(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("builds tapedeck and runs the whole demo: not with -short or under the race detector")
+	}
+	cmd := exec.Command("./demo.sh")
+	cmd.Env = append(withoutEnv(os.Environ(), "NO_COLOR"), "TERM=xterm-256color")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		// Its last step replays the bundled tapes, whose timing tests of
+		// their own cover; what is tested here is what it printed.
+		t.Logf("./demo.sh: %v", err)
+	}
+	if i := bytes.IndexByte(out, 0x1b); i >= 0 {
+		t.Errorf("./demo.sh into a pipe prints an escape at byte %d: %q", i, out[max(i-40, 0):min(i+40, len(out))])
+	}
+	for _, want := range []string{"\n$ tapedeck ls\n", ": same (compared ", "\n$ tapedeck test testdata/tapes "} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("./demo.sh output lacks %q:\n%s", want, out)
+		}
+	}
+}
