@@ -178,23 +178,3 @@ func TestCheckManifest(t *testing.T) {
 		t.Errorf("manifest from the tape's cwd: exit %d, findings %v", r.code, found)
 	}
 }
-
-// TestCheckUsage: what cannot be checked exits 2 with one line.
-func TestCheckUsage(t *testing.T) {
-	store := t.TempDir()
-	tape := filepath.Join("check", "testdata", "rules", "clean.jsonl")
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"check"}, "check needs one SESSION"},
-		{[]string{"check", "nope.jsonl"}, "nope.jsonl"},
-		{[]string{"check", "--manifest", "/nonexistent/agentty-plugin.json", tape}, "read manifest"},
-		{[]string{"check", "last"}, "no sessions"},
-	} {
-		r := tapedeck(t, store, nil, nil, tc.args...)
-		if r.code != 2 || !strings.Contains(string(r.stderr), tc.want) || strings.Count(string(r.stderr), "\n") != 1 {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, r.code, r.stderr, tc.want)
-		}
-	}
-}

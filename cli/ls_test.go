@@ -165,25 +165,6 @@ func TestLsEscapesWhatCouldDriveTheTerminal(t *testing.T) {
 	}
 }
 
-func TestLsUsageErrors(t *testing.T) {
-	dir := t.TempDir()
-	for _, tt := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"ls", "extra"}, `ls takes no arguments (got "extra")`},
-		{[]string{"ls", "--limit", "-1"}, "ls: --limit -1: want a positive number"},
-		{[]string{"ls", "--limit", "x"}, "invalid value"},
-		{[]string{"ls", "--bogus"}, "flag provided but not defined"},
-	} {
-		r := tapedeck(t, dir, nil, nil, tt.args...)
-		lines := strings.Split(strings.TrimSpace(string(r.stderr)), "\n")
-		if r.code != 2 || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tt.args, r.code, r.stderr, tt.want)
-		}
-	}
-}
-
 // BenchmarkLs lists a store of 10,000 sessions with the real binary: the
 // table and --json. The goal is under 200 ms per listing.
 func BenchmarkLs(b *testing.B) {

@@ -21,45 +21,6 @@ func ids(list []frame.Session) string {
 	return strings.Join(s, ",")
 }
 
-func TestRmRemovesSessions(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Now()
-	names := []string{"old", "twin", "twin", "keep"}
-	var stored []frame.Session
-	putSessions(t, dir, 4, func(i int) (frame.Session, []frame.Frame) {
-		m, f := fakeSession(names[i], "p", now.Add(-time.Duration(4-i)*time.Minute))
-		stored = append(stored, m)
-		return m, f
-	})
-	// An ambiguous reference removes nothing, even beside good ones.
-	r := tapedeck(t, dir, nil, nil, "rm", "old", "twin")
-	if r.code != 1 || !strings.Contains(string(r.stderr), "ambiguous") {
-		t.Fatalf("rm old twin: exit %d, %s", r.code, r.stderr)
-	}
-	if got := ids(lsJSON(t, dir)); got != "keep,twin,twin,old" {
-		t.Fatalf("after a refused rm: %s", got)
-	}
-	r = tapedeck(t, dir, nil, nil, "rm", "old", stored[1].ID[:20], "old")
-	if r.code != 0 || string(r.stdout) != fmt.Sprintf("removed %s (old)\nremoved %s (twin)\n", stored[0].ID, stored[1].ID) {
-		t.Fatalf("rm: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-	}
-	if got := ids(lsJSON(t, dir)); got != "keep,twin" {
-		t.Errorf("after rm: %s", got)
-	}
-	if r := tapedeck(t, dir, nil, nil, "export", stored[0].ID); r.code != 1 || !strings.Contains(string(r.stderr), "no such session") {
-		t.Errorf("export of a removed session: %d %s", r.code, r.stderr)
-	}
-	if r := tapedeck(t, dir, nil, nil, "rm", stored[0].ID); r.code != 1 || !strings.Contains(string(r.stderr), "no such session") {
-		t.Errorf("rm of a removed session: %d %s", r.code, r.stderr)
-	}
-	checkDB(t, dir)
-	for _, args := range [][]string{{"rm"}, {"rm", "--older-than", "soon"}, {"rm", "--older-than", "-3d"}, {"gc", "x"}} {
-		if r := tapedeck(t, dir, nil, nil, args...); r.code != 2 || bytes.Count(r.stderr, []byte("\n")) != 1 {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, r.code, r.stderr)
-		}
-	}
-}
-
 func TestRmOlderThan(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()

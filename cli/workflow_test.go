@@ -84,38 +84,6 @@ func pendingCorpus(t *testing.T) (dir string, tapes [2]string, golden [2][]byte)
 	return dir, tapes, golden
 }
 
-// TestTestUpdateLeavesChangesPending: test --update writes each failing
-// tape's change beside it and nothing else; a failing test says how to
-// accept; pending changes are not tapes, and test warns about them.
-func TestTestUpdateLeavesChangesPending(t *testing.T) {
-	dir, tapes, golden := pendingCorpus(t)
-	env := []string{"TAPEDECK_FIXTURE=mini", "FIXTURE_LABEL=Howdy"}
-	r := tapedeck(t, t.TempDir(), nil, env, "test", dir)
-	if r.code != 1 || !strings.HasSuffix(string(r.stdout), "to accept these changes: tapedeck test --update "+dir+" && tapedeck review "+dir+"\n") {
-		t.Fatalf("failing test: exit %d, ends %q", r.code, lastLine(r.stdout))
-	}
-	if r := tapedeck(t, t.TempDir(), nil, append(env, "CI=true"), "test", "--update", dir); r.code != 2 {
-		t.Errorf("test --update under CI: exit %d", r.code)
-	}
-	r = tapedeck(t, t.TempDir(), nil, env, "test", "--update", dir)
-	if r.code != 1 || !strings.Contains(string(r.stderr), "2 changes pending") {
-		t.Fatalf("test --update: exit %d\n%s", r.code, r.stderr)
-	}
-	for i, tp := range tapes {
-		if data, _ := os.ReadFile(tp); !bytes.Equal(data, golden[i]) {
-			t.Errorf("test --update changed %s", tp)
-		}
-		next, err := os.ReadFile(tp + ".new")
-		if err != nil || !bytes.Contains(next, []byte(`"text":"Howdy"`)) {
-			t.Errorf("%s.new: %v", tp, err)
-		}
-	}
-	r = tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=mini"}, "test", dir)
-	if r.code != 0 || lastLine(r.stdout) != "2 passed, 0 failed" || !strings.Contains(string(r.stderr), "2 pending changes awaiting review") {
-		t.Errorf("test with pending changes: exit %d, %q\n%s", r.code, lastLine(r.stdout), r.stderr)
-	}
-}
-
 // TestReviewOnATerminal drives review through a pseudo-terminal: one key
 // per answer, no Enter. It accepts one change, rejects one, and quits at a
 // third.
@@ -223,35 +191,6 @@ func TestReviewOnATerminal(t *testing.T) {
 	}
 }
 
-// TestDiffTwoRecordings: diff compares a session and a tape (any mix) with
-// replay's rules, output and exit codes, running nothing.
-func TestDiffTwoRecordings(t *testing.T) {
-	a := recordMini(t)
-	b := recordMini(t, "FIXTURE_LABEL=Howdy")
-	if r := tapedeck(t, t.TempDir(), nil, nil, "diff", a, a); r.code != 0 || !strings.Contains(string(r.stdout), ": same (compared") {
-		t.Errorf("diff A A: exit %d %s", r.code, r.stdout)
-	}
-	r := tapedeck(t, t.TempDir(), nil, nil, "diff", "--json", a, b)
-	var out replayJSON
-	if r.code != 1 || json.Unmarshal(r.stdout, &out) != nil || summary(out) != "changed request ui/setPanel" {
-		t.Fatalf("diff --json A B: exit %d, %q\n%s", r.code, summary(out), r.stdout)
-	}
-	store := t.TempDir()
-	if r := tapedeck(t, store, nil, nil, "import", b); r.code != 0 {
-		t.Fatalf("import: %s", r.stderr)
-	}
-	r = tapedeck(t, store, nil, nil, "diff", a, "last")
-	if r.code != 1 || !strings.Contains(string(r.stdout), `params.tree.children[0].text: "Hello" → "Howdy"`) {
-		t.Errorf("diff TAPE SESSION: exit %d\n%s", r.code, r.stdout)
-	}
-	if r := tapedeck(t, store, nil, nil, "diff", a, "--ignore", "ui/setPanel:params.tree..text", "last"); r.code != 0 {
-		t.Errorf("diff with an ignore rule: exit %d\n%s", r.code, r.stdout)
-	}
-	if r := tapedeck(t, store, nil, nil, "diff", a); r.code != 2 {
-		t.Errorf("diff with one argument: exit %d", r.code)
-	}
-}
-
 // TestCoverageOfTheBundledTapes checks the coverage of the bundled tapes
 // against counts made by hand from the hello plugins' host script and
 // panels.
@@ -314,18 +253,7 @@ func TestCoverageOfTheBundledTapes(t *testing.T) {
 			t.Errorf("hello-node %s: %s, want %s", k, got[k], w)
 		}
 	}
-	text := tapedeck(t, t.TempDir(), nil, nil, "coverage", filepath.Join("testdata", "tapes"))
-	for _, w := range []string{"commands        0 of 1 contributed run; never run: hello.greet", "covered         80% (4 of 5", "waiter-node", "covered         100% (3 of 3"} {
-		if !strings.Contains(string(text.stdout), w) {
-			t.Errorf("coverage output lacks %q:\n%s", w, text.stdout)
-		}
-	}
-	if r := tapedeck(t, t.TempDir(), nil, nil, "coverage", "--min", "90", filepath.Join("testdata", "tapes")); r.code != 1 || !strings.Contains(string(r.stderr), "hello-node 80%") {
-		t.Errorf("--min 90: exit %d %s", r.code, r.stderr)
-	}
-	if r := tapedeck(t, t.TempDir(), nil, nil, "coverage", "--min", "80", filepath.Join("testdata", "tapes")); r.code != 0 {
-		t.Errorf("--min 80: exit %d %s", r.code, r.stderr)
-	}
+	// The text output and --min are cli/testdata/script/coverage.txtar.
 }
 
 // TestTestForCI: --fail-on-skip, JUnit system-err, --shard and --json.
@@ -417,31 +345,4 @@ func flat(m map[string]int) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, " ")
-}
-
-// TestShowATape: show and show --html read a tape file as they read a
-// session, without a store.
-func TestShowATape(t *testing.T) {
-	tp := filepath.Join("testdata", "tapes", "waiter-node.jsonl")
-	store := filepath.Join(t.TempDir(), "none")
-	r := tapedeck(t, store, nil, nil, "show", tp)
-	if r.code != 0 || !strings.Contains(string(r.stdout), "session 01m8") || !strings.Contains(string(r.stdout), "←  request      prompt/inject") {
-		t.Fatalf("show TAPE: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	if r := tapedeck(t, store, nil, nil, "show", "--method", "ui/notify", "--json", tp); r.code != 0 || strings.Count(string(r.stdout), `"kind":"notification","method":"ui/notify"`) != 2 {
-		t.Errorf("show --json --method TAPE: exit %d\n%s", r.code, r.stdout)
-	}
-	page := filepath.Join(t.TempDir(), "w.html")
-	if r := tapedeck(t, store, nil, nil, "show", "--html", page, tp); r.code != 0 {
-		t.Fatalf("show --html TAPE: exit %d %s", r.code, r.stderr)
-	}
-	if b, _ := os.ReadFile(page); !bytes.Contains(b, []byte("Explain the build of bui")) {
-		t.Errorf("the page lacks the tape's frames (%d bytes)", len(b))
-	}
-	if _, err := os.Stat(store); err == nil {
-		t.Error("showing a tape made a store")
-	}
-	if r := tapedeck(t, store, nil, nil, "show", "-f", tp); r.code != 2 {
-		t.Errorf("show -f TAPE: exit %d", r.code)
-	}
 }
