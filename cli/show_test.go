@@ -175,30 +175,7 @@ func TestShowColour(t *testing.T) {
 		// no-color.org: NO_COLOR set to the empty string is ignored.
 		{[]string{"NO_COLOR="}, true},
 	} {
-		m, s, err := openPTY()
-		if err != nil {
-			t.Skipf("no pseudo-terminal: %v", err)
-		}
-		cmd := exec.Command(tapedeckBin, "--store", dir, "show", "last")
-		cmd.Env = append(os.Environ(), "TERM=xterm")
-		cmd.Env = append(cmd.Env, tt.env...)
-		if tt.env == nil {
-			cmd.Env = withoutEnv(cmd.Env, "NO_COLOR")
-		}
-		cmd.Stdout, cmd.Stderr = s, s
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		s.Close()
-		var out bytes.Buffer
-		copied := make(chan struct{})
-		go func() { io.Copy(&out, m); close(copied) }() // ends with EIO once the child is gone
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("show on a terminal: %v", err)
-		}
-		<-copied
-		m.Close()
-		got := out.String()
+		got := onTerminal(t, 200, tt.env, "--store", dir, "show", "last")
 		if has := strings.Contains(got, "\x1b["); has != tt.colour {
 			t.Errorf("env %v: colour %v, want %v:\n%q", tt.env, has, tt.colour, got)
 		}
