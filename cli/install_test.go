@@ -89,3 +89,61 @@ func TestDemoPrintsNoEscapesIntoAPipe(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeCompletionInstall runs the README's shell-completion lines as
+// they are shown, with HOME in a temporary folder: each writes its script
+// where it says (the zsh line under zsh, where zsh is installed).
+func TestReadmeCompletionInstall(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "Shell completion (")
+	if !ok {
+		t.Fatal("README.md has no shell completion section")
+	}
+	_, block, _ := strings.Cut(rest, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	home := t.TempDir()
+	env := append(os.Environ(), "HOME="+home, "PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	ran := 0
+	for _, line := range strings.Split(block, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		shell := "bash"
+		if strings.Contains(line, "fpath") {
+			shell = "zsh"
+			if _, err := exec.LookPath("zsh"); err != nil {
+				t.Logf("zsh is not installed: %q not run", line)
+				continue
+			}
+			// A fresh zsh's fpath[1] is a system folder: run it with ours first.
+			line = "fpath=(" + home + " $fpath); " + line
+		}
+		cmd := exec.Command(shell, "-c", line)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s -c %q: %v\n%s", shell, line, err, out)
+		}
+		ran++
+	}
+	if ran < 4 {
+		t.Errorf("ran %d lines of the README's completion block, want at least 4:\n%s", ran, block)
+	}
+	for path, first := range map[string]string{
+		".local/share/bash-completion/completions/tapedeck": "# bash completion for tapedeck",
+		".config/fish/completions/tapedeck.fish":            "# fish completion for tapedeck",
+	} {
+		b, err := os.ReadFile(filepath.Join(home, path))
+		if err != nil || !strings.HasPrefix(string(b), first) {
+			t.Errorf("~/%s: %v, starts %q", path, err, b[:min(len(b), 40)])
+		}
+	}
+	// And the one-line form, in bash: the function is then defined.
+	cmd := exec.Command("bash", "-c", "source <(tapedeck completion bash) && complete -p tapedeck")
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "-F _tapedeck tapedeck") {
+		t.Errorf("source <(tapedeck completion bash): %v\n%s", err, out)
+	}
+}
