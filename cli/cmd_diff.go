@@ -17,13 +17,10 @@ func (e *env) diffCommand() *cli.Command {
 			"and the output of replay (--ignore and A's tapedeck.json, --strict,\n" +
 			"--compare-stderr, --json, --html). Exit status: 0 same, 1 differs,\n" +
 			"2 could not read one of them.",
-		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "ignore", Usage: "leave out `METHOD:PATH` when comparing (repeatable; also read from tapedeck.json beside A)"},
-			&cli.BoolFlag{Name: "strict", Usage: "compare bytes: member order and white space matter"},
-			&cli.BoolFlag{Name: "compare-stderr", Usage: "compare the plugin's stderr lines too"},
+		Flags: append(compareFlags("A"),
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 			&cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report to `FILE`"},
-		},
+		),
 		BashComplete: e.complete(completeSessions),
 		Action:       e.diff,
 	}

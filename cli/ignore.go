@@ -12,8 +12,21 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/tapedeck/tapedeck/jsonpath"
 )
+
+// compareFlags say how two recordings are compared, for every command that
+// compares (replay, test, shrink, diff); beside names what tapedeck.json is
+// read beside.
+func compareFlags(beside string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "ignore", Usage: "leave out `METHOD:PATH` when comparing (repeatable; also read from tapedeck.json beside " + beside + ")"},
+		&cli.BoolFlag{Name: "strict", Usage: "compare bytes: member order and white space matter"},
+		&cli.BoolFlag{Name: "compare-stderr", Usage: "compare the plugin's stderr lines too"},
+	}
+}
 
 // config is tapedeck.json, kept beside tapes.
 type config struct {

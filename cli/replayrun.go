@@ -19,12 +19,10 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// replayFlags are shared by replay and test.
+// replayFlags are shared by replay, test and shrink: how to compare, then
+// how to run the plugin.
 func replayFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "ignore", Usage: "leave out `METHOD:PATH` when comparing (repeatable; also read from tapedeck.json beside the tape)"},
-		&cli.BoolFlag{Name: "strict", Usage: "compare bytes: member order and white space matter"},
-		&cli.BoolFlag{Name: "compare-stderr", Usage: "compare the plugin's stderr lines too"},
+	return append(compareFlags("the tape"),
 		&cli.DurationFlag{Name: "step-timeout", Value: 30 * time.Second, Usage: "longest wait for a frame the plugin said before a host frame in the recording; a frame that never comes costs this once"},
 		&cli.DurationFlag{Name: "timeout", Value: 3 * time.Minute, Usage: "longest a whole replay may take; past it the plugin is killed and the replay fails"},
 		&cli.DurationFlag{Name: "quiet", Usage: "also wait, before each host frame, until the plugin has said nothing for this long (default off: frames are waited for, never silence)"},
@@ -32,7 +30,7 @@ func replayFlags() []cli.Flag {
 		&cli.StringFlag{Name: "pace", Value: "asap", Usage: "asap, realtime, or xN (the recorded gaps divided by N)"},
 		&cli.DurationFlag{Name: "max-gap", Value: 2 * time.Second, Usage: "clamp each paced gap to this"},
 		&cli.BoolFlag{Name: "pin-clock", Usage: "pin the plugin's clock as recorded (the default when the tape was recorded with --pin-clock); --pin-clock=false runs it on the real clock; on a tape recorded without it, pins the clock to the recorded start"},
-	}
+	)
 }
 
 // outcome is one replay, compared.
