@@ -20,19 +20,11 @@ go build -o "$work/tapedeck" .
 go build -o "$work/hello-go" ./testdata/plugins/hello-go
 PATH="$work:$PATH"
 
-step "tapedeck record --name demo -- hello-go   (a host script plays the user)"
-cat > "$work/host.jsonl" <<'JSONL'
-{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"apiVersion":1,"agentty":{"version":"1.9.0"},"plugin":{"id":"hello-go","name":"Hello","version":"1.0.0"},"language":"en","context":{}}}
-{"jsonrpc":"2.0","method":"panel/open","params":{"context":{}}}
-{"jsonrpc":"2.0","id":1,"result":null}
-{"jsonrpc":"2.0","method":"ui/event","params":{"element":"name","event":"change","value":"Ada","context":{}}}
-{"jsonrpc":"2.0","method":"ui/event","params":{"element":"greet","event":"click","context":{}}}
-{"jsonrpc":"2.0","id":2,"result":null}
-{"jsonrpc":"2.0","method":"ui/event","params":{"element":"ask","event":"click","context":{}}}
-{"jsonrpc":"2.0","id":3,"result":{"status":"asked"}}
-{"jsonrpc":"2.0","method":"shutdown","params":{}}
-JSONL
-tapedeck record --name demo -- hello-go < "$work/host.jsonl" | cut -c1-110
+step "tapedeck record --name demo --host host.jsonl -- hello-go   (its host script plays Agentty and the user)"
+(cd testdata/plugins/hello-go && tapedeck record --name demo --host host.jsonl -- hello-go)
+
+step "tapedeck show demo   (the timeline: who said what, when, and each answer's latency)"
+tapedeck show demo | cut -c1-130
 
 step "tapedeck ls"
 tapedeck ls

@@ -66,8 +66,9 @@ func TestGoInstall(t *testing.T) {
 }
 
 // TestDemoPrintsNoEscapesIntoAPipe runs ./demo.sh as the README shows,
-// with its output into a pipe: its own headings and tapedeck's output
-// carry no terminal escape there, whatever TERM says.
+// with its output into a pipe: it exits 0, its own headings and tapedeck's
+// output carry no terminal escape there, whatever TERM says, and every
+// step the README's abridged output shows ("$ …" lines) is one it ran.
 func TestDemoPrintsNoEscapesIntoAPipe(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("builds tapedeck and runs the whole demo: not with -short or under the race detector")
@@ -76,17 +77,33 @@ func TestDemoPrintsNoEscapesIntoAPipe(t *testing.T) {
 	cmd.Env = append(withoutEnv(os.Environ(), "NO_COLOR"), "TERM=xterm-256color")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		// Its last step replays the bundled tapes, whose timing tests of
-		// their own cover; what is tested here is what it printed.
-		t.Logf("./demo.sh: %v", err)
+		t.Errorf("./demo.sh: %v\n%s", err, out)
 	}
 	if i := bytes.IndexByte(out, 0x1b); i >= 0 {
 		t.Errorf("./demo.sh into a pipe prints an escape at byte %d: %q", i, out[max(i-40, 0):min(i+40, len(out))])
 	}
-	for _, want := range []string{"\n$ tapedeck ls\n", ": same (compared ", "\n$ tapedeck test testdata/tapes "} {
+	for _, want := range []string{": same (compared ", ": 2 differences (compared ", "\n    params.tree.children[0].text: \"Hello\" → \"Howdy\"\n", " passed, 0 failed\n"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("./demo.sh output lacks %q:\n%s", want, out)
 		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tryIt, _ := strings.Cut(string(readme), "## Try it")
+	tryIt, _, _ = strings.Cut(tryIt, "\n## ")
+	steps := 0
+	for _, line := range strings.Split(tryIt, "\n") {
+		if strings.HasPrefix(line, "$ tapedeck ") || strings.HasPrefix(line, "$ FIXTURE_LABEL=") {
+			steps++
+			if !bytes.Contains(out, []byte("\n"+line+"\n")) {
+				t.Errorf("README's Try it shows %q, which ./demo.sh did not print", line)
+			}
+		}
+	}
+	if steps < 5 {
+		t.Errorf("README's Try it shows %d steps of the demo; want its record, show, replay, changed replay and test", steps)
 	}
 }
 
