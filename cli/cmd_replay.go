@@ -14,25 +14,27 @@ import (
 	"github.com/tapedeck/tapedeck/cli/internal/escape"
 	"github.com/tapedeck/tapedeck/diff"
 	"github.com/tapedeck/tapedeck/frame"
-	"github.com/tapedeck/tapedeck/golden"
 )
 
 func (e *env) replayCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "replay",
 		Usage:     "play the host to a plugin and diff what it says against the recording",
-		ArgsUsage: "SESSION|TAPE [-- COMMAND [ARGS…]]",
+		ArgsUsage: "SESSION|TAPE… [-- COMMAND [ARGS…]]",
 		Description: "Sends the recorded host frames, answers the plugin's own requests from the\n" +
 			"recording, and compares the plugin's output with what it said then.\n" +
 			"Each host frame waits until the plugin has said again what it said before\n" +
 			"that frame in the recording (replies by id, requests and notifications by\n" +
 			"method and count), however long it takes, up to --step-timeout.\n" +
 			"The command after -- replaces the recorded one and runs in the current\n" +
-			"folder (or --cwd). Exit status: 0 same, 1 differs, 2 could not run.",
+			"folder (or --cwd). Several recordings are replayed one after the other.\n" +
+			"--update writes a tape's change beside it as NAME.jsonl.new for\n" +
+			"tapedeck review (a session's live run is stored as a new session).\n" +
+			"Exit status: 0 same, 1 differs, 2 could not run.",
 		Flags: append(replayFlags(),
 			&cli.StringFlag{Name: "cwd", Usage: "working directory for the plugin"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
-			&cli.BoolFlag{Name: "update", Usage: "write the live run as the new golden tape (or a new session)"},
+			&cli.BoolFlag{Name: "update", Usage: "write each tape's live run beside it as NAME.jsonl.new, for tapedeck review (a session's, as a new session)"},
 			&cli.BoolFlag{Name: "force", Usage: "allow --update when CI is set"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "replay `N` times and propose ignore rules for what differs between runs"},
 			&cli.BoolFlag{Name: "write-config", Usage: "with --runs: add the proposed rules to tapedeck.json"},
@@ -44,16 +46,23 @@ func (e *env) replayCommand() *cli.Command {
 }
 
 func (e *env) replay(c *cli.Context) error {
-	if c.NArg() < 1 {
-		return fail(2, "replay needs a SESSION or TAPE")
-	}
 	args := c.Args().Slice()
-	argv := args[1:]
-	if len(argv) > 0 && argv[0] != "--" {
-		return fail(2, "replay: extra argument %q: a command to run instead of the recorded one goes after --: tapedeck replay SESSION|TAPE -- COMMAND [ARGS…]", argv[0])
+	refs, argv := args, []string(nil)
+	for i, a := range args {
+		if a == "--" {
+			refs, argv = args[:i], args[i+1:]
+			break
+		}
 	}
-	if len(argv) > 0 {
-		argv = argv[1:]
+	if len(refs) == 0 {
+		return fail(2, "replay needs a SESSION or TAPE: tapedeck replay SESSION|TAPE… [-- COMMAND [ARGS…]]")
+	}
+	if len(refs) > 1 {
+		for _, name := range []string{"json", "html", "runs", "write-config"} {
+			if c.IsSet(name) {
+				return fail(2, "replay --%s takes one recording, not %d (tapedeck test replays many and has --json, --html and --junit)", name, len(refs))
+			}
+		}
 	}
 	s, err := settingsFrom(c, argv)
 	if err != nil {
@@ -65,10 +74,46 @@ func (e *env) replay(c *cli.Context) error {
 	if c.Bool("update") && os.Getenv("CI") != "" && !c.Bool("force") {
 		return fail(2, "refusing --update while CI is set: golden tapes change only on purpose (add --force to override)")
 	}
-	src, err := e.loadSource(c, args[0])
-	if err != nil {
-		return fail(2, "%v", err)
+	srcs := make([]*source, len(refs))
+	for i, ref := range refs {
+		srcs[i], err = e.loadSource(c, ref)
+		if _, statErr := os.Stat(ref); err != nil && i > 0 && statErr != nil {
+			return fail(2, "replay: %q is neither a tape file nor a session; a command to run instead of the recorded one goes after --: tapedeck replay SESSION|TAPE -- COMMAND [ARGS…]", ref)
+		}
+		if err != nil {
+			return fail(2, "%v", err)
+		}
 	}
+	// One recording after the other, each reported as if alone; the exit
+	// status is the worst of them.
+	code := 0
+	var pending []string
+	for _, src := range srcs {
+		err := e.replayOne(c, src, s, &pending)
+		var ee *exitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			if ee.msg != "" {
+				fmt.Fprintf(e.stderr, "tapedeck: %s\n", ee.msg)
+			}
+			code = max(code, ee.code)
+		default:
+			return err
+		}
+	}
+	if len(pending) > 0 {
+		fmt.Fprintln(e.stderr, pendingHint(pending))
+	}
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// replayOne replays one recording and reports it; with --update, the tape
+// it wrote a pending change for is added to pending.
+func (e *env) replayOne(c *cli.Context, src *source, s *replaySettings, pending *[]string) error {
 	runs := max(c.Int("runs"), 1)
 	o := replayOnce(c, src, s)
 	if o.err != nil {
@@ -80,6 +125,7 @@ func (e *env) replay(c *cli.Context) error {
 		}
 	}
 	var nr *noiseReport
+	var err error
 	if runs > 1 {
 		nr, err = noise(c, src, s, o, runs)
 		if err != nil {
@@ -103,8 +149,12 @@ func (e *env) replay(c *cli.Context) error {
 		fmt.Fprintf(e.stderr, "tapedeck: added %d ignore rules to %s\n", len(nr.Rules), o.cfgPath)
 	}
 	if c.Bool("update") {
-		if err := e.update(c, o); err != nil {
+		wrote, err := e.update(c, o)
+		if err != nil {
 			return fail(2, "update %s: %v", src.name, err)
+		}
+		if wrote {
+			*pending = append(*pending, src.tapePath)
 		}
 		return nil
 	}
@@ -192,24 +242,22 @@ func addToConfig(o *outcome, rules []string) error {
 	})
 }
 
-// update makes the live run the golden. A tape keeps every line of a
-// frame that did not change and is rewritten atomically only when the
-// replay differed; a stored session gets a new sibling session.
-func (e *env) update(c *cli.Context, o *outcome) error {
+// update makes the live run the golden, to be reviewed: a tape's change is
+// written beside it as NAME.jsonl.new (every line of a frame that did not
+// change kept byte for byte), which review accepts or rejects; a stored
+// session gets a new sibling session.
+func (e *env) update(c *cli.Context, o *outcome) (pending bool, err error) {
 	if o.src.tapePath != "" {
-		data, err := golden.Update(o.src.tape, golden.Replay{Live: o.run.Live, Pairs: o.run.Pairs, Sent: o.run.Sent}, o.diff, golden.Options{Stderr: o.dopts.CompareStderr})
+		path, err := writePending(o)
 		if err != nil {
-			return err
+			return false, err
 		}
-		if data == nil {
-			fmt.Fprintf(e.stderr, "tapedeck: %s has no difference: left as it is\n", o.src.tapePath)
-			return nil
+		if path == "" {
+			fmt.Fprintf(e.stderr, "tapedeck: %s has no difference: nothing to update\n", o.src.tapePath)
+			return false, nil
 		}
-		if err := writeFileAtomic(o.src.tapePath, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stderr, "tapedeck: updated %s: %s\n", o.src.tapePath, describeDifferences(o.diff))
-		return nil
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s (%s)\n", path, describeDifferences(o.diff))
+		return true, nil
 	}
 	meta := *o.src.meta
 	meta.Frames, meta.Bytes = frame.Counts{}, frame.Counts{}
@@ -225,7 +273,7 @@ func (e *env) update(c *cli.Context, o *outcome) error {
 	}
 	st, err := e.openStore(c)
 	if err != nil {
-		return err
+		return false, err
 	}
 	now := time.Now()
 	meta.ID = frame.NewID(now)
@@ -241,10 +289,10 @@ func (e *env) update(c *cli.Context, o *outcome) error {
 		return &o.run.Live[i-1], nil
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	fmt.Fprintf(e.stderr, "tapedeck: stored the live run as session %s\n", meta.ID)
-	return nil
+	return false, nil
 }
 
 // describeDifferences counts differences by kind: "1 changed, 1 extra".

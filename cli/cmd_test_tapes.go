@@ -22,7 +22,6 @@ import (
 	"github.com/tapedeck/tapedeck/cli/internal/escape"
 	"github.com/tapedeck/tapedeck/cli/internal/screen"
 	"github.com/tapedeck/tapedeck/diff"
-	"github.com/tapedeck/tapedeck/golden"
 	"github.com/tapedeck/tapedeck/report"
 )
 
@@ -230,21 +229,6 @@ func shardOf(tapes []string, k, n int) []string {
 		}
 	}
 	return out
-}
-
-// writePending writes the live run of a failing tape beside it as
-// NAME.jsonl.new (changing nothing else); "" when there is nothing to write.
-func writePending(o *outcome) (string, error) {
-	if o.src.tape == nil {
-		return "", nil
-	}
-	data, err := golden.Update(o.src.tape, golden.Replay{Live: o.run.Live, Pairs: o.run.Pairs, Sent: o.run.Sent}, o.diff, golden.Options{Stderr: o.dopts.CompareStderr})
-	if err != nil || data == nil {
-		return "", err
-	}
-	path := o.src.tapePath + pendingSuffix
-	err = writeFileAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err })
-	return path, err
 }
 
 // testJSON is one tape's result in test --json.

@@ -1,19 +1,22 @@
 package cli
 
 // Pending changes of golden tapes (NAME.jsonl.new), written by test --update
-// and walked by review.
+// and replay --update, and walked by review.
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/tapedeck/tapedeck/golden"
 )
 
 // pendingSuffix marks a tape's pending change, written by test --update
-// beside the tape and accepted or rejected by review.
+// and replay --update beside the tape and accepted or rejected by review.
 const pendingSuffix = ".new"
 
 // findPending lists the pending changes under paths (a path may also name a
@@ -67,4 +70,26 @@ func findPending(paths []string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// writePending writes the live run of a replay that differed beside its tape as
+// NAME.jsonl.new (changing nothing else); "" when there is nothing to write.
+func writePending(o *outcome) (string, error) {
+	if o.src.tape == nil {
+		return "", nil
+	}
+	data, err := golden.Update(o.src.tape, golden.Replay{Live: o.run.Live, Pairs: o.run.Pairs, Sent: o.run.Sent}, o.diff, golden.Options{Stderr: o.dopts.CompareStderr})
+	if err != nil || data == nil {
+		return "", err
+	}
+	path := o.src.tapePath + pendingSuffix
+	err = writeFileAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err })
+	return path, err
+}
+
+// pendingHint is the line that says how to look at the pending changes of
+// tapes.
+func pendingHint(tapes []string) string {
+	return fmt.Sprintf("tapedeck: %s pending: look at each and accept or reject it with: %s",
+		nounCount(int64(len(tapes)), "change", "changes"), strings.Join(append([]string{"tapedeck review"}, tapes...), " "))
 }

@@ -50,6 +50,24 @@ type replayJSON struct {
 	Proposed  []string `json:"proposedIgnores"`
 }
 
+// acceptPending checks that replay --update left the tape as it was and
+// wrote its change beside it, then accepts the change with review.
+func acceptPending(t *testing.T, tape string, before []byte) {
+	t.Helper()
+	if now, _ := os.ReadFile(tape); string(now) != string(before) {
+		t.Fatalf("replay --update changed %s itself; the change belongs in %s.new", tape, tape)
+	}
+	if _, err := os.Stat(tape + ".new"); err != nil {
+		t.Fatalf("replay --update wrote no pending change: %v", err)
+	}
+	if r := tapedeck(t, t.TempDir(), nil, nil, "review", "--accept", tape); r.code != 0 {
+		t.Fatalf("review --accept %s: exit %d %s", tape, r.code, r.stderr)
+	}
+	if _, err := os.Stat(tape + ".new"); err == nil {
+		t.Fatalf("review --accept left %s.new", tape)
+	}
+}
+
 func replayTape(t *testing.T, path string, env []string, args ...string) (replayJSON, result) {
 	t.Helper()
 	fenv := append([]string{"TAPEDECK_FIXTURE=mini"}, env...)
@@ -149,6 +167,7 @@ func TestReplayUpdateAndNoise(t *testing.T) {
 	if _, r := replayTape(t, tapePath, []string{"FIXTURE_LABEL=Howdy", "CI=true"}, "--update", "--force"); r.code != 0 {
 		t.Fatalf("--update --force: exit %d, %s", r.code, r.stderr)
 	}
+	acceptPending(t, tapePath, before)
 	if _, r := replayTape(t, tapePath, []string{"FIXTURE_LABEL=Howdy"}); r.code != 0 {
 		t.Fatalf("after --update the new label is golden, but replay says: %s", r.stdout)
 	}
@@ -199,6 +218,23 @@ func TestBundledTapesReplayStably(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReplaySeveralAsTheReadmeShows runs the README's replay of two
+// bundled tapes exactly as shown: both reported, in order, exit 0.
+func TestReplaySeveralAsTheReadmeShows(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	r := tapedeck(t, t.TempDir(), nil, nil, "replay", "testdata/tapes/hello-go.jsonl", "testdata/tapes/hello-python.jsonl")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(string(r.stdout)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "testdata/tapes/hello-go.jsonl: same (compared 7 recorded and 7 replayed frames, ") ||
+		!strings.HasPrefix(lines[1], "testdata/tapes/hello-python.jsonl: same (compared 7 recorded and 7 replayed frames, ") {
+		t.Fatalf("want one line per tape, in order:\n%s", r.stdout)
 	}
 }
 
@@ -335,9 +371,14 @@ func TestReplayOfARedactedTape(t *testing.T) {
 	if html, _ := os.ReadFile(report); len(html) == 0 || strings.Contains(string(html), other) {
 		t.Errorf("the HTML report (%d bytes) shows the live secret", len(html))
 	}
+	before, _ := os.ReadFile(tp)
 	if r := tapedeck(t, store, nil, env(other), "replay", "--update", tp); r.code != 0 {
 		t.Fatalf("--update: exit %d %s", r.code, r.stderr)
 	}
+	if data, _ := os.ReadFile(tp + ".new"); strings.Contains(string(data), other) {
+		t.Error("--update saved the live secret in the pending change")
+	}
+	acceptPending(t, tp, before)
 	if data, _ := os.ReadFile(tp); strings.Contains(string(data), other) {
 		t.Error("--update saved the live secret")
 	}
@@ -388,11 +429,15 @@ func TestReplayUpdateKeepsUnchangedLines(t *testing.T) {
 	if after, _ := os.ReadFile(tp); string(after) != string(before) || !fi.ModTime().Equal(old) {
 		t.Fatalf("an update without a difference rewrote the tape (mtime %v)", fi.ModTime())
 	}
+	if _, err := os.Stat(tp + ".new"); err == nil {
+		t.Fatal("an update without a difference left a pending change")
+	}
 	lines := func(b []byte) []string { return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") }
 
 	if _, r := replayTape(t, tp, []string{"FIXTURE_LABEL=Howdy"}, "--update"); r.code != 0 {
 		t.Fatalf("--update, changed label: exit %d %s", r.code, r.stderr)
 	}
+	acceptPending(t, tp, before)
 	changed, _ := os.ReadFile(tp)
 	a, b := lines(before), lines(changed)
 	if len(a) != len(b) {
@@ -414,6 +459,7 @@ func TestReplayUpdateKeepsUnchangedLines(t *testing.T) {
 	if _, r := replayTape(t, tp, []string{"FIXTURE_LABEL=Howdy", "FIXTURE_EXTRA=1"}, "--update"); r.code != 0 {
 		t.Fatalf("--update, extra frame: exit %d %s", r.code, r.stderr)
 	}
+	acceptPending(t, tp, changed)
 	extra, _ := os.ReadFile(tp)
 	c := lines(extra)
 	if len(c) != len(b)+1 {
