@@ -103,7 +103,7 @@ func (e *env) replay(c *cli.Context) error {
 		}
 	}
 	if len(pending) > 0 {
-		fmt.Fprintln(e.stderr, pendingHint(pending))
+		fmt.Fprintln(e.stderr, pendingHint(len(pending), pending))
 	}
 	if code != 0 {
 		return &exitError{code: code}

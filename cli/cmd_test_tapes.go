@@ -181,8 +181,7 @@ func (e *env) test(c *cli.Context) error {
 	}
 	switch {
 	case updated > 0:
-		fmt.Fprintf(e.stderr, "tapedeck: %s pending: look at each and accept or reject it with: %s\n",
-			nounCount(int64(updated), "change", "changes"), strings.TrimSpace("tapedeck review "+strings.Join(c.Args().Slice(), " ")))
+		fmt.Fprintln(e.stderr, pendingHint(updated, c.Args().Slice()))
 	case differed > 0 && !asJSON && !c.Bool("update"):
 		args := strings.Join(c.Args().Slice(), " ")
 		fmt.Fprintf(e.stdout, "to accept these changes: %s && %s\n", strings.TrimSpace("tapedeck test --update "+args), strings.TrimSpace("tapedeck review "+args))

@@ -87,9 +87,9 @@ func writePending(o *outcome) (string, error) {
 	return path, err
 }
 
-// pendingHint is the line that says how to look at the pending changes of
-// tapes.
-func pendingHint(tapes []string) string {
+// pendingHint is the line that says how many changes are pending and the
+// review command that walks them (review takes the paths given).
+func pendingHint(changes int, paths []string) string {
 	return fmt.Sprintf("tapedeck: %s pending: look at each and accept or reject it with: %s",
-		nounCount(int64(len(tapes)), "change", "changes"), strings.Join(append([]string{"tapedeck review"}, tapes...), " "))
+		nounCount(int64(changes), "change", "changes"), strings.Join(append([]string{"tapedeck review"}, paths...), " "))
 }
