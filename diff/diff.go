@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 
@@ -296,7 +297,12 @@ func (it *item) tree() any {
 	}
 	it.decoded = true
 	var v any
-	dec := json.NewDecoder(bytes.NewReader(it.raw))
+	raw := it.raw
+	if !utf8.Valid(raw) {
+		// As package message reads the line, and canonical spells it.
+		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if dec.Decode(&v) != nil {
 		return nil

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/tapedeck/tapedeck/internal/jsonscan"
 )
 
 // Kind is what a line is, as the host sees it.
@@ -240,20 +242,20 @@ func (o *object) scan(b []byte) {
 	var few [16][]byte // the distinct names so far (unescaped), while few,
 	seen := few[:0]
 	var many map[string]bool // and once there are many
-	i := skipSpace(b, 1)
+	i := jsonscan.SkipSpace(b, 1)
 	if b[i] == '}' {
 		return
 	}
 	for {
-		end := skipString(b, i)
+		end, _ := jsonscan.SkipString(b, i)
 		key := b[i+1 : end-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
 			k, _ := stringValue(b[i:end])
 			key = []byte(k)
 		}
-		i = skipSpace(b, end)
-		i = skipSpace(b, i+1) // the colon
-		vend := skipValue(b, i)
+		i = jsonscan.SkipSpace(b, end)
+		i = jsonscan.SkipSpace(b, i+1) // the colon
+		vend, _ := jsonscan.SkipValue(b, i)
 		for k, name := range memberNames {
 			if string(key) == name {
 				o.val[k] = b[i:vend]
@@ -278,11 +280,11 @@ func (o *object) scan(b []byte) {
 			}
 			o.members++
 		}
-		i = skipSpace(b, vend)
+		i = jsonscan.SkipSpace(b, vend)
 		if b[i] == '}' {
 			return
 		}
-		i = skipSpace(b, i+1) // the comma
+		i = jsonscan.SkipSpace(b, i+1) // the comma
 	}
 }
 
@@ -301,55 +303,4 @@ func stringValue(v []byte) (s string, ok bool) {
 		return "", false
 	}
 	return s, true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the end of the valid JSON string starting at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the end of the valid JSON value starting at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
 }

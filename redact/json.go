@@ -1,8 +1,9 @@
 package redact
 
 import (
-	"unicode/utf8"
+	"bytes"
 
+	"github.com/tapedeck/tapedeck/internal/jsonscan"
 	"github.com/tapedeck/tapedeck/jsonpath"
 )
 
@@ -16,11 +17,7 @@ type scanner struct {
 
 func (s *scanner) eof() bool { return s.i >= len(s.b) }
 
-func (s *scanner) space() {
-	for s.i < len(s.b) && isSpace(s.b[s.i]) {
-		s.i++
-	}
-}
+func (s *scanner) space() { s.i = jsonscan.SkipSpace(s.b, s.i) }
 
 func (s *scanner) consume(c byte) bool {
 	if s.i < len(s.b) && s.b[s.i] == c {
@@ -32,61 +29,16 @@ func (s *scanner) consume(c byte) bool {
 
 // skipString moves past the string at s.i; false when there is none or it
 // is not terminated.
-func (s *scanner) skipString() bool {
-	if !s.consume('"') {
-		return false
-	}
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '\\':
-			s.i += 2
-		case '"':
-			s.i++
-			return true
-		default:
-			s.i++
-		}
-	}
-	s.i = len(s.b)
-	return false
+func (s *scanner) skipString() (ok bool) {
+	s.i, ok = jsonscan.SkipString(s.b, s.i)
+	return ok
 }
 
 // skipValue moves past the value at s.i; false when the text ends first or
 // there is no value.
-func (s *scanner) skipValue() bool {
-	if s.eof() {
-		return false
-	}
-	switch s.b[s.i] {
-	case '"':
-		return s.skipString()
-	case '{', '[':
-		depth := 0
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case '"':
-				if !s.skipString() {
-					return false
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					s.i++
-					return true
-				}
-			}
-			s.i++
-		}
-		return false
-	}
-	start := s.i
-	for s.i < len(s.b) && !isSpace(s.b[s.i]) && s.b[s.i] != ',' && s.b[s.i] != '}' && s.b[s.i] != ']' && s.b[s.i] != ':' {
-		s.i++
-	}
-	return s.i > start
+func (s *scanner) skipValue() (ok bool) {
+	s.i, ok = jsonscan.SkipValue(s.b, s.i)
+	return ok
 }
 
 // rewriter writes a compact copy of a JSON value with the values that the
@@ -141,7 +93,7 @@ func (w *rewriter) value() bool {
 		} else {
 			canon = compact(v)
 		}
-		w.out = appendString(w.out, []byte(Placeholder(w.r.key, canon)))
+		w.out = jsonscan.AppendString(w.out, Placeholder(w.r.key, canon))
 		ru.n++
 		w.changed = true
 		return complete
@@ -218,7 +170,7 @@ func (w *rewriter) value() bool {
 		if complete && len(w.r.res) > 0 {
 			if str, ok := decodeString(v); ok && !isPlaceholder(str) {
 				if red, changed := w.r.replace(str); changed {
-					w.out = appendString(w.out, red)
+					w.out = jsonscan.AppendString(w.out, red)
 					w.changed = true
 					return true
 				}
@@ -246,7 +198,7 @@ func compact(v []byte) []byte {
 			continue
 		case c == '"':
 			in = !in
-		case !in && isSpace(c):
+		case !in && jsonscan.IsSpace(c):
 			continue
 		}
 		out = append(out, c)
@@ -256,112 +208,12 @@ func compact(v []byte) []byte {
 
 // decodeString returns the contents of the JSON string q (quotes included);
 // ok is false when q is not a whole string. Invalid escapes and lone
-// surrogates decode to U+FFFD; other bytes are kept as they are.
+// surrogates decode to U+FFFD; other bytes are kept as they are. A string
+// without escapes is returned as a part of q.
 func decodeString(q []byte) ([]byte, bool) {
-	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
-		return nil, false
+	if len(q) >= 2 && q[0] == '"' && q[len(q)-1] == '"' && bytes.IndexByte(q, '\\') < 0 {
+		return q[1 : len(q)-1], true
 	}
-	s := q[1 : len(q)-1]
-	esc := false
-	for _, c := range s {
-		if c == '\\' {
-			esc = true
-			break
-		}
-	}
-	if !esc {
-		return s, true
-	}
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		if i+1 >= len(s) {
-			return nil, false
-		}
-		i++
-		switch s[i] {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(s[i+1:])
-			if !ok {
-				out = utf8.AppendRune(out, utf8.RuneError)
-				continue
-			}
-			i += 4
-			if r >= 0xd800 && r < 0xdc00 && i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
-				if r2, ok := hex4(s[i+3:]); ok && r2 >= 0xdc00 && r2 < 0xe000 {
-					r = 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00)
-					i += 6
-				}
-			}
-			if r >= 0xd800 && r < 0xe000 {
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-		default:
-			out = append(out, s[i])
-		}
-	}
-	return out, true
-}
-
-func hex4(s []byte) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string: '"', '\\' and control
-// characters escaped, every other byte as it is.
-func appendString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	for _, c := range s {
-		switch {
-		case c == '"':
-			dst = append(dst, '\\', '"')
-		case c == '\\':
-			dst = append(dst, '\\', '\\')
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
+	out, _, ok := jsonscan.Unquote(nil, q)
+	return out, ok
 }

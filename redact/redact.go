@@ -12,8 +12,9 @@
 // change (and insignificant white space goes). Responses carry no method:
 // the Redactor pairs each response with its request by id and direction, so
 // a rule like session/get:result.turns[*].text reaches the answer to a
-// session/get request. The package imports only the standard library and
-// the frame and jsonpath packages, and never logs.
+// session/get request. The package imports only the standard library, the
+// frame and jsonpath packages and the JSON scanner (internal/jsonscan), and
+// never logs.
 package redact
 
 import (
@@ -28,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/jsonscan"
 	"github.com/tapedeck/tapedeck/jsonpath"
 )
 
@@ -285,18 +287,13 @@ func (r *Redactor) answered(dir frame.Dir, id []byte) string {
 }
 
 func trimSpace(b []byte) (lead, body, trail []byte) {
-	i := 0
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
+	i := jsonscan.SkipSpace(b, 0)
 	j := len(b)
-	for j > i && isSpace(b[j-1]) {
+	for j > i && jsonscan.IsSpace(b[j-1]) {
 		j--
 	}
 	return b[:i], b[i:j], b[j:]
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // env is a message's envelope: what redaction needs to know before it
 // rewrites.

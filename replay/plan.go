@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/canon"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -40,7 +41,7 @@ type step struct {
 // recorded answer.
 type call struct {
 	method string
-	params string       // canonical JSON of the params, for matching
+	params string       // the params' key, for matching (see paramsKey)
 	seq    uint64       // the recorded request's seq
 	answer *frame.Frame // nil: the host never answered it
 	used   bool         // a live request was matched to it
@@ -104,7 +105,7 @@ func makePlan(recorded []frame.Frame) *plan {
 		m := &msgs[i]
 		switch {
 		case f.Dir == frame.Out && m.Kind == message.Request:
-			c := &call{method: m.Method, params: canonical(m.Params), seq: f.Seq}
+			c := &call{method: m.Method, params: paramsKey(m.Params), seq: f.Seq}
 			p.calls[m.Method] = append(p.calls[m.Method], c)
 			reqs = append(reqs, req{c, m.IDKey()})
 		case f.Dir == frame.In && m.IsReply():
@@ -153,19 +154,18 @@ func makePlan(recorded []frame.Frame) *plan {
 	return p
 }
 
-// canonical is JSON with sorted keys and no white space; "" for nothing.
-func canonical(raw json.RawMessage) string {
+// paramsKey is what params are matched by: their canonical spelling
+// (package canon, by which diff also compares frames), "" for none, and
+// the bytes as they are when they are not JSON.
+func paramsKey(raw json.RawMessage) string {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return ""
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return string(raw)
+	var buf [256]byte
+	if k, ok := canon.Append(buf[:0], raw); ok {
+		return string(k)
 	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	return string(raw)
 }
 
 // match takes the recorded call that answers a live request: a script's
@@ -188,7 +188,7 @@ func (p *plan) match(id json.RawMessage, method string, params json.RawMessage) 
 		}
 		return nil, false
 	}
-	want := canonical(params)
+	want := paramsKey(params)
 	var first *call
 	for _, c := range p.calls[method] {
 		if c.used {

@@ -5,8 +5,9 @@
 // Writing then reading gives back every frame exactly (Raw byte for byte,
 // and NoEOL, Cut, Event, Signal, Code, Seq, At, Dir), and a tape written by
 // Writer, read by Reader and written again is byte-identical. The package
-// imports only the standard library and the frame package; it knows nothing
-// of files, stores or processes, and never logs.
+// imports only the standard library, the frame package and the JSON scanner
+// (internal/jsonscan); it knows nothing of files, stores or processes, and
+// never logs.
 package tape
 
 import (
@@ -22,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/jsonscan"
 )
 
 // Version is the format version Writer writes. Reader reads this version and
@@ -212,68 +214,19 @@ func AppendBytes(dst []byte, f *frame.Frame) []byte {
 // back exactly these bytes) and no CR or LF (so it cannot break the line,
 // even for tools that split on CR).
 func verbatim(raw []byte) bool {
-	if len(raw) == 0 || isSpace(raw[0]) || isSpace(raw[len(raw)-1]) {
+	if len(raw) == 0 || jsonscan.IsSpace(raw[0]) || jsonscan.IsSpace(raw[len(raw)-1]) {
 		return false
 	}
 	return bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 &&
 		utf8.Valid(raw) && json.Valid(raw)
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-const hexDigits = "0123456789abcdef"
-
 // AppendString appends s, valid UTF-8, as a JSON string. The encoding is
 // fixed: '"', '\\' and control characters are escaped (\n, \r, \t, \b, \f
 // in short form, others as \u00xx), as are U+2028 and U+2029; every other
-// character is written as itself.
-func AppendString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		var esc string
-		switch {
-		case c == '"':
-			esc = `\"`
-		case c == '\\':
-			esc = `\\`
-		case c == '\n':
-			esc = `\n`
-		case c == '\r':
-			esc = `\r`
-		case c == '\t':
-			esc = `\t`
-		case c == '\b':
-			esc = `\b`
-		case c == '\f':
-			esc = `\f`
-		case c < 0x20:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			start = i + 1
-			continue
-		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9):
-			if s[i+2] == 0xa8 {
-				esc = `\u2028`
-			} else {
-				esc = `\u2029`
-			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, esc...)
-			i += 2
-			start = i + 1
-			continue
-		default:
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		dst = append(dst, esc...)
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// character is written as itself. It is the one string encoding that
+// tapedeck's JSON outputs share (package internal/jsonscan).
+func AppendString(dst, s []byte) []byte { return jsonscan.AppendString(dst, s) }
 
 // Reader reads a tape. It is not safe for concurrent use.
 type Reader struct {
@@ -391,7 +344,7 @@ func (r *Reader) readLine() ([]byte, error) {
 
 func blank(line []byte) bool {
 	for _, c := range line {
-		if !isSpace(c) {
+		if !jsonscan.IsSpace(c) {
 			return false
 		}
 	}
@@ -442,76 +395,27 @@ func (r *Reader) object(line []byte) error {
 // members appends to dst the members of the JSON object b, which must be
 // valid JSON; ok is false when b is not an object.
 func members(dst []member, b []byte) (_ []member, ok bool) {
-	i := skipSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return dst, false
 	}
-	i = skipSpace(b, i+1)
+	i = jsonscan.SkipSpace(b, i+1)
 	if b[i] == '}' {
 		return dst, true
 	}
 	for {
-		k := skipValue(b, i)
+		k, _ := jsonscan.SkipString(b, i)
 		key := b[i:k]
-		i = skipSpace(b, k)
-		i = skipSpace(b, i+1) // ':'
-		v := skipValue(b, i)
+		i = jsonscan.SkipSpace(b, k)
+		i = jsonscan.SkipSpace(b, i+1) // ':'
+		v, _ := jsonscan.SkipValue(b, i)
 		dst = append(dst, member{key: key, val: b[i:v]})
-		i = skipSpace(b, v)
+		i = jsonscan.SkipSpace(b, v)
 		if b[i] == '}' {
 			return dst, true
 		}
-		i = skipSpace(b, i+1) // ','
+		i = jsonscan.SkipSpace(b, i+1) // ','
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the end of the JSON value that starts at b[i]; b is
-// valid JSON.
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	}
-	for i < len(b) && !isSpace(b[i]) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
-		i++
-	}
-	return i
-}
-
-// skipString returns the end of the JSON string that starts at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
 }
 
 // header parses the header line.
@@ -816,63 +720,9 @@ func decode64(dst, s []byte) ([]byte, error) {
 // included), which is valid JSON and valid UTF-8. A \u escape of a lone
 // surrogate is an error: it stands for no character.
 func unquote(dst, q []byte) ([]byte, error) {
-	s := q[1 : len(q)-1]
-	for {
-		i := bytes.IndexByte(s, '\\')
-		if i < 0 {
-			return append(dst, s...), nil
-		}
-		dst = append(dst, s[:i]...)
-		c := s[i+1]
-		s = s[i+2:]
-		switch c {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := hex4(s)
-			s = s[4:]
-			if r >= 0xdc00 && r < 0xe000 {
-				return nil, fmt.Errorf(`lone surrogate \u%04x`, r)
-			}
-			if r >= 0xd800 && r < 0xdc00 {
-				if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
-					return nil, fmt.Errorf(`lone surrogate \u%04x`, r)
-				}
-				r2 := hex4(s[2:])
-				if r2 < 0xdc00 || r2 >= 0xe000 {
-					return nil, fmt.Errorf(`lone surrogate \u%04x`, r)
-				}
-				s = s[6:]
-				r = 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00)
-			}
-			dst = utf8.AppendRune(dst, r)
-		default: // '"', '\\', '/'
-			dst = append(dst, c)
-		}
+	out, lone, _ := jsonscan.Unquote(dst, q)
+	if lone != 0 {
+		return nil, fmt.Errorf(`lone surrogate \u%04x`, lone)
 	}
-}
-
-// hex4 decodes the four hex digits at the start of s (valid JSON).
-func hex4(s []byte) rune {
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
+	return out, nil
 }

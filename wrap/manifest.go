@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/tapedeck/tapedeck/internal/jsonscan"
 )
 
 // Runtimes a manifest can name. An absent runtime means node.
@@ -59,7 +61,7 @@ func ParseManifest(raw []byte) (*Manifest, error) {
 	if !json.Valid(raw) {
 		return nil, fmt.Errorf("%w: not valid JSON", ErrManifest)
 	}
-	open := skipSpace(raw, 0)
+	open := jsonscan.SkipSpace(raw, 0)
 	if open >= len(raw) || raw[open] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrManifest)
 	}
@@ -168,7 +170,7 @@ func scanMembers(raw []byte, open int) ([]member, error) {
 	var ms []member
 	i := open + 1
 	for {
-		i = skipSpace(raw, i)
+		i = jsonscan.SkipSpace(raw, i)
 		if i >= len(raw) {
 			return nil, fmt.Errorf("%w: unexpected end", ErrManifest)
 		}
@@ -176,77 +178,24 @@ func scanMembers(raw []byte, open int) ([]member, error) {
 			return ms, nil
 		}
 		if raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+			i = jsonscan.SkipSpace(raw, i+1)
 		}
 		ks := i
-		ke := skipString(raw, ks)
+		ke, _ := jsonscan.SkipString(raw, ks)
 		var key string
 		if err := json.Unmarshal(raw[ks:ke], &key); err != nil {
 			return nil, fmt.Errorf("%w: member name at byte %d: %w", ErrManifest, ks, err)
 		}
-		i = skipSpace(raw, ke)
+		i = jsonscan.SkipSpace(raw, ke)
 		if i >= len(raw) || raw[i] != ':' {
 			return nil, fmt.Errorf("%w: no ':' after %q", ErrManifest, key)
 		}
-		vs := skipSpace(raw, i+1)
-		ve := skipValue(raw, vs)
-		if vs >= len(raw) || ve > len(raw) {
+		vs := jsonscan.SkipSpace(raw, i+1)
+		ve, ok := jsonscan.SkipValue(raw, vs)
+		if !ok {
 			return nil, fmt.Errorf("%w: unexpected end", ErrManifest)
 		}
 		ms = append(ms, member{key: key, keyStart: ks, keyEnd: ke, valStart: vs, valEnd: ve})
 		i = ve
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the string starting at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index just past the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(b[i])) {
-		i++
-	}
-	return i
 }

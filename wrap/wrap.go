@@ -12,7 +12,8 @@
 // original manifest in .tapedeck/, and the edited manifest. It never runs
 // the plugin, never opens the store (Doctor only creates and removes a
 // probe file in its folder) and never prints: callers report. It imports
-// only the standard library; the command glue is in package main.
+// only the standard library and the JSON scanner (internal/jsonscan); the
+// command glue is in package main.
 package wrap
 
 import (

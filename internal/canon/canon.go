@@ -1,0 +1,314 @@
+// Package canon owns tapedeck's one canonical spelling of a JSON value,
+// and with it what "the same JSON" means: replay matches a live request to
+// a recorded call by the canonical spelling of its params, and diff compares
+// frames by the canonical spelling of the whole message, so that what replay
+// takes for the same request diff takes for the same frame.
+//
+// Two values are the same exactly when encoding/json, numbers decoded with
+// UseNumber, decodes them to equal values, but for bytes that are not UTF-8:
+//
+//   - white space outside strings and the order of members do not count;
+//   - of members of the same name the last counts, as a decoder keeps it;
+//   - strings count by what they decode to: "\u003c", "\u003C" and "<" are
+//     one string, and an escaped lone surrogate reads as U+FFFD;
+//   - a run of bytes that are not UTF-8 reads as one U+FFFD, as package
+//     message reads a line (the host's view: the params replay matches are
+//     cut from that line), where encoding/json would read one per byte;
+//   - numbers count as written: 1, 1.0 and 1e0 are three numbers, and -0 is
+//     not 0 (JSON says nothing of their value, and a float64 would merge
+//     large integers);
+//   - text that is not exactly one valid JSON value (nesting deeper than
+//     encoding/json takes included) has no canonical spelling: replay then
+//     matches the bytes as they are, and diff decodes what it can.
+//
+// The spelling is compact JSON with members sorted by their canonical names
+// and strings spelled as jsonscan.AppendString spells them. The package
+// builds no tree and allocates little beyond what it appends.
+package canon
+
+import (
+	"bytes"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/tapedeck/tapedeck/internal/jsonscan"
+)
+
+// MaxDepth is how deeply objects and arrays may nest, as deep as
+// encoding/json accepts.
+const MaxDepth = 10000
+
+// Append appends to dst the canonical spelling of the JSON value raw (white
+// space around it allowed); ok is false, and dst is returned unchanged,
+// when raw is not exactly one valid JSON value.
+func Append(dst, raw []byte) (_ []byte, ok bool) {
+	return appendValue(dst, parser{in: raw})
+}
+
+// AppendWithID is Append, but when raw is an object, the value of its
+// top-level "id" member (however the name is spelled) is spelled as the
+// JSON string id: diff compares a request by the id it stands for.
+func AppendWithID(dst, raw []byte, id string) (_ []byte, ok bool) {
+	return appendValue(dst, parser{in: raw, id: id, withID: true})
+}
+
+func appendValue(dst []byte, p parser) ([]byte, bool) {
+	n := len(dst)
+	p.i = jsonscan.SkipSpace(p.in, 0)
+	out, ok := p.value(dst, true)
+	if !ok || jsonscan.SkipSpace(p.in, p.i) != len(p.in) {
+		return dst[:n], false
+	}
+	return out, true
+}
+
+type parser struct {
+	in      []byte
+	i       int
+	depth   int
+	id      string // the top-level id's replacement, when withID
+	withID  bool
+	scratch []byte // a string's decoded contents
+	body    []byte // an object's members, while they are sorted
+}
+
+// value appends the canonical spelling of the value at p.i.
+func (p *parser) value(dst []byte, top bool) ([]byte, bool) {
+	if p.i >= len(p.in) {
+		return dst, false
+	}
+	switch c := p.in[p.i]; c {
+	case '{', '[':
+		if p.depth++; p.depth > MaxDepth {
+			return dst, false
+		}
+		var ok bool
+		if c == '{' {
+			dst, ok = p.object(dst, top)
+		} else {
+			dst, ok = p.array(dst)
+		}
+		p.depth--
+		return dst, ok
+	case '"':
+		return p.str(dst)
+	case 't':
+		return p.literal(dst, "true")
+	case 'f':
+		return p.literal(dst, "false")
+	case 'n':
+		return p.literal(dst, "null")
+	}
+	return p.number(dst)
+}
+
+func (p *parser) array(dst []byte) ([]byte, bool) {
+	p.i = jsonscan.SkipSpace(p.in, p.i+1)
+	dst = append(dst, '[')
+	if p.i < len(p.in) && p.in[p.i] == ']' {
+		p.i++
+		return append(dst, ']'), true
+	}
+	for {
+		var ok bool
+		if dst, ok = p.value(dst, false); !ok {
+			return dst, false
+		}
+		p.i = jsonscan.SkipSpace(p.in, p.i)
+		if p.i >= len(p.in) {
+			return dst, false
+		}
+		switch p.in[p.i] {
+		case ',':
+			dst = append(dst, ',')
+			p.i = jsonscan.SkipSpace(p.in, p.i+1)
+		case ']':
+			p.i++
+			return append(dst, ']'), true
+		default:
+			return dst, false
+		}
+	}
+}
+
+// member is where one member's canonical spelling lies in the output: its
+// name over [start, colon), its value over (colon, end).
+type member struct{ start, colon, end int }
+
+// object appends the members in input order, then, unless they are
+// already sorted with no name twice, sorts them (stably: of the same names
+// the last one is the one kept) and spells them again.
+func (p *parser) object(dst []byte, top bool) ([]byte, bool) {
+	p.i = jsonscan.SkipSpace(p.in, p.i+1)
+	open := len(dst)
+	dst = append(dst, '{')
+	if p.i < len(p.in) && p.in[p.i] == '}' {
+		p.i++
+		return append(dst, '}'), true
+	}
+	var few [8]member
+	ms := few[:0]
+	sorted := true
+	for {
+		if p.i >= len(p.in) || p.in[p.i] != '"' {
+			return dst, false
+		}
+		var ok bool
+		start := len(dst)
+		if dst, ok = p.str(dst); !ok {
+			return dst, false
+		}
+		colon := len(dst)
+		p.i = jsonscan.SkipSpace(p.in, p.i)
+		if p.i >= len(p.in) || p.in[p.i] != ':' {
+			return dst, false
+		}
+		p.i = jsonscan.SkipSpace(p.in, p.i+1)
+		dst = append(dst, ':')
+		if dst, ok = p.value(dst, false); !ok {
+			return dst, false
+		}
+		if top && p.withID && string(dst[start:colon]) == `"id"` {
+			dst = jsonscan.AppendString(dst[:colon+1], p.id)
+		}
+		if k := len(ms); k > 0 && bytes.Compare(dst[ms[k-1].start:ms[k-1].colon], dst[start:colon]) >= 0 {
+			sorted = false
+		}
+		ms = append(ms, member{start, colon, len(dst)})
+		p.i = jsonscan.SkipSpace(p.in, p.i)
+		if p.i >= len(p.in) {
+			return dst, false
+		}
+		if p.in[p.i] == '}' {
+			p.i++
+			break
+		}
+		if p.in[p.i] != ',' {
+			return dst, false
+		}
+		dst = append(dst, ',')
+		p.i = jsonscan.SkipSpace(p.in, p.i+1)
+	}
+	if !sorted {
+		p.body = append(p.body[:0], dst[open:]...)
+		body := p.body
+		name := func(m member) []byte { return body[m.start-open : m.colon-open] }
+		slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(name(a), name(b)) })
+		dst = dst[:open+1]
+		for k, m := range ms {
+			if k+1 < len(ms) && bytes.Equal(name(ms[k+1]), name(m)) {
+				continue // a later member of the same name counts
+			}
+			if len(dst) > open+1 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, body[m.start-open:m.end-open]...)
+		}
+	}
+	return append(dst, '}'), true
+}
+
+// str appends the canonical spelling of the string at p.i: as written when
+// that is already the spelling (no escape, UTF-8, no U+2028 or U+2029),
+// else decoded and spelled again.
+func (p *parser) str(dst []byte) ([]byte, bool) {
+	start := p.i
+	plain := true
+	for p.i++; p.i < len(p.in); {
+		switch c := p.in[p.i]; {
+		case c == '"':
+			p.i++
+			lit := p.in[start:p.i]
+			if plain && utf8.Valid(lit) && !hasLineSep(lit) {
+				return append(dst, lit...), true
+			}
+			p.scratch, _, _ = jsonscan.Unquote(p.scratch[:0], lit)
+			if !utf8.Valid(p.scratch) {
+				p.scratch = bytes.ToValidUTF8(p.scratch, []byte("\uFFFD"))
+			}
+			return jsonscan.AppendString(dst, p.scratch), true
+		case c == '\\':
+			plain = false
+			if p.i+1 >= len(p.in) {
+				return dst, false
+			}
+			switch p.in[p.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.i += 2
+			case 'u':
+				if _, ok := jsonscan.Hex4(p.in[p.i+2:]); !ok {
+					return dst, false
+				}
+				p.i += 6
+			default:
+				return dst, false
+			}
+		case c < 0x20:
+			return dst, false
+		default:
+			p.i++
+		}
+	}
+	return dst, false
+}
+
+// hasLineSep reports whether s holds U+2028 or U+2029, which
+// jsonscan.AppendString escapes.
+func hasLineSep(s []byte) bool {
+	for {
+		i := bytes.IndexByte(s, 0xe2)
+		if i < 0 || i+2 >= len(s) {
+			return false
+		}
+		if s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
+			return true
+		}
+		s = s[i+1:]
+	}
+}
+
+func (p *parser) literal(dst []byte, lit string) ([]byte, bool) {
+	if !bytes.HasPrefix(p.in[p.i:], []byte(lit)) {
+		return dst, false
+	}
+	p.i += len(lit)
+	return append(dst, lit...), true
+}
+
+// number appends a number as written, after checking its grammar.
+func (p *parser) number(dst []byte) ([]byte, bool) {
+	start := p.i
+	if p.in[p.i] == '-' {
+		p.i++
+	}
+	intStart := p.i
+	n := p.digits()
+	if n == 0 || n > 1 && p.in[intStart] == '0' {
+		return dst, false
+	}
+	if p.i < len(p.in) && p.in[p.i] == '.' {
+		p.i++
+		if p.digits() == 0 {
+			return dst, false
+		}
+	}
+	if p.i < len(p.in) && (p.in[p.i] == 'e' || p.in[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.in) && (p.in[p.i] == '+' || p.in[p.i] == '-') {
+			p.i++
+		}
+		if p.digits() == 0 {
+			return dst, false
+		}
+	}
+	return append(dst, p.in[start:p.i]...), true
+}
+
+func (p *parser) digits() int {
+	n := 0
+	for p.i < len(p.in) && p.in[p.i] >= '0' && p.in[p.i] <= '9' {
+		p.i++
+		n++
+	}
+	return n
+}
