@@ -152,3 +152,9 @@ func Rules() []Rule {
 		{RuleLintStopped, Info, "the rest of the session was not checked live", 0},
 	}
 }
+
+// SessionNotes is what a recording stores about its frames beside them
+// (record --lint writes it, show reads it).
+type SessionNotes struct {
+	Findings []Finding `json:"findings"`
+}

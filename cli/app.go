@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -30,7 +31,13 @@ func fail(code int, format string, args ...any) error {
 // usage error, or what the command says (a recorded plugin's own status).
 // It is the only place that maps errors to exit codes.
 func Run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, stderr, args)
+	return run(args, stdin, stdout, stderr, os.Environ())
+}
+
+// run is Run in the environment environ (what os.Environ gives a process):
+// the tests run commands in process with environments of their own.
+func run(args []string, stdin *os.File, stdout, stderr io.Writer, environ []string) int {
+	app := newApp(&env{stdin: stdin, stdout: stdout, stderr: stderr, args: args, environ: environ})
 	err := app.Run(intersperse(app, args))
 	if err == nil {
 		return 0
@@ -60,10 +67,32 @@ type env struct {
 	// args is the command line as given, for shell completion, which
 	// needs the word being completed.
 	args []string
+	// environ is the environment, as os.Environ gives it: the commands
+	// read variables from it and start plugins in it.
+	environ []string
 }
 
-func newApp(stdin *os.File, stdout, stderr io.Writer, args []string) *cli.App {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
+// getenv is the value of the variable key in the environment ("" when
+// unset), the last one when it is set twice.
+func (e *env) getenv(key string) string {
+	for i := len(e.environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(e.environ[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// redactKey is $TAPEDECK_REDACT_KEY: this machine's redaction key when
+// set, nil otherwise (the store's own key is used then).
+func (e *env) redactKey() []byte {
+	if v := e.getenv("TAPEDECK_REDACT_KEY"); v != "" {
+		return []byte(v)
+	}
+	return nil
+}
+
+func newApp(e *env) *cli.App {
 	// Every usage error (an unknown flag or command, a missing or extra
 	// argument) is one line on stderr and exit status 2.
 	usageError := func(c *cli.Context, err error, isCommand bool) error {
@@ -76,9 +105,9 @@ func newApp(stdin *os.File, stdout, stderr io.Writer, args []string) *cli.App {
 		Name:                 "tapedeck",
 		Usage:                "record, replay and diff sessions of Agentty plugins",
 		Version:              version(),
-		Reader:               stdin,
-		Writer:               stdout,
-		ErrWriter:            stderr,
+		Reader:               e.stdin,
+		Writer:               e.stdout,
+		ErrWriter:            e.stderr,
 		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {},
 		OnUsageError:         usageError,
@@ -96,7 +125,7 @@ func newApp(stdin *os.File, stdout, stderr io.Writer, args []string) *cli.App {
 				Name:    "store",
 				Usage:   "the store folder",
 				EnvVars: []string{"TAPEDECK_STORE"},
-				Value:   defaultStoreDir(),
+				Value:   defaultStoreDir(e.getenv),
 			},
 		},
 		Commands: []*cli.Command{
@@ -132,16 +161,24 @@ func newApp(stdin *os.File, stdout, stderr io.Writer, args []string) *cli.App {
 
 // defaultStoreDir is $XDG_DATA_HOME/tapedeck, ~/.local/share/tapedeck, or on
 // macOS ~/Library/Application Support/tapedeck.
-func defaultStoreDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+func defaultStoreDir(getenv func(string) string) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "tapedeck")
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
+	home := getenv("HOME")
+	if home == "" {
 		return filepath.Join(os.TempDir(), "tapedeck")
 	}
 	if runtime.GOOS == "darwin" {
 		return filepath.Join(home, "Library", "Application Support", "tapedeck")
 	}
 	return filepath.Join(home, ".local", "share", "tapedeck")
+}
+
+// complete is the BashCompleteFunc of a command (or of the app) whose
+// arguments complete to what.
+func (e *env) complete(what completes) cli.BashCompleteFunc {
+	return func(c *cli.Context) {
+		e.completeWord(e.wordBeingCompleted(), what, c.App, c.Command, c.String("store"))
+	}
 }

@@ -45,6 +45,7 @@ func checkJSON(t *testing.T, store string, args ...string) ([]checkFinding, resu
 // well-behaved plugin must give no error and no warning (and, its manifest
 // being found in the recorded working directory, no info either).
 func TestCheckFixturePlugins(t *testing.T) {
+	t.Parallel()
 	for _, p := range []struct{ name, runtime, main string }{
 		{"hello-node", "node", "main.mjs"},
 		{"hello-python", "python3", "main.py"},
@@ -100,6 +101,7 @@ func TestCheckFixturePlugins(t *testing.T) {
 // TestCheckTapes runs check on rule tapes: exit 1 with an error finding,
 // 0 without, and the finding's frame, method and words in both forms.
 func TestCheckTapes(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	tapes := filepath.Join("check", "testdata", "rules")
 
@@ -140,6 +142,7 @@ func TestCheckTapes(t *testing.T) {
 // TestCheckManifest: --manifest turns the permission rules on; a session's
 // working directory is where the manifest is looked for otherwise.
 func TestCheckManifest(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	tape := filepath.Join("check", "testdata", "rules", "permission-missing.jsonl")
 	found, r := checkJSON(t, store, tape)

@@ -92,6 +92,7 @@ _dt.datetime = datetime
 // once, with no ignore rule; the same replay on the real clock differs in
 // both places.
 func TestPinnedClockReplaysADayLater(t *testing.T) {
+	t.Parallel()
 	for _, p := range clockPlugins {
 		t.Run(p.id, func(t *testing.T) {
 			if _, err := exec.LookPath(p.interpreter); err != nil {
@@ -131,6 +132,7 @@ func TestPinnedClockReplaysADayLater(t *testing.T) {
 // TestPinnedClockIsShownAndSaidWithV: show names the pin; replay -v says
 // what it adds.
 func TestPinnedClockIsShownAndSaidWithV(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
@@ -160,6 +162,7 @@ func TestPinnedClockIsShownAndSaidWithV(t *testing.T) {
 // pinned clock (and its fingerprint, from the launcher's command), and
 // its launcher still reads back.
 func TestWrapPinClock(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
@@ -193,6 +196,7 @@ func TestWrapPinClock(t *testing.T) {
 // without it pins the clock to the recorded start (not the randomness,
 // which was never seeded): a day later only the random name differs.
 func TestPinClockOnAnUnpinnedTape(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}

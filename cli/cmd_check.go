@@ -11,9 +11,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/check"
-	"github.com/tapedeck/tapedeck/cli/internal/escape"
-	"github.com/tapedeck/tapedeck/cli/internal/screen"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/screen"
+	"github.com/tapedeck/tapedeck/playback"
+	"github.com/tapedeck/tapedeck/render"
+	"github.com/tapedeck/tapedeck/store"
 )
 
 func (e *env) checkCommand() *cli.Command {
@@ -42,7 +45,7 @@ func (e *env) check(c *cli.Context) error {
 		return fail(2, "check needs one SESSION (an id, a unique prefix, a name, or last) or TAPE file")
 	}
 	ref := c.Args().First()
-	src, err := e.loadSource(c, ref)
+	src, err := playback.Load(ref, &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(c.String("store")) }})
 	if err != nil {
 		return fail(2, "check: %v", err)
 	}
@@ -55,23 +58,23 @@ func (e *env) check(c *cli.Context) error {
 		}
 		opts.Manifest = m
 	} else {
-		cwd := src.meta.Cwd
-		if cwd != "" && !filepath.IsAbs(cwd) && src.tapePath != "" {
-			cwd = filepath.Join(filepath.Dir(src.tapePath), cwd)
+		cwd := src.Meta.Cwd
+		if cwd != "" && !filepath.IsAbs(cwd) && src.TapePath != "" {
+			cwd = filepath.Join(filepath.Dir(src.TapePath), cwd)
 		}
 		opts = check.OptionsFor(cwd)
 	}
 	if opts.Manifest == nil || opts.Manifest.APIVersion == 0 {
-		opts.APIVersion = src.meta.APIVersion
+		opts.APIVersion = src.Meta.APIVersion
 	}
 
 	ck := check.New(opts)
 	var found []check.Finding
-	for i := range src.frames {
-		found = append(found, ck.Feed(&src.frames[i])...)
+	for i := range src.Frames {
+		found = append(found, ck.Feed(&src.Frames[i])...)
 	}
-	if src.meta.Status == frame.StatusRecording {
-		fmt.Fprintf(e.stderr, "tapedeck: session %s is still recording: these are the findings so far, without the end-of-session rules\n", src.meta.ID)
+	if src.Meta.Status == frame.StatusRecording {
+		fmt.Fprintf(e.stderr, "tapedeck: session %s is still recording: these are the findings so far, without the end-of-session rules\n", src.Meta.ID)
 	} else {
 		found = append(found, ck.Finish()...)
 	}
@@ -115,17 +118,17 @@ func printFindings(w io.Writer, found []check.Finding) error {
 		seq, when := "-", "-"
 		if f.Seq > 0 {
 			seq = fmt.Sprintf("#%d", f.Seq)
-			when = formatDuration(time.Duration(f.At))
+			when = render.Duration(time.Duration(f.At))
 		}
 		msg := f.Message
 		if f.Path != "" {
 			msg = f.Path + ": " + msg
 		}
-		t.Row(seq, when, string(f.Level), f.Rule, orDash(f.Method), escape.Text(msg))
+		t.Row(seq, when, string(f.Level), f.Rule, render.OrDash(f.Method), escape.Text(msg))
 	}
 	if _, err := t.WriteTo(w); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d %s, %d %s, %d info\n", errs, plural(errs, "error"), warns, plural(warns, "warning"), infos)
+	_, err := fmt.Fprintf(w, "%d %s, %d %s, %d info\n", errs, render.Plural(errs, "error"), warns, render.Plural(warns, "warning"), infos)
 	return err
 }

@@ -13,8 +13,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/check"
-	"github.com/tapedeck/tapedeck/cli/internal/escape"
 	"github.com/tapedeck/tapedeck/coverage"
+	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/playback"
+	"github.com/tapedeck/tapedeck/render"
 )
 
 func (e *env) coverageCommand() *cli.Command {
@@ -42,7 +44,7 @@ func (e *env) coverage(c *cli.Context) error {
 	if len(paths) == 0 {
 		paths = []string{"testdata"}
 	}
-	tapes, err := findTapes(paths)
+	tapes, err := playback.FindTapes(paths)
 	if err != nil {
 		return fail(2, "coverage: %v", err)
 	}
@@ -52,7 +54,7 @@ func (e *env) coverage(c *cli.Context) error {
 	plugins := map[string]*coverage.Plugin{}
 	manifests := map[string]bool{}
 	for _, t := range tapes {
-		src, err := readTapeFile(t)
+		src, err := playback.ReadTape(t)
 		if err != nil {
 			return fail(2, "coverage: %v", err)
 		}
@@ -71,7 +73,7 @@ func (e *env) coverage(c *cli.Context) error {
 				return fail(2, "coverage: %v", err)
 			}
 		}
-		p.AddTape(t, src.frames)
+		p.AddTape(t, src.Frames)
 	}
 	ids := make([]string, 0, len(plugins))
 	for id, p := range plugins {
@@ -96,7 +98,7 @@ func (e *env) coverage(c *cli.Context) error {
 			if i > 0 {
 				fmt.Fprintln(e.stdout)
 			}
-			e.printCoverage(p)
+			render.Coverage(e.stdout, p)
 		}
 	}
 	if c.IsSet("min") {
@@ -118,10 +120,10 @@ func (e *env) coverage(c *cli.Context) error {
 // in its working directory (a relative one is the tape folder's). The
 // plugin's id is the manifest's, else the one initialize named, else the
 // tape's file name.
-func tapeManifest(src *source) (id, path string, data []byte, err error) {
-	dir := src.meta.Cwd
+func tapeManifest(src *playback.Recording) (id, path string, data []byte, err error) {
+	dir := src.Meta.Cwd
 	if dir != "" && !filepath.IsAbs(dir) {
-		dir = filepath.Join(filepath.Dir(src.tapePath), dir)
+		dir = filepath.Join(filepath.Dir(src.TapePath), dir)
 	}
 	if dir != "" {
 		path = filepath.Join(dir, check.ManifestFile)
@@ -138,94 +140,10 @@ func tapeManifest(src *source) (id, path string, data []byte, err error) {
 		}
 	}
 	if id == "" {
-		id = src.meta.Plugin.ID
+		id = src.Meta.Plugin.ID
 	}
 	if id == "" {
-		id = strings.TrimSuffix(filepath.Base(src.tapePath), ".jsonl")
+		id = strings.TrimSuffix(filepath.Base(src.TapePath), ".jsonl")
 	}
 	return id, path, data, nil
-}
-
-func (e *env) printCoverage(p *coverage.Plugin) {
-	w := e.stdout
-	where := "no manifest found"
-	if p.Manifest != "" {
-		where = "manifest " + p.Manifest
-	}
-	fmt.Fprintf(w, "%s  (%s: %s; %s)\n", escape.Text(p.ID), nounCount(int64(len(p.Tapes)), "tape", "tapes"), escape.Text(strings.Join(p.Tapes, ", ")), escape.Text(where))
-	fmt.Fprintf(w, "  host sent       %s\n", counts(p.HostMethods))
-	fmt.Fprintf(w, "  plugin sent     %s\n", counts(p.PluginMethods))
-	fmt.Fprintf(w, "  UI drawn        %s\n", counts(p.Elements))
-	var drawn, used int
-	var got, never, undrawn []string
-	for _, el := range p.Interactive {
-		switch {
-		case el.Type == "":
-			undrawn = append(undrawn, fmt.Sprintf("%s %d", el.ID, el.Events))
-		case el.Events > 0:
-			drawn++
-			used++
-			got = append(got, fmt.Sprintf("%s %d", el.ID, el.Events))
-		default:
-			drawn++
-			never = append(never, el.ID+" ("+el.Type+")")
-		}
-	}
-	line := fmt.Sprintf("%d of %d ids drawn got a ui/event", used, drawn)
-	if len(got) > 0 {
-		line += ": " + strings.Join(got, ", ")
-	}
-	if len(never) > 0 {
-		line += "; never: " + strings.Join(never, ", ")
-	}
-	if len(undrawn) > 0 {
-		line += "; events on ids no tape drew: " + strings.Join(undrawn, ", ")
-	}
-	fmt.Fprintf(w, "  interactive     %s\n", escape.Text(line))
-	var contributed, run int
-	var notRun, extra []string
-	for _, cmd := range p.Commands {
-		switch {
-		case !cmd.Contributed:
-			extra = append(extra, fmt.Sprintf("%s %d", cmd.ID, cmd.Runs))
-		case cmd.Runs > 0:
-			contributed++
-			run++
-		default:
-			contributed++
-			notRun = append(notRun, cmd.ID)
-		}
-	}
-	line = fmt.Sprintf("%d of %d contributed run", run, contributed)
-	if len(notRun) > 0 {
-		line += "; never run: " + strings.Join(notRun, ", ")
-	}
-	if len(extra) > 0 {
-		line += "; run but not contributed: " + strings.Join(extra, ", ")
-	}
-	fmt.Fprintf(w, "  commands        %s\n", escape.Text(line))
-	if len(p.HostErrors)+len(p.PluginErrors) == 0 {
-		fmt.Fprintf(w, "  error paths     none taken (no host error answer, no plugin error reply)\n")
-	} else {
-		fmt.Fprintf(w, "  error paths     host error answers: %s; plugin error replies: %s\n", counts(p.HostErrors), counts(p.PluginErrors))
-	}
-	done, total := p.Covered()
-	fmt.Fprintf(w, "  covered         %.0f%% (%d of %d: contributed commands and drawn interactive ids)\n", p.Percent(), done, total)
-}
-
-// counts spells a count per name, sorted by name: "a 2, b 1"; "none".
-func counts(m map[string]int) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", escape.Text(k), m[k])
-	}
-	return strings.Join(parts, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/tapedeck/tapedeck/render"
 	"github.com/tapedeck/tapedeck/wrap"
 	"github.com/urfave/cli/v2"
 )
@@ -20,7 +21,7 @@ func (e *env) doctorCommand() *cli.Command {
 }
 
 func (e *env) doctor(c *cli.Context) error {
-	dir, err := pluginDir(c)
+	dir, err := pluginDir(c.Command.Name, c.Args().Slice())
 	if err != nil {
 		return err
 	}
@@ -37,12 +38,12 @@ func (e *env) doctor(c *cli.Context) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", status, ch.What, ch.Detail)
 	}
 	tw.Flush()
-	fmt.Fprintf(e.stdout, "the host will run: %s\n", shellJoin(r.HostArgv))
-	fmt.Fprintf(e.stdout, "  in the folder:   %s\n", shellJoin([]string{r.Cwd}))
+	fmt.Fprintf(e.stdout, "the host will run: %s\n", render.ShellJoin(r.HostArgv))
+	fmt.Fprintf(e.stdout, "  in the folder:   %s\n", render.ShellJoin([]string{r.Cwd}))
 	if r.Launch != nil {
-		fmt.Fprintf(e.stdout, "  which execs:     %s\n", shellJoin(r.Launch.Argv()))
+		fmt.Fprintf(e.stdout, "  which execs:     %s\n", render.ShellJoin(r.Launch.Argv()))
 		if r.Launch.PathFirst != "" {
-			fmt.Fprintf(e.stdout, "  with PATH:       %s first, then the host's PATH\n", shellJoin([]string{r.Launch.PathFirst}))
+			fmt.Fprintf(e.stdout, "  with PATH:       %s first, then the host's PATH\n", render.ShellJoin([]string{r.Launch.PathFirst}))
 		}
 	}
 	problems := r.Problems()

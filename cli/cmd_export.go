@@ -10,16 +10,18 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/atomicfile"
 	"github.com/tapedeck/tapedeck/redact"
 	"github.com/tapedeck/tapedeck/store"
 	"github.com/tapedeck/tapedeck/tape"
 )
 
 func (e *env) exportCommand() *cli.Command {
+	red := &redactValues{}
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
 	}
-	flags = append(flags, redactFlags()...)
+	flags = append(flags, red.flags()...)
 	flags = append(flags, &cli.BoolFlag{Name: "no-default-redactions", Usage: "keep credential-like net/fetch header values, environment variables and --NAME= arguments (redacted by default)"})
 	flags = append(flags, &cli.BoolFlag{Name: "relative", Usage: "with -o: write the working directory relative to the tape's folder (and program paths inside it relative to it), so the tape replays from any checkout"})
 	return &cli.Command{
@@ -34,19 +36,23 @@ func (e *env) exportCommand() *cli.Command {
 			"was redacted.",
 		Flags:        flags,
 		BashComplete: e.complete(completeSessions),
-		Action:       e.export,
+		Action:       func(c *cli.Context) error { return e.export(c, red) },
 	}
 }
 
-func (e *env) export(c *cli.Context) error {
+func (e *env) export(c *cli.Context, redFlags *redactValues) error {
 	if c.NArg() != 1 {
 		return fail(2, "export needs one SESSION (an id, a unique prefix, a name, or last); see tapedeck ls")
 	}
-	st, err := e.openStore(c)
+	st, err := e.openStore(c.String("store"))
 	if err != nil {
 		return err
 	}
-	red, err := redactor(c, "export", st, !c.Bool("no-default-redactions"))
+	redCfg, err := redFlags.config("export", !c.Bool("no-default-redactions"))
+	if err != nil {
+		return err
+	}
+	red, err := redactor(redCfg, e.redactKey(), "export", st)
 	if err != nil {
 		return err
 	}
@@ -61,7 +67,7 @@ func (e *env) export(c *cli.Context) error {
 		if meta.Bytes, err = redactedBytes(st, meta.ID, red); err != nil {
 			return fail(1, "export %s: %v", meta.ID, err)
 		}
-		if red, err = redactor(c, "export", st, !c.Bool("no-default-redactions")); err != nil {
+		if red, err = redactor(redCfg, e.redactKey(), "export", st); err != nil {
 			return err
 		}
 		red.Session(meta)
@@ -104,7 +110,7 @@ func (e *env) export(c *cli.Context) error {
 			}
 			return fail(1, "export %s: %v", meta.ID, err)
 		}
-	} else if err := writeFileAtomic(out, write); err != nil {
+	} else if err := atomicfile.Write(out, write); err != nil {
 		return fail(1, "export %s: %v", meta.ID, err)
 	}
 	reportRedactions(e.stderr, "export", red)

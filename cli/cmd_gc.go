@@ -16,7 +16,7 @@ func (e *env) gc(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fail(2, "gc takes no arguments (got %q)", c.Args().First())
 	}
-	st, err := e.openStore(c)
+	st, err := e.openStore(c.String("store"))
 	if err != nil {
 		return err
 	}

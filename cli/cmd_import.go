@@ -12,9 +12,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tapedeck/tapedeck/cli/internal/escape"
 	"github.com/tapedeck/tapedeck/frame"
-	"github.com/tapedeck/tapedeck/recorder"
+	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/recording"
 	"github.com/tapedeck/tapedeck/store"
 	"github.com/tapedeck/tapedeck/tape"
 )
@@ -30,7 +30,7 @@ func (e *env) importCommand() *cli.Command {
 			"bytes, its length and its SHA-256.\n" +
 			"The tapes that can be imported are; the exit status is 1 if any could not.",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "max-frame", Value: recorder.DefaultMaxLine, Usage: "store at most this many `bytes` of a line; longer lines are stored cut"},
+			&cli.IntFlag{Name: "max-frame", Value: recording.DefaultMaxLine, Usage: "store at most this many `bytes` of a line; longer lines are stored cut"},
 		},
 		Action: e.importTapes,
 	}
@@ -40,7 +40,7 @@ func (e *env) importTapes(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return fail(2, "import needs at least one FILE (a tape written by tapedeck export)")
 	}
-	st, err := e.openOrMakeStore(c)
+	st, err := e.openOrMakeStore(c.String("store"))
 	if err != nil {
 		return err
 	}

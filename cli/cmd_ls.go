@@ -11,8 +11,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tapedeck/tapedeck/cli/internal/escape"
-	"github.com/tapedeck/tapedeck/cli/internal/screen"
+	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/screen"
+	"github.com/tapedeck/tapedeck/render"
 	"github.com/tapedeck/tapedeck/store"
 )
 
@@ -36,7 +37,7 @@ func (e *env) ls(c *cli.Context) error {
 	if c.Int("limit") < 0 {
 		return fail(2, "ls: --limit %d: want a positive number", c.Int("limit"))
 	}
-	st, err := e.openStore(c)
+	st, err := e.openStore(c.String("store"))
 	if err != nil {
 		return err
 	}
@@ -61,11 +62,11 @@ func (e *env) ls(c *cli.Context) error {
 	now := time.Now()
 	for i := range list {
 		s := &list[i]
-		t.Row(escape.Text(s.ID), orDash(s.Name), orDash(pluginLabel(s.Plugin)),
+		t.Row(escape.Text(s.ID), render.OrDash(s.Name), render.OrDash(render.PluginLabel(s.Plugin)),
 			s.Started.Local().Format("2006-01-02 15:04:05"),
-			formatDuration(s.Duration(now)),
+			render.Duration(s.Duration(now)),
 			strconv.FormatInt(s.Frames.In, 10), strconv.FormatInt(s.Frames.Out, 10), strconv.FormatInt(s.Frames.Err, 10),
-			escape.Text(s.Status), exitLabel(s.Exit))
+			escape.Text(s.Status), render.ExitLabel(s.Exit))
 	}
 	if width, ok := screen.Width(e.stdout); ok {
 		// Long names and plugin labels are cut (…) to fit the terminal.

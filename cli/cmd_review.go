@@ -4,18 +4,15 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/tapedeck/tapedeck/cli/internal/escape"
-	"github.com/tapedeck/tapedeck/cli/internal/screen"
-	"github.com/tapedeck/tapedeck/diff"
+	"github.com/tapedeck/tapedeck/playback"
+	"github.com/tapedeck/tapedeck/render"
 )
 
 func (e *env) reviewCommand() *cli.Command {
@@ -42,14 +39,14 @@ func (e *env) review(c *cli.Context) error {
 	if accept && reject {
 		return fail(2, "review: --accept and --reject together: choose one")
 	}
-	if os.Getenv("CI") != "" && !reject && !c.Bool("force") {
+	if e.getenv("CI") != "" && !reject && !c.Bool("force") {
 		return fail(2, "review: refusing while CI is set: golden tapes change only on purpose (add --force to override)")
 	}
 	paths := c.Args().Slice()
 	if len(paths) == 0 {
 		paths = []string{"testdata"}
 	}
-	pending, err := findPending(paths)
+	pending, err := playback.FindPending(paths)
 	if err != nil {
 		return fail(2, "review: %v", err)
 	}
@@ -60,7 +57,7 @@ func (e *env) review(c *cli.Context) error {
 	keys := newKeyReader(e.stdin)
 	var accepted, rejected, skipped int
 	for i, p := range pending {
-		tapePath := strings.TrimSuffix(p, pendingSuffix)
+		tapePath := strings.TrimSuffix(p, playback.PendingSuffix)
 		if !accept && !reject {
 			fmt.Fprintf(e.stdout, "\n[%d/%d] ", i+1, len(pending))
 		}
@@ -115,7 +112,7 @@ func (e *env) review(c *cli.Context) error {
 // showPending prints what accepting the pending change p of tapePath would
 // change, as replay prints a difference.
 func (e *env) showPending(tapePath, p string) error {
-	golden, err := readTapeFile(tapePath)
+	golden, err := playback.ReadTape(tapePath)
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(e.stdout, "%s: a new tape\n", tapePath)
 		return nil
@@ -123,23 +120,16 @@ func (e *env) showPending(tapePath, p string) error {
 	if err != nil {
 		return err
 	}
-	next, err := readTapeFile(p)
+	next, err := playback.ReadTape(p)
 	if err != nil {
 		return err
 	}
-	cfgPath := filepath.Join(filepath.Dir(tapePath), configName)
-	cfg, err := readConfig(cfgPath)
+	o, err := playback.Compare(golden, next, &playback.CompareOptions{CompareStderr: true, Names: [2]string{"golden", "pending"}})
 	if err != nil {
 		return err
 	}
-	rules, err := ignoreRules(nil, cfg, cfgPath)
-	if err != nil {
-		return err
-	}
-	res := diff.Frames(golden.frames, next.frames, diff.Options{Ignore: ignoreFunc(rules), CompareStderr: true, Names: [2]string{"golden", "pending"}})
-	n := len(res.Differences)
-	fmt.Fprintf(e.stdout, "%s: %s pending\n", tapePath, nounCount(int64(n), "difference", "differences"))
-	return diff.Render(e.stdout, &res, diff.RenderOptions{Color: screen.Color(e.stdout), Escape: escape.Lines})
+	fmt.Fprintf(e.stdout, "%s: %s pending\n", tapePath, render.Count(int64(len(o.Diff.Differences)), "difference", "differences"))
+	return render.Differences(e.stdout, o)
 }
 
 // fullDiff prints the line diff of the tape and its pending change.
@@ -152,8 +142,7 @@ func (e *env) fullDiff(tapePath, p string) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(e.stdout, escape.Lines(diff.Unified(string(a), string(b), tapePath, p)))
-	return err
+	return render.Unified(e.stdout, string(a), string(b), tapePath, p)
 }
 
 // keyReader reads one answer at a time: a key press on a terminal (in raw

@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tapedeck/tapedeck/cli/internal/escape"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/store"
 )
 
@@ -69,7 +69,7 @@ func (e *env) rm(c *cli.Context) error {
 			return fail(2, "rm: --older-than %q: %v", older, err)
 		}
 	}
-	st, err := e.openStore(c)
+	st, err := e.openStore(c.String("store"))
 	if err != nil {
 		return err
 	}

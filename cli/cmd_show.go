@@ -1,19 +1,16 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
 	"os"
-	"path"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/check"
-	"github.com/tapedeck/tapedeck/cli/internal/escape"
-	"github.com/tapedeck/tapedeck/cli/internal/screen"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/screen"
+	"github.com/tapedeck/tapedeck/playback"
+	"github.com/tapedeck/tapedeck/render"
 	"github.com/tapedeck/tapedeck/store"
 )
 
@@ -40,53 +37,13 @@ func (e *env) showCommand() *cli.Command {
 	}
 }
 
-func parseShowFilter(c *cli.Context) (*showFilter, error) {
-	f := &showFilter{method: c.String("method")}
-	for _, v := range splitList(c.StringSlice("dir")) {
-		if f.dirs == nil {
-			f.dirs = map[frame.Dir]bool{}
-		}
-		switch v {
-		case "in":
-			f.dirs[frame.In] = true
-		case "out":
-			f.dirs[frame.Out] = true
-		case "err":
-			f.dirs[frame.Err] = true
-		case "event":
-			f.dirs[dirEvent] = true
-		default:
-			return nil, fail(2, "show: --dir %q: want in, out, err or event", v)
-		}
-	}
-	for _, v := range splitList(c.StringSlice("kind")) {
-		known := false
-		for _, k := range showKinds {
-			known = known || k == v
-		}
-		if !known {
-			return nil, fail(2, "show: --kind %q: want one of %s", v, strings.Join(showKinds, ", "))
-		}
-		if f.kinds == nil {
-			f.kinds = map[string]bool{}
-		}
-		f.kinds[v] = true
-	}
-	if f.method != "" {
-		if _, err := path.Match(f.method, ""); err != nil {
-			return nil, fail(2, "show: --method %q: %v", f.method, err)
-		}
-	}
-	return f, nil
-}
-
 func (e *env) show(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fail(2, "show needs one SESSION (an id, a unique prefix, a name, or last); see tapedeck ls")
 	}
-	filter, err := parseShowFilter(c)
+	filter, err := render.ParseFilter(c.StringSlice("dir"), c.StringSlice("kind"), c.String("method"))
 	if err != nil {
-		return err
+		return fail(2, "show: %v", err)
 	}
 	if c.Bool("raw") && c.Bool("json") {
 		return fail(2, "show: --raw and --json do not go together; pick one")
@@ -96,7 +53,7 @@ func (e *env) show(c *cli.Context) error {
 	var frames func(fn func(*frame.Frame) error) error
 	var st *store.Store
 	fi, serr := os.Stat(ref)
-	if err := missingFile(ref, serr); err != nil {
+	if err := playback.MissingFile(ref, serr); err != nil {
 		return fail(1, "show: %v", err)
 	}
 	if serr == nil && !fi.IsDir() {
@@ -108,7 +65,7 @@ func (e *env) show(c *cli.Context) error {
 			return fail(1, "show: %v", err)
 		}
 	} else {
-		if st, err = e.openStore(c); err != nil {
+		if st, err = e.openStore(c.String("store")); err != nil {
 			return err
 		}
 		if meta, err = resolveSession(st, "show", ref); err != nil {
@@ -120,44 +77,34 @@ func (e *env) show(c *cli.Context) error {
 		if c.Bool("follow") || c.Bool("raw") || c.Bool("json") {
 			return fail(2, "show: --html writes the whole session as a page; it does not go with --follow, --raw or --json")
 		}
-		if err := writeSessionHTML(path, meta, frames); err != nil {
+		if err := render.SessionHTML(path, meta, frames); err != nil {
 			return fail(1, "show %s: %v", meta.ID, err)
 		}
 		return nil
 	}
-	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	p := &timeline{
-		w:       w,
-		filter:  filter,
-		raw:     c.Bool("raw"),
-		json:    c.Bool("json"),
-		color:   screen.Color(e.stdout),
-		width:   summaryWidth(e.stdout),
-		pending: map[pendingKey]request{},
-		stderr:  e.stderr,
+	opts := render.TimelineOptions{
+		Filter: filter,
+		Raw:    c.Bool("raw"),
+		JSON:   c.Bool("json"),
+		Color:  screen.Color(e.stdout),
+		Width:  render.SummaryWidth(e.stdout),
+		Warn:   e.stderr,
 	}
 	if notes, err := sessionNotesOf(st, meta.ID); err == nil && len(notes) > 0 {
-		var n sessionNotes
+		var n check.SessionNotes
 		if json.Unmarshal(notes, &n) == nil {
-			p.findings = map[uint64][]check.Finding{}
-			for _, f := range n.Findings {
-				p.findings[f.Seq] = append(p.findings[f.Seq], f)
-			}
+			opts.Findings = n.Findings
 		}
 	}
-	if !p.raw && !p.json {
-		p.header(meta)
-		for _, f := range p.findings[0] {
-			fmt.Fprintf(w, "%s %s %s: %s\n", p.paint(levelColor(f.Level), "⚑"), f.Level, f.Rule, escape.Text(f.Message))
-		}
-	}
-	each := func(f *frame.Frame) error { return p.frame(f) }
+	p := render.NewTimeline(e.stdout, opts)
+	p.Header(meta)
+	each := p.Frame
 	if c.Bool("follow") {
-		err = st.Follow(c.Context, meta.ID, 0, w.Flush, each)
+		err = st.Follow(c.Context, meta.ID, 0, p.Flush, each)
 	} else {
 		err = frames(each)
 	}
-	if ferr := w.Flush(); err == nil {
+	if ferr := p.Flush(); err == nil {
 		err = ferr
 	}
 	if err != nil {

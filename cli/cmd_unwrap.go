@@ -20,7 +20,7 @@ func (e *env) unwrapCommand() *cli.Command {
 }
 
 func (e *env) unwrap(c *cli.Context) error {
-	dir, err := pluginDir(c)
+	dir, err := pluginDir(c.Command.Name, c.Args().Slice())
 	if err != nil {
 		return err
 	}

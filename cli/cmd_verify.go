@@ -5,7 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/tapedeck/tapedeck/cli/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/render"
 	"github.com/tapedeck/tapedeck/store"
 )
 
@@ -47,10 +48,10 @@ func (e *env) verify(c *cli.Context) error {
 	if v.Unsummed > 0 {
 		unsummed = fmt.Sprintf(" (%d stored before checksums: decoded, not checked)", v.Unsummed)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s, %s%s\n", st.Dir(), nounCount(v.Sessions, "session", "sessions"), nounCount(v.Frames, "frame", "frames"), unsummed)
+	fmt.Fprintf(e.stdout, "%s: %s, %s%s\n", st.Dir(), render.Count(v.Sessions, "session", "sessions"), render.Count(v.Frames, "frame", "frames"), unsummed)
 	if len(v.Problems) > 0 {
 		return fail(1, "verify: %s in the database: move it aside; sessions not yet ingested stay in their spools",
-			nounCount(int64(len(v.Problems)), "problem", "problems"))
+			render.Count(int64(len(v.Problems)), "problem", "problems"))
 	}
 	fmt.Fprintln(e.stdout, "no damage")
 	return nil

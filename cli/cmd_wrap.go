@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tapedeck/tapedeck/render"
 	"github.com/tapedeck/tapedeck/wrap"
 )
 
@@ -34,7 +35,7 @@ func (e *env) wrapCommand() *cli.Command {
 }
 
 func (e *env) wrap(c *cli.Context) error {
-	dir, err := pluginDir(c)
+	dir, err := pluginDir(c.Command.Name, c.Args().Slice())
 	if err != nil {
 		return err
 	}
@@ -82,15 +83,15 @@ func (e *env) wrap(c *cli.Context) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "wrapped %s in %s\n", m.ID, plan.Dir)
 	fmt.Fprintf(tw, "  manifest\t%s\n", edit)
-	fmt.Fprintf(tw, "  the host runs\t%s\n", shellJoin([]string{plan.LauncherPath()}))
-	fmt.Fprintf(tw, "  which records\t%s\n", shellJoin(plan.Launch.Command))
+	fmt.Fprintf(tw, "  the host runs\t%s\n", render.ShellJoin([]string{plan.LauncherPath()}))
+	fmt.Fprintf(tw, "  which records\t%s\n", render.ShellJoin(plan.Launch.Command))
 	if plan.Node != nil {
 		fmt.Fprintf(tw, "  node\tfound in %s; its folder goes first on PATH, as the host does\n", plan.Node.Where)
 	}
 	fmt.Fprintf(tw, "  into\t%s, sessions named %s\n", store, m.ID)
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "If Agentty has the plugin loaded, reload it (or restart Agentty) so it reads the new manifest.\n")
-	fmt.Fprintf(e.stdout, "Check with: tapedeck doctor %s    Undo with: tapedeck unwrap %s\n", shellJoin([]string{plan.Dir}), shellJoin([]string{plan.Dir}))
+	fmt.Fprintf(e.stdout, "Check with: tapedeck doctor %s    Undo with: tapedeck unwrap %s\n", render.ShellJoin([]string{plan.Dir}), render.ShellJoin([]string{plan.Dir}))
 	return nil
 }
 

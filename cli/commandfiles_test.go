@@ -15,82 +15,6 @@ import (
 	"testing"
 )
 
-// TestDependenciesPointOneWay enforces the package graph: the relay imports
-// only the standard library, only the store imports bbolt, only diff imports
-// go-diff, only cli imports urfave/cli, main imports only cli, and no
-// package reaches upwards.
-func TestDependenciesPointOneWay(t *testing.T) {
-	const mod = "github.com/tapedeck/tapedeck"
-	rules := []struct {
-		pkg       string
-		forbidden []string // import path prefixes
-		onlyStd   bool
-	}{
-		{pkg: "proxy", onlyStd: true},
-		{pkg: "spool", onlyStd: true},
-		{pkg: "frame", onlyStd: true},
-		{pkg: "tape", forbidden: []string{mod + "/store", mod + "/proxy", mod + "/recorder", "go.etcd.io/bbolt", "github.com/urfave/cli"}},
-		{pkg: "recorder", forbidden: []string{mod + "/store", "go.etcd.io/bbolt", "github.com/urfave/cli"}},
-		{pkg: "check", forbidden: []string{mod + "/store", mod + "/proxy", mod + "/recorder", "go.etcd.io/bbolt", "github.com/urfave/cli"}},
-		{pkg: "replay", forbidden: []string{mod + "/store", mod + "/proxy", mod + "/recorder", "go.etcd.io/bbolt", "github.com/urfave/cli"}},
-		{pkg: "diff", forbidden: []string{mod + "/store", mod + "/proxy", mod + "/recorder", mod + "/replay", "go.etcd.io/bbolt", "github.com/urfave/cli"}},
-		{pkg: "message", onlyStd: true},
-		{pkg: "jsonpath", onlyStd: true},
-		{pkg: "cli/internal/escape", onlyStd: true},
-		{pkg: "cli/internal/screen", forbidden: []string{mod + "/", "github.com/urfave/cli"}},
-		{pkg: "store", forbidden: []string{mod + "/proxy", mod + "/recorder", mod + "/replay", mod + "/diff", "github.com/urfave/cli", "github.com/sergi/go-diff", "os/exec"}},
-	}
-	for _, r := range rules {
-		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./"+r.pkg).Output()
-		if err != nil {
-			t.Fatalf("go list %s: %v", r.pkg, err)
-		}
-		for _, dep := range strings.Fields(string(out)) {
-			if dep == mod+"/"+r.pkg {
-				continue
-			}
-			if r.onlyStd {
-				t.Errorf("%s imports %s; it may import only the standard library", r.pkg, dep)
-			}
-			for _, f := range r.forbidden {
-				if strings.HasPrefix(dep, f) {
-					t.Errorf("%s imports %s, which it must not", r.pkg, dep)
-				}
-			}
-		}
-	}
-	// Who may import the third-party libraries.
-	owners := map[string]string{
-		"go.etcd.io/bbolt":         mod + "/store",
-		"github.com/sergi/go-diff": mod + "/diff",
-		"github.com/urfave/cli/v2": mod + "/cli",
-	}
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
-	if err != nil {
-		t.Fatalf("go list ./...: %v", err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		for _, imp := range f[1:] {
-			for lib, owner := range owners {
-				if strings.HasPrefix(imp, lib) && f[0] != owner {
-					t.Errorf("%s imports %s; only %s may", f[0], imp, owner)
-				}
-			}
-		}
-	}
-	// main only builds and runs the command line.
-	out, err = exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list .: %v", err)
-	}
-	for _, imp := range strings.Fields(string(out)) {
-		if strings.Contains(imp, ".") && imp != mod+"/cli" {
-			t.Errorf("main imports %s; it may import only %s/cli and the standard library", imp, mod)
-		}
-	}
-}
-
 // TestCommandFilesAreIndependent enforces that no file of package cli uses
 // what a command file (cli/cmd_*.go) declares, but that file itself and
 // app.go, which puts the commands together: what two commands share lives
@@ -99,6 +23,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 // source, with its imports read from the build's export data, and looks up
 // where each name a command file uses was declared.
 func TestCommandFilesAreIndependent(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", "./cli").Output()
 	if err != nil {
 		t.Fatalf("go list -export ./cli: %v", err)
@@ -154,5 +79,37 @@ func TestCommandFilesAreIndependent(t *testing.T) {
 	}
 	if len(files) < 10 {
 		t.Fatalf("found %d files in cli/: is the test running from the module root?", len(files))
+	}
+}
+
+// TestOnlyCommandFilesSeeTheContext: the command layer reads flags where
+// it declares them, so only a command file (and app.go, the root command)
+// mentions urfave/cli's Context; the files the commands share take plain
+// values. And a command file stays small: flags, one call, rendering.
+func TestOnlyCommandFilesSeeTheContext(t *testing.T) {
+	t.Parallel()
+	names, err := filepath.Glob(filepath.Join("cli", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 10 {
+		t.Fatalf("found %d files in cli/: is the test running from the module root?", len(names))
+	}
+	for _, n := range names {
+		base := filepath.Base(n)
+		if strings.HasSuffix(base, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		command := strings.HasPrefix(base, "cmd_") || base == "app.go"
+		if !command && strings.Contains(string(b), "cli.Context") {
+			t.Errorf("%s mentions *cli.Context: only command files read flags; pass the values", base)
+		}
+		if lines := strings.Count(string(b), "\n"); command && lines > 200 {
+			t.Errorf("%s has %d lines: a command file is flags, one engine call and rendering (at most 200 lines)", base, lines)
+		}
 	}
 }

@@ -25,61 +25,65 @@ const (
 	completeSessions                  // stored sessions: ids, names and last
 )
 
-// complete answers a completion request: the flags that fit a word that
-// starts with "-", else what the arguments take, one per line. It never
-// fails and never creates a store.
-func (e *env) complete(what completes) cli.BashCompleteFunc {
-	return func(c *cli.Context) {
-		cur := ""
-		if n := len(e.args); n >= 2 && e.args[n-1] == completeFlag {
-			cur = e.args[n-2]
+// completeWord answers a completion request for the word cur: the flags
+// that fit it when it starts with "-" (those of the command, or of the
+// app alone for command names), else what the arguments take, one per
+// line. It never fails and never creates a store.
+func (e *env) completeWord(cur string, what completes, app *cli.App, cmd *cli.Command, storeDir string) {
+	if strings.HasPrefix(cur, "-") {
+		flags := app.Flags
+		if what != completeCommands && cmd != nil {
+			flags = append(append([]cli.Flag(nil), cmd.Flags...), app.Flags...)
 		}
-		if strings.HasPrefix(cur, "-") {
-			flags := c.App.Flags
-			if what != completeCommands && c.Command != nil {
-				flags = append(append([]cli.Flag(nil), c.Command.Flags...), c.App.Flags...)
+		for _, f := range flags {
+			if v, ok := f.(cli.VisibleFlag); ok && !v.IsVisible() {
+				continue
 			}
-			for _, f := range flags {
-				if v, ok := f.(cli.VisibleFlag); ok && !v.IsVisible() {
-					continue
+			for _, name := range f.Names() {
+				dash := "--"
+				if len(name) == 1 {
+					dash = "-"
 				}
-				for _, name := range f.Names() {
-					dash := "--"
-					if len(name) == 1 {
-						dash = "-"
-					}
-					if strings.HasPrefix(dash+name, cur) {
-						fmt.Fprintln(e.stdout, dash+name)
-					}
+				if strings.HasPrefix(dash+name, cur) {
+					fmt.Fprintln(e.stdout, dash+name)
 				}
 			}
+		}
+		return
+	}
+	switch what {
+	case completeCommands:
+		for _, c := range app.Commands {
+			if !c.Hidden {
+				fmt.Fprintln(e.stdout, c.Name)
+			}
+		}
+	case completeSessions:
+		fmt.Fprintln(e.stdout, "last")
+		st, err := store.Open(storeDir, &store.Options{MustExist: true})
+		if err != nil {
 			return
 		}
-		switch what {
-		case completeCommands:
-			for _, cmd := range c.App.Commands {
-				if !cmd.Hidden {
-					fmt.Fprintln(e.stdout, cmd.Name)
-				}
-			}
-		case completeSessions:
-			fmt.Fprintln(e.stdout, "last")
-			st, err := store.Open(c.String("store"), &store.Options{MustExist: true})
-			if err != nil {
-				return
-			}
-			list, err := st.List(nil)
-			if err != nil {
-				return
-			}
-			for _, s := range list {
-				fmt.Fprintln(e.stdout, s.ID)
-				if s.Name != "" && !strings.ContainsAny(s.Name, "\n\r\t ") {
-					fmt.Fprintln(e.stdout, s.Name)
-				}
+		list, err := st.List(nil)
+		if err != nil {
+			return
+		}
+		for _, s := range list {
+			fmt.Fprintln(e.stdout, s.ID)
+			if s.Name != "" && !strings.ContainsAny(s.Name, "\n\r\t ") {
+				fmt.Fprintln(e.stdout, s.Name)
 			}
 		}
 	}
+}
+
+// wordBeingCompleted is the word a completion request completes: the one
+// before --generate-bash-completion (the scripts pass it even when empty).
+func (e *env) wordBeingCompleted() string {
+	if n := len(e.args); n >= 2 && e.args[n-1] == completeFlag {
+		return e.args[n-2]
+	}
+	return ""
 }
 
 // completionScript is the completion script for shell.

@@ -63,6 +63,7 @@ func garble(db []byte, seed uint64) []byte {
 // commands say it in one line and exit 1 (check: 2, could not check), and
 // record returns the plugin's own status with one line of its own.
 func TestDamagedDatabaseOneLine(t *testing.T) {
+	t.Parallel()
 	store, good := damagedStore(t)
 	db := filepath.Join(store, "tapedeck.db")
 	cases := []struct {
@@ -146,6 +147,7 @@ func TestDamagedDatabaseOneLine(t *testing.T) {
 // TestEmptyDatabaseIsSaid: a 0-byte database file (the sessions it held
 // are gone) is named on stderr, once, not silently started anew.
 func TestEmptyDatabaseIsSaid(t *testing.T) {
+	t.Parallel()
 	store, _ := damagedStore(t)
 	os.WriteFile(filepath.Join(store, "tapedeck.db"), nil, 0o600)
 	r := tapedeck(t, store, nil, nil, "ls")
@@ -160,6 +162,7 @@ func TestEmptyDatabaseIsSaid(t *testing.T) {
 
 // TestVerifyClean: a sound store verifies with exit 0, as the README shows.
 func TestVerifyClean(t *testing.T) {
+	t.Parallel()
 	store, _ := damagedStore(t)
 	r := tapedeck(t, store, nil, nil, "verify")
 	if r.code != 0 || !strings.HasSuffix(string(r.stdout), ": 3 sessions, 253 frames\nno damage\n") {
@@ -173,6 +176,7 @@ func TestVerifyClean(t *testing.T) {
 // TestGCThatWouldGrowSaysSo: gc keeps the old file when the compacted copy
 // would be larger, and says so.
 func TestGCThatWouldGrowSaysSo(t *testing.T) {
+	t.Parallel()
 	store, good := damagedStore(t)
 	db := filepath.Join(store, "tapedeck.db")
 	tight := good[:usedBytes(good)]

@@ -77,12 +77,10 @@ func checkPrefix(t *testing.T, what string, delivered, stored [][]byte) {
 // shim at a random moment: every line the host received and every line the
 // plugin received must be in the store, in order.
 func TestSIGKILLLosesNothingDelivered(t *testing.T) {
-	rounds := 50
-	if testing.Short() || raceEnabled {
-		// Under the race detector (which .ci/run adds after the plain run
-		// of all 50) the rounds look for races, not for lost lines.
-		rounds = 10
-	}
+	t.Parallel()
+	// A few kills in every run; 50 in CI's soak step. Under the race
+	// detector the rounds look for races, not for lost lines.
+	rounds := soakRounds(t, 50, 8)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -187,6 +185,7 @@ func checkNothingMisread(t *testing.T, what string, meta *frame.Session, frames 
 // The shims send half their lines, wait until ls shows all eight recording,
 // then send the rest, so the listing provably overlaps live recordings.
 func TestManyShimsOneStore(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	const shims, perShim = 8, 2000
 	errs := make(chan error, shims+1)
@@ -285,6 +284,7 @@ func TestManyShimsOneStore(t *testing.T) {
 // the lock is held (forwarding never waits for the database), and the
 // session reaches the database once the lock is free.
 func TestForwardingIgnoresTheDatabaseLock(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	if r := recordFixture(t, store, "echo", []byte("{}\n")); r.code != 0 {
 		t.Fatalf("first record: %d %s", r.code, r.stderr)

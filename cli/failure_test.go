@@ -42,6 +42,7 @@ func oneLine(t *testing.T, stderr []byte, want string) {
 }
 
 func TestRecordingFailureNeverHurtsThePlugin(t *testing.T) {
+	t.Parallel()
 	input := someLines(500, 100)
 	t.Run("store under a file", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "file")

@@ -58,6 +58,7 @@ func fakeNode(t *testing.T, v string) string {
 // diff, and --json carries it; a clean replay with drift says nothing
 // unless -v.
 func TestFingerprintAndDrift(t *testing.T) {
+	t.Parallel()
 	plugin := filepath.Join(t.TempDir(), "clock-node")
 	copyDir(t, filepath.Join("testdata", "plugins", "clock-node"), plugin)
 	for _, f := range []string{"node_modules/left-pad/index.js", ".git/HEAD"} {
@@ -70,7 +71,7 @@ func TestFingerprintAndDrift(t *testing.T) {
 	tp := recordClock(t, plugin, []string{"node", "main.mjs"}, []string{"--pin-clock"}, env)
 
 	src := readTapeOrFatal(t, tp)
-	fp := src.meta.Fingerprint
+	fp := src.Meta.Fingerprint
 	if fp == nil {
 		t.Fatal("the tape has no fingerprint")
 	}
@@ -135,6 +136,7 @@ func TestFingerprintAndDrift(t *testing.T) {
 
 // TestRecordNoFingerprint: --no-fingerprint stores none.
 func TestRecordNoFingerprint(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	argv, fenv := fixture("echo")
 	r := tapedeck(t, store, []byte("{}\n"), fenv, append([]string{"record", "--no-fingerprint"}, argv...)...)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tapedeck/tapedeck/playback"
+	"github.com/tapedeck/tapedeck/render"
 	"github.com/tapedeck/tapedeck/report"
 
 	"github.com/tapedeck/tapedeck/internal/browsertest"
@@ -15,6 +17,7 @@ import (
 // by the function show calls), opened from disk in a headless Chromium.
 
 func TestReplayHTMLOutlinesTheChangedLabel(t *testing.T) {
+	t.Parallel()
 	tapePath := recordMini(t)
 	page := filepath.Join(t.TempDir(), "replay.html")
 	r := tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=mini", "FIXTURE_LABEL=Howdy"}, "replay", tapePath, "--html", page)
@@ -45,6 +48,7 @@ func TestReplayHTMLOutlinesTheChangedLabel(t *testing.T) {
 }
 
 func TestTestHTMLWritesAReportPerTapeAndAnIndex(t *testing.T) {
+	t.Parallel()
 	tapePath := recordMini(t)
 	out := filepath.Join(t.TempDir(), "reports")
 	r := tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=mini"}, "test", filepath.Dir(tapePath), "--html", out)
@@ -74,12 +78,13 @@ func TestTestHTMLWritesAReportPerTapeAndAnIndex(t *testing.T) {
 }
 
 func TestSessionHTMLDrawsThePanels(t *testing.T) {
-	src, err := readTapeFile(filepath.Join("testdata", "tapes", "hello-python.jsonl"))
+	t.Parallel()
+	src, err := playback.ReadTape(filepath.Join("testdata", "tapes", "hello-python.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	page := filepath.Join(t.TempDir(), "session.html")
-	if err := writeSessionHTML(page, src.meta, report.Slice(src.frames)); err != nil {
+	if err := render.SessionHTML(page, src.Meta, report.Slice(src.Frames)); err != nil {
 		t.Fatal(err)
 	}
 	ctx := browsertest.Start(t)
@@ -94,6 +99,7 @@ func TestSessionHTMLDrawsThePanels(t *testing.T) {
 // TestShowHTMLMarksFindings writes a session's report with the real binary
 // (show --html) and checks that the frame the host would drop is marked.
 func TestShowHTMLMarksFindings(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	input := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"apiVersion":1,"plugin":{"id":"mini"}}}
 {"jsonrpc":"2.0","method":"panel/open","params":{}}

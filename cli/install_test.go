@@ -17,6 +17,7 @@ import (
 // network), that half skips, saying so, and go install from this checkout
 // (the same main package) is what is tested.
 func TestGoInstall(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || raceEnabled {
 		t.Skip("builds and links tapedeck again: not with -short or under the race detector")
 	}
@@ -70,6 +71,7 @@ func TestGoInstall(t *testing.T) {
 // output carry no terminal escape there, whatever TERM says, and every
 // step the README's abridged output shows ("$ …" lines) is one it ran.
 func TestDemoPrintsNoEscapesIntoAPipe(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || raceEnabled {
 		t.Skip("builds tapedeck and runs the whole demo: not with -short or under the race detector")
 	}
@@ -111,6 +113,7 @@ func TestDemoPrintsNoEscapesIntoAPipe(t *testing.T) {
 // they are shown, with HOME in a temporary folder: each writes its script
 // where it says (the zsh line under zsh, where zsh is installed).
 func TestReadmeCompletionInstall(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // on some terminals), as the human output never did. Now they are \u
 // escapes, and the JSON decodes to the same values.
 func TestJSONOutputsEscapeHiddenCharacters(t *testing.T) {
+	t.Parallel()
 	const evil = "a\u202eb\u009b31mc"
 	dir := t.TempDir()
 	putSessions(t, dir, 1, func(int) (frame.Session, []frame.Frame) {

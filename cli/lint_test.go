@@ -14,6 +14,7 @@ import (
 // --lint: the finding goes to the lint file (never to the plugin's stderr)
 // and is stored with the session, where show marks its frame.
 func TestRecordLint(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	lintFile := filepath.Join(t.TempDir(), "lint.jsonl")
 	input := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"apiVersion":1,"plugin":{"id":"mini"}}}

@@ -4,63 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
-	"github.com/tapedeck/tapedeck/store"
 )
 
-// initFrame is the host's initialize request for plugin id at version v.
-func initFrame(seq uint64, id, v string) frame.Frame {
-	return frame.Frame{Seq: seq, Dir: frame.In, Raw: fmt.Appendf(nil,
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"apiVersion":1,"agentty":{"version":"1.4.0"},"plugin":{"id":%q,"name":"P","version":%q}}}`, id, v)}
-}
-
-// fakeSession is a stored session of plugin id that started at started.
-func fakeSession(name, plugin string, started time.Time) (frame.Session, []frame.Frame) {
-	code := 0
-	ended := started.Add(1500 * time.Millisecond)
-	meta := frame.Session{
-		ID: frame.NewID(started), Name: name, Command: []string{"node", "main.mjs"}, Cwd: "/plugins/" + plugin,
-		Started: started, Ended: &ended, Status: frame.StatusComplete, Exit: frame.Exit{Code: &code}, Tapedeck: "test",
-	}
-	frames := []frame.Frame{
-		initFrame(1, plugin, "1.0.0"),
-		{Seq: 2, At: 1000, Dir: frame.Out, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)},
-		{Seq: 3, At: 2000, Dir: frame.Err, Raw: []byte("ready")},
-		{Seq: 4, At: 3000, Event: frame.EventExit, Code: &code},
-	}
-	return meta, frames
-}
-
-// putSessions stores sessions directly (without fsync, for speed).
-func putSessions(t testing.TB, dir string, n int, each func(i int) (frame.Session, []frame.Frame)) {
-	t.Helper()
-	st, err := store.Open(dir, &store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		meta, frames := each(i)
-		k := 0
-		err := st.Put(meta, func() (*frame.Frame, error) {
-			if k == len(frames) {
-				return nil, io.EOF
-			}
-			k++
-			return &frames[k-1], nil
-		})
-		if err != nil {
-			t.Fatalf("put session %d: %v", i, err)
-		}
-	}
-}
-
 func TestLsNewestFirstFiltersAndJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	plugins := []string{"weather", "todo", "weather"}
@@ -118,6 +71,7 @@ func TestLsNewestFirstFiltersAndJSON(t *testing.T) {
 }
 
 func TestLsShowsLiveSessions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startShim(t, dir, "echo")
 	for i := range 3 {
@@ -149,6 +103,7 @@ func TestLsShowsLiveSessions(t *testing.T) {
 }
 
 func TestLsEscapesWhatCouldDriveTheTerminal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	argv, env := fixture("echo")
 	name := "evil\x1b]0;owned\x07\x1b[31mred\u202e\xff"

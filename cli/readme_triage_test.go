@@ -92,6 +92,7 @@ func wantIn(t *testing.T, r result, code int, wants ...string) {
 // TestReadmeWhenAGoldenFails runs the README's walk through drift, the
 // pinned clock and shrink, command for command.
 func TestReadmeWhenAGoldenFails(t *testing.T) {
+	t.Parallel()
 	if raceEnabled {
 		t.Skip("the README's walk repeats what the clock, fingerprint and shrink tests cover; under the race detector it only costs time")
 	}

@@ -46,6 +46,7 @@ func checkFidelity(t *testing.T, mode string, input []byte) {
 }
 
 func TestRecordByteExact(t *testing.T) {
+	t.Parallel()
 	burst := new(bytes.Buffer)
 	for i := range 10000 {
 		fmt.Fprintf(burst, `{"jsonrpc":"2.0","method":"tick","params":{"n":%d}}`+"\n", i)
@@ -67,6 +68,7 @@ func TestRecordByteExact(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			if len(c.input) > 1<<20 {
 				skipBigUnderRace(t)
 			}
@@ -76,10 +78,12 @@ func TestRecordByteExact(t *testing.T) {
 }
 
 func TestRecordJSONTestSuite(t *testing.T) {
+	t.Parallel()
 	checkFidelity(t, "tee", jsonTestSuite(t))
 }
 
 func TestRecordCutsOverlongFrames(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	line := bytes.Repeat([]byte("y"), 100000)
 	input := append(append([]byte("small\n"), line...), '\n')
@@ -104,6 +108,7 @@ func TestRecordCutsOverlongFrames(t *testing.T) {
 }
 
 func TestRecordMetadata(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "missing", "parent")
 	input := []byte(`{"jsonrpc":"2.0","id":41,"method":"initialize","params":{"apiVersion":2,"agentty":{"version":"1.4.0"},"plugin":{"id":"weather","name":"Weather","version":"0.3.0"}}}` + "\n")
 	argv, env := fixture("echo", "AGENTTY_PLUGIN_ID=weather", "AGENTTY_LANGUAGE=de")

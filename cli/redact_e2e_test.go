@@ -17,6 +17,7 @@ import (
 // and is relayed byte for byte, nothing is recorded (so nothing is kept
 // unredacted), and tapedeck writes one line.
 func TestRecordRedactWithoutAKeyStillRuns(t *testing.T) {
+	t.Parallel()
 	input := someLines(200, 50)
 	args := []string{"record", "--redact-regex", "pad", "--redact", "m:params.i"}
 	check := func(t *testing.T, store string, want string) {
@@ -57,6 +58,7 @@ func TestRecordRedactWithoutAKeyStillRuns(t *testing.T) {
 // and the default rule to credential-like environment variable names and
 // --NAME=VALUE arguments.
 func TestExportRedactsTheHeader(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	putSessions(t, dir, 1, func(int) (frame.Session, []frame.Frame) {
 		m, f := fakeSession("leaky", "p", time.Date(2025, 5, 5, 0, 0, 0, 0, time.UTC))
@@ -94,6 +96,7 @@ func TestExportRedactsTheHeader(t *testing.T) {
 // TestRecordRedactsTheHeader: record --redact-regex keeps a matching value
 // out of the stored header (name, tags, command) as well as the frames.
 func TestRecordRedactsTheHeader(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	argv, env := fixture("echo")
 	argv = append(argv, "--api-key=sk-live-77")

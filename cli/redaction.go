@@ -4,58 +4,63 @@ package cli
 // export, the placeholder key, and the redaction of a replay's live frames.
 
 import (
-	"bytes"
-	"crypto/rand"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 
-	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/jsonpath"
 	"github.com/tapedeck/tapedeck/redact"
+	"github.com/tapedeck/tapedeck/render"
 	"github.com/tapedeck/tapedeck/store"
 	"github.com/urfave/cli/v2"
 )
 
-// redactFlags are the flags that name what to redact, shared by export and
-// record.
-func redactFlags() []cli.Flag {
+// redactValues are the flags that name what to redact, shared by export
+// and record.
+type redactValues struct {
+	rules, regexps cli.StringSlice
+}
+
+func (v *redactValues) flags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "redact", Usage: "replace the values at `METHOD:PATH` (e.g. net/fetch:params.headers.Authorization, session/get:result.turns[*].text, storage/set:params..value; repeatable)"},
-		&cli.StringSliceFlag{Name: "redact-regex", Usage: "replace text matching `RE` in strings, stderr and non-JSON lines (repeatable)"},
+		&cli.StringSliceFlag{Name: "redact", Destination: &v.rules, Usage: "replace the values at `METHOD:PATH` (e.g. net/fetch:params.headers.Authorization, session/get:result.turns[*].text, storage/set:params..value; repeatable)"},
+		&cli.StringSliceFlag{Name: "redact-regex", Destination: &v.regexps, Usage: "replace text matching `RE` in strings, stderr and non-JSON lines (repeatable)"},
 	}
 }
 
-// redactor checks the redaction flags of c and builds the redactor they ask
-// for (defaults: add the default net/fetch credential rule), or nil when
-// nothing is to be redacted or st is nil. The placeholder key is
-// $TAPEDECK_REDACT_KEY when set, else the store's own key. Bad flags are
-// exit 2; a key that cannot be had, exit 1.
-func redactor(c *cli.Context, cmd string, st *store.Store, defaults bool) (*redact.Redactor, error) {
-	cfg, err := redactConfig(c, cmd, defaults)
-	if err != nil || st == nil || !wantsRedaction(cfg) {
-		return nil, err // bad flags, no store to record into, or nothing to redact
+// config is the redaction the flags ask for, for command cmd; defaults adds
+// the default net/fetch credential rule. Bad flags are exit 2.
+func (v *redactValues) config(cmd string, defaults bool) (redact.Config, error) {
+	return redactConfig(cmd, v.rules.Value(), v.regexps.Value(), defaults)
+}
+
+// redactor builds the redactor cfg asks for, or nil when nothing is to be
+// redacted or st is nil. The placeholder key is $TAPEDECK_REDACT_KEY when
+// set, else the store's own key. A key that cannot be had is exit 1.
+func redactor(cfg redact.Config, key []byte, cmd string, st *store.Store) (*redact.Redactor, error) {
+	if st == nil || !wantsRedaction(cfg) {
+		return nil, nil // no store to record into, or nothing to redact
 	}
-	r, err := newRedactor(cfg, st)
+	r, err := newRedactor(cfg, key, st)
 	if err != nil {
 		return nil, fail(1, "%s: %v", cmd, err)
 	}
 	return r, nil
 }
 
-// redactConfig reads the redaction flags of c, refusing bad ones (exit 2).
-func redactConfig(c *cli.Context, cmd string, defaults bool) (redact.Config, error) {
+// redactConfig reads the values of the redaction flags (--redact rules
+// and --redact-regex expressions) for command cmd, refusing bad ones (exit
+// 2); defaults adds the default net/fetch credential rule.
+func redactConfig(cmd string, rules, regexps []string, defaults bool) (redact.Config, error) {
 	cfg := redact.Config{Defaults: defaults}
-	for _, s := range c.StringSlice("redact") {
+	for _, s := range rules {
 		r, err := jsonpath.ParseRule(s)
 		if err != nil {
 			return cfg, fail(2, "%s: --redact: %v", cmd, err)
 		}
 		cfg.Rules = append(cfg.Rules, r)
 	}
-	for _, s := range c.StringSlice("redact-regex") {
+	for _, s := range regexps {
 		re, err := regexp.Compile(s)
 		if err != nil {
 			return cfg, fail(2, "%s: --redact-regex %q: %v", cmd, s, err)
@@ -75,9 +80,9 @@ func wantsRedaction(cfg redact.Config) bool {
 // newRedactor builds the redactor of cfg with the placeholder key:
 // $TAPEDECK_REDACT_KEY when set, else the store's own (made on first use,
 // which fails on a read-only or full store).
-func newRedactor(cfg redact.Config, st *store.Store) (*redact.Redactor, error) {
-	if k := os.Getenv("TAPEDECK_REDACT_KEY"); k != "" {
-		cfg.Key = []byte(k)
+func newRedactor(cfg redact.Config, key []byte, st *store.Store) (*redact.Redactor, error) {
+	if key != nil {
+		cfg.Key = key
 	} else {
 		k, err := st.RedactKey()
 		if err != nil {
@@ -100,64 +105,9 @@ func reportRedactions(w io.Writer, cmd string, r *redact.Redactor) {
 		case c.Default:
 			fmt.Fprintf(w, "tapedeck: %s: redacted %d %s (--no-default-redactions keeps them)\n", cmd, c.N, c.Rule)
 		case c.Regexp:
-			fmt.Fprintf(w, "tapedeck: %s: redacted %s of --redact-regex %s\n", cmd, nounCount(c.N, "match", "matches"), c.Rule)
+			fmt.Fprintf(w, "tapedeck: %s: redacted %s of --redact-regex %s\n", cmd, render.Count(c.N, "match", "matches"), c.Rule)
 		default:
-			fmt.Fprintf(w, "tapedeck: %s: redacted %s at %s\n", cmd, nounCount(c.N, "value", "values"), c.Rule)
-		}
-	}
-}
-
-// keySource finds this machine's redaction key: $TAPEDECK_REDACT_KEY, else
-// the store's key when the store has one. A replay never makes a key.
-type keySource struct{ storeDir string }
-
-func (k keySource) key() []byte {
-	if v := os.Getenv("TAPEDECK_REDACT_KEY"); v != "" {
-		return []byte(v)
-	}
-	b, err := os.ReadFile(filepath.Join(k.storeDir, store.RedactKeyFile))
-	if err != nil || len(b) < 16 {
-		return nil
-	}
-	return b
-}
-
-// redactor returns what redacts the live frames of a replay of a recording
-// redacted as d (nil: nothing is redacted), and, when this machine's key is
-// not the recording's, the mask under which a placeholder matches any
-// placeholder: the secrets differ in their HMAC only under the same key.
-func (k keySource) redactor(d *frame.Redaction) (*redact.Redactor, func(string) string, error) {
-	if d == nil {
-		return nil, nil, nil
-	}
-	key := k.key()
-	var mask func(string) string
-	if key == nil || redact.KeyID(key) != d.KeyID {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, nil, fmt.Errorf("make a redaction key: %w", err)
-		}
-		mask = redact.Mask
-	}
-	cfg, err := redact.ConfigFor(d, key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the recording's redaction: %w", err)
-	}
-	red, err := redact.New(cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the recording's redaction: %w", err)
-	}
-	return red, mask, nil
-}
-
-// redactLive redacts every frame of a live timeline in place, in order (the
-// redactor pairs answers with requests), so that nothing tapedeck compares,
-// prints or saves shows what the recording redacted.
-func redactLive(red *redact.Redactor, live []frame.Frame) {
-	for i := range live {
-		f := &live[i]
-		if !f.IsEvent() {
-			f.Raw = bytes.Clone(red.Line(f.Dir, f.Raw, f.Cut != nil))
+			fmt.Fprintf(w, "tapedeck: %s: redacted %s at %s\n", cmd, render.Count(c.N, "value", "values"), c.Rule)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/playback"
 )
 
 // recordMini records the mini fixture's session and exports it as a tape in
@@ -90,6 +91,7 @@ func summary(o replayJSON) string {
 }
 
 func TestReplayNamesEachRegression(t *testing.T) {
+	t.Parallel()
 	tapePath := recordMini(t)
 	cases := []struct {
 		name string
@@ -107,6 +109,7 @@ func TestReplayNamesEachRegression(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
 			out, r := replayTape(t, tapePath, c.env, "--step-timeout", "2s")
 			elapsed := time.Since(start)
@@ -135,6 +138,7 @@ func TestReplayNamesEachRegression(t *testing.T) {
 }
 
 func TestReplayTextOutputShowsTheDiff(t *testing.T) {
+	t.Parallel()
 	tapePath := recordMini(t)
 	r := tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=mini", "FIXTURE_LABEL=Howdy"}, "replay", tapePath)
 	if r.code != 1 {
@@ -156,6 +160,7 @@ func TestReplayTextOutputShowsTheDiff(t *testing.T) {
 }
 
 func TestReplayUpdateAndNoise(t *testing.T) {
+	t.Parallel()
 	tapePath := recordMini(t)
 	before, _ := os.ReadFile(tapePath)
 	if _, r := replayTape(t, tapePath, []string{"FIXTURE_LABEL=Howdy", "CI=true"}, "--update"); r.code != 2 || !strings.Contains(string(r.stderr), "CI") {
@@ -194,23 +199,22 @@ func TestReplayUpdateAndNoise(t *testing.T) {
 // core: no run may differ. Among them are the waiter plugins, which answer
 // after a debounce timer, a child process and a long sleep.
 func TestBundledTapesReplayStably(t *testing.T) {
+	// Not parallel: it loads every core (busy) and asks every run to hold.
 	tapes, _ := filepath.Glob("testdata/tapes/*.jsonl")
 	if len(tapes) == 0 {
 		t.Fatal("no bundled tapes in testdata/tapes")
 	}
-	rounds := 20
-	if testing.Short() {
-		rounds = 3
-	}
+	rounds := soakRounds(t, 20, 3)
 	busy(t)
 	for _, tp := range tapes {
 		t.Run(filepath.Base(tp), func(t *testing.T) {
-			src, err := readTapeFile(tp)
+			soakSubtest(t)
+			src, err := playback.ReadTape(tp)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := exec.LookPath(src.meta.Command[0]); err != nil {
-				t.Skipf("%s is not installed: %v", src.meta.Command[0], err)
+			if _, err := exec.LookPath(src.Meta.Command[0]); err != nil {
+				t.Skipf("%s is not installed: %v", src.Meta.Command[0], err)
 			}
 			for i, r := range tapedeckMany(t, rounds, nil, "replay", tp) {
 				if r.code != 0 {
@@ -224,6 +228,7 @@ func TestBundledTapesReplayStably(t *testing.T) {
 // TestReplaySeveralAsTheReadmeShows runs the README's replay of two
 // bundled tapes exactly as shown: both reported, in order, exit 0.
 func TestReplaySeveralAsTheReadmeShows(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}
@@ -241,6 +246,7 @@ func TestReplaySeveralAsTheReadmeShows(t *testing.T) {
 // TestExportRelativeReplaysFromAnotherCheckout exports a golden tape with
 // --relative, moves plugin and tape together, and replays it there.
 func TestExportRelativeReplaysFromAnotherCheckout(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}
@@ -278,6 +284,7 @@ func TestExportRelativeReplaysFromAnotherCheckout(t *testing.T) {
 // TestReplayDashDashRunsTheGivenCommand: the documented form
 // `replay TAPE -- COMMAND ARGS…` runs COMMAND with its arguments.
 func TestReplayDashDashRunsTheGivenCommand(t *testing.T) {
+	t.Parallel()
 	tp := recordMini(t)
 	for _, args := range [][]string{
 		{"replay", tp, "--", os.Args[0], "-test.run=^$"},
@@ -295,6 +302,7 @@ func TestReplayDashDashRunsTheGivenCommand(t *testing.T) {
 // that now waits for one answer before the other request is reported
 // without a note that says something that did not happen.
 func TestReplayReportsReordersAsMoves(t *testing.T) {
+	t.Parallel()
 	tp := recordMini(t)
 	out, r := replayTape(t, tp, []string{"FIXTURE_REVERSE=1"})
 	if r.code != 1 || len(out.Differences) != 1 || out.Differences[0].Kind != "moved" {
@@ -328,6 +336,7 @@ func TestReplayReportsReordersAsMoves(t *testing.T) {
 // place (exactly under the recording's key, as a placeholder under another
 // key), and no output shows a value the tape redacted.
 func TestReplayOfARedactedTape(t *testing.T) {
+	t.Parallel()
 	const secret, other = "sk-live-abc123", "sk-live-zzz999"
 	store := t.TempDir()
 	argv, fenv := fixture("mini", "FIXTURE_SECRET="+secret)
@@ -388,6 +397,7 @@ func TestReplayOfARedactedTape(t *testing.T) {
 // index kept), so a change elsewhere still fails after --write-config; and
 // what all runs agree on but the recording does not is named.
 func TestReplayNoiseRulesAreExact(t *testing.T) {
+	t.Parallel()
 	tp := recordMini(t, "FIXTURE_CLOCK=1")
 	out, r := replayTape(t, tp, []string{"FIXTURE_CLOCK=1"}, "--runs", "3", "--write-config")
 	if r.code != 1 || strings.Join(out.Proposed, " ") != "ui/setPanel:params.tree.children[1].text" {
@@ -418,6 +428,7 @@ func TestReplayNoiseRulesAreExact(t *testing.T) {
 // TestReplayUpdateKeepsUnchangedLines: --update rewrites only the frames
 // that differ; without a difference it leaves the file alone.
 func TestReplayUpdateKeepsUnchangedLines(t *testing.T) {
+	t.Parallel()
 	tp := recordMini(t)
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	os.Chtimes(tp, old, old)
@@ -486,6 +497,7 @@ func TestReplayUpdateKeepsUnchangedLines(t *testing.T) {
 // answering is given up after --timeout, the replay fails saying so, and
 // every process the plugin started is gone.
 func TestReplayTimeoutEndsThePluginAndItsChildren(t *testing.T) {
+	t.Parallel()
 	tp := recordMini(t)
 	start := time.Now()
 	r := tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=mini", "FIXTURE_HANG=1", "FIXTURE_HANG_CHILD=1"}, "replay", tp, "--timeout", "2s")
@@ -510,6 +522,7 @@ func TestReplayTimeoutEndsThePluginAndItsChildren(t *testing.T) {
 // TestReplayAppliesOnlyAgenttyVariables: a tape can name any variable in
 // its env; a replay applies the AGENTTY_* ones only, and says so.
 func TestReplayAppliesOnlyAgenttyVariables(t *testing.T) {
+	t.Parallel()
 	meta := frame.Session{ID: "01m8env0000000000000000000", Command: []string{os.Args[0]}, Env: map[string]string{
 		"AGENTTY_PLUGIN_ID": "envy", "PATH": "/nowhere", "NODE_OPTIONS": "--require /tmp/evil.js", "LD_PRELOAD": "/nonexistent/evil.so",
 	}}
@@ -547,6 +560,7 @@ func alive(pid int) bool {
 // TestReplayOutputsHideNoControls: what a plugin says reaches replay
 // --json, test --json and JUnit with bidi and C1 controls escaped.
 func TestReplayOutputsHideNoControls(t *testing.T) {
+	t.Parallel()
 	tp := recordMini(t)
 	env := []string{"TAPEDECK_FIXTURE=mini", "FIXTURE_LABEL=evil\u202etxt.exe\u009b31m"}
 	junit := filepath.Join(t.TempDir(), "j.xml")

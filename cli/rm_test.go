@@ -22,6 +22,7 @@ func ids(list []frame.Session) string {
 }
 
 func TestRmOlderThan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	now := time.Now()
 	ages := []time.Duration{10 * 24 * time.Hour, 8 * 24 * time.Hour, 2 * 24 * time.Hour, time.Minute}
@@ -68,6 +69,7 @@ func TestRmOlderThan(t *testing.T) {
 }
 
 func TestGCCompacts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	big := bytes.Repeat([]byte("x"), 64<<10)
 	putSessions(t, dir, 20, func(i int) (frame.Session, []frame.Frame) {

@@ -24,6 +24,7 @@ import (
 //   - [exec:node] and [exec:python3] guard what needs the bundled Node and
 //     Python plugins, which skip with the reason where they are missing.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	root, err := os.Getwd() // TestMain made it the module root
 	if err != nil {
 		t.Fatal(err)

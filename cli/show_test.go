@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tapedeck/tapedeck/cli/internal/screen"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/store"
 )
 
@@ -52,6 +52,7 @@ func timelineStore(t testing.TB) string {
 }
 
 func TestShowTimeline(t *testing.T) {
+	t.Parallel()
 	dir := timelineStore(t)
 	r := tapedeck(t, dir, nil, []string{"COLUMNS=200"}, "show", "timeline")
 	if r.code != 0 {
@@ -91,6 +92,7 @@ func TestShowTimeline(t *testing.T) {
 }
 
 func TestShowFilters(t *testing.T) {
+	t.Parallel()
 	dir := timelineStore(t)
 	seqs := func(args ...string) string {
 		t.Helper()
@@ -147,6 +149,7 @@ func TestShowFilters(t *testing.T) {
 }
 
 func TestShowRawReproducesWhatWasWritten(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := []byte("{\"a\":1}\r\n\n\x00\xff\x1b[31m\n{\"b\":2}\nno newline")
 	if r := recordFixture(t, dir, "tee", input); r.code != 0 {
@@ -165,6 +168,7 @@ func TestShowRawReproducesWhatWasWritten(t *testing.T) {
 }
 
 func TestShowColour(t *testing.T) {
+	t.Parallel()
 	dir := timelineStore(t)
 	for _, tt := range []struct {
 		env    []string
@@ -220,6 +224,7 @@ func onTerminal(t *testing.T, cols int, env []string, args ...string) string {
 // (before $COLUMNS), and long summaries, names and plugin labels are cut
 // to fit it, counted in display cells (a CJK character takes two).
 func TestShowAndLsFitTheTerminal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	long := strings.Repeat("名前", 30)
 	putSessions(t, dir, 1, func(int) (frame.Session, []frame.Frame) {
@@ -256,6 +261,7 @@ func withoutEnv(env []string, name string) []string {
 }
 
 func TestShowFollowsALiveSession(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startShim(t, dir, "echo")
 	io.WriteString(s.stdin, `{"jsonrpc":"2.0","method":"one"}`+"\n")
@@ -335,6 +341,7 @@ func TestShowFollowsALiveSession(t *testing.T) {
 // TestSessionReferences checks every command that names a session against
 // every kind of reference, and the errors for bad ones.
 func TestSessionReferences(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	var ids []string

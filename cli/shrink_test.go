@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/playback"
 )
 
 func init() {
@@ -111,6 +112,7 @@ func stepsTape(t *testing.T) string {
 // ending, in a bounded number of replays, and the tape written still fails
 // the same way.
 func TestShrinkFindsTheTwoStepsAFailureNeeds(t *testing.T) {
+	t.Parallel()
 	tp := stepsTape(t)
 	out := filepath.Join(t.TempDir(), "min.jsonl")
 	env := []string{"TAPEDECK_FIXTURE=steps", "FIXTURE_BUG=1"}
@@ -137,7 +139,7 @@ func TestShrinkFindsTheTwoStepsAFailureNeeds(t *testing.T) {
 	}
 	src := readTapeOrFatal(t, out)
 	var hostSaid []string
-	for _, f := range src.frames {
+	for _, f := range src.Frames {
 		if f.IsEvent() {
 			if f.Event == frame.EventEOF {
 				hostSaid = append(hostSaid, "eof")
@@ -156,8 +158,8 @@ func TestShrinkFindsTheTwoStepsAFailureNeeds(t *testing.T) {
 	if got, want := strings.Join(hostSaid, ", "), "initialize, ui/event arm, ui/event fire, shutdown, eof"; got != want {
 		t.Errorf("the shrunk tape's host frames are %q, want %q", got, want)
 	}
-	if src.meta.Tags["shrunk-from"] == "" || src.meta.Frames.In != 4 {
-		t.Errorf("shrunk header: tags %v, frames %+v", src.meta.Tags, src.meta.Frames)
+	if src.Meta.Tags["shrunk-from"] == "" || src.Meta.Frames.In != 4 {
+		t.Errorf("shrunk header: tags %v, frames %+v", src.Meta.Tags, src.Meta.Frames)
 	}
 	// The minimal tape replays clean without the bug and fails with it.
 	if r := tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=steps"}, "replay", out); r.code != 0 {
@@ -168,9 +170,9 @@ func TestShrinkFindsTheTwoStepsAFailureNeeds(t *testing.T) {
 	}
 }
 
-func readTapeOrFatal(t *testing.T, path string) *source {
+func readTapeOrFatal(t *testing.T, path string) *playback.Recording {
 	t.Helper()
-	src, err := readTapeFile(path)
+	src, err := playback.ReadTape(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,6 +183,7 @@ func readTapeOrFatal(t *testing.T, path string) *source {
 // means; a tape that does not fail is refused with exit 1, a bad
 // predicate with exit 2.
 func TestShrinkPredicateAndExec(t *testing.T) {
+	t.Parallel()
 	tp := stepsTape(t)
 	env := []string{"TAPEDECK_FIXTURE=steps", "FIXTURE_BUG=1"}
 	out := filepath.Join(t.TempDir(), "min.jsonl")

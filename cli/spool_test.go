@@ -47,6 +47,7 @@ func holdDB(t *testing.T, store string) (release func(), pid int) {
 // damaged and how many bytes were unreadable, its exit status is kept, the
 // spool is kept aside, and one line says so, once.
 func TestSpoolBitFlipIsStoredAsDamaged(t *testing.T) {
+	t.Parallel()
 	if raceEnabled {
 		t.Skip("27,100 frames through the race-built shim only cost time; the plain run covers the reading, store/spool_test.go the races")
 	}
@@ -143,6 +144,7 @@ func TestSpoolBitFlipIsStoredAsDamaged(t *testing.T) {
 // spool used to make every command fail with "not a spool file". Each
 // command now works; the first says once that the file was moved aside.
 func TestUnreadableSpoolBlocksNothing(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	if r := recordFixture(t, store, "echo", []byte("{\"a\":1}\n")); r.code != 0 {
 		t.Fatalf("record: %d %s", r.code, r.stderr)
@@ -174,6 +176,7 @@ func TestUnreadableSpoolBlocksNothing(t *testing.T) {
 // TestRecordWithoutRecording: --no-record (and TAPEDECK_NO_RECORD) relays
 // as record does and leaves the store alone.
 func TestRecordWithoutRecording(t *testing.T) {
+	t.Parallel()
 	input := someLines(100, 10)
 	for _, how := range []struct {
 		flag []string

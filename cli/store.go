@@ -11,7 +11,6 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/store"
-	"github.com/urfave/cli/v2"
 )
 
 // openStore opens the store named by --store and ingests what dead recorders
@@ -22,17 +21,17 @@ import (
 //
 // Commands that only read never create a store: a missing folder is "no
 // store at DIR" (exit 1). openOrMakeStore is for those that add sessions.
-func (e *env) openStore(c *cli.Context) (*store.Store, error) {
-	return e.open(c, &store.Options{MustExist: true})
+func (e *env) openStore(dir string) (*store.Store, error) {
+	return e.open(dir, &store.Options{MustExist: true})
 }
 
 // openOrMakeStore is openStore, making the store folder when missing.
-func (e *env) openOrMakeStore(c *cli.Context) (*store.Store, error) {
-	return e.open(c, nil)
+func (e *env) openOrMakeStore(dir string) (*store.Store, error) {
+	return e.open(dir, nil)
 }
 
-func (e *env) open(c *cli.Context, opts *store.Options) (*store.Store, error) {
-	st, err := store.Open(c.String("store"), opts)
+func (e *env) open(dir string, opts *store.Options) (*store.Store, error) {
+	st, err := store.Open(dir, opts)
 	if errors.Is(err, store.ErrNoStore) {
 		return nil, fail(1, "%v (nothing is recorded there yet: tapedeck record or import makes it)", err)
 	}

@@ -35,6 +35,7 @@ var bundled = []struct {
 // The tapes' working directory is written relative to the tape, so they
 // replay from any checkout.
 func TestRecordBundledTapes(t *testing.T) {
+	t.Parallel()
 	if !*updateTapes {
 		t.Skip("run with -update-tapes to re-record the bundled tapes")
 	}
@@ -87,6 +88,7 @@ func TestRecordBundledTapes(t *testing.T) {
 // TestBundledTapesAreClean: the example tapes are what a well-behaved
 // plugin looks like, so check finds nothing wrong in them.
 func TestBundledTapesAreClean(t *testing.T) {
+	t.Parallel()
 	tapes, _ := filepath.Glob(filepath.Join("testdata", "tapes", "*.jsonl"))
 	if len(tapes) == 0 {
 		t.Fatal("no bundled tapes")

@@ -78,6 +78,7 @@ func roundTrip(t *testing.T, input []byte) {
 }
 
 func TestTapeRoundTripEdgeCases(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		input []byte
@@ -89,6 +90,7 @@ func TestTapeRoundTripEdgeCases(t *testing.T) {
 		{"20 MiB line", append(bytes.Repeat([]byte(`{"k":"0123456789abcdef"},`), 20<<20/25), '\n')},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			if len(c.input) > 1<<20 {
 				skipBigUnderRace(t)
 			}
@@ -98,10 +100,12 @@ func TestTapeRoundTripEdgeCases(t *testing.T) {
 }
 
 func TestTapeRoundTripJSONTestSuite(t *testing.T) {
+	t.Parallel()
 	roundTrip(t, jsonTestSuite(t))
 }
 
 func TestImportRefusesBadTapes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	meta, frames := fakeSession("good", "p", time.Date(2025, 2, 2, 0, 0, 0, 0, time.UTC))
 	good := tapeOf(t, meta, frames)
@@ -176,6 +180,7 @@ func secretSession() (frame.Session, []frame.Frame) {
 }
 
 func TestExportRedacts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	putSessions(t, dir, 1, func(int) (frame.Session, []frame.Frame) { return secretSession() })
 	_, stored := secretSession()
@@ -287,6 +292,7 @@ func between(s, start, end string) string {
 }
 
 func TestRecordRedactKeepsSecretsOutOfTheStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := []byte(`{"jsonrpc":"2.0","id":1,"method":"net/fetch","params":{"headers":{"Authorization":"Bearer hunter2"}}}` + "\n" +
 		"{\"jsonrpc\":\"2.0\",\"method\":\"log\",\"params\":{\"line\":\"key sk-live-99\"}}\n")
@@ -319,6 +325,7 @@ func TestRecordRedactKeepsSecretsOutOfTheStore(t *testing.T) {
 }
 
 func TestExportToFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	putSessions(t, dir, 1, func(int) (frame.Session, []frame.Frame) { return fakeSession("f", "p", time.Now()) })
 	out := filepath.Join(t.TempDir(), "s.tape")

@@ -19,13 +19,12 @@ var waiters = []struct{ id, interpreter, main string }{
 // while busy goroutines load every core: every run is the same. (The
 // recorded command is replayed 20 times by TestBundledTapesReplayStably.)
 func TestWaitingPluginsReplayCleanWithTheirCommand(t *testing.T) {
-	rounds := 20
-	if testing.Short() {
-		rounds = 3
-	}
+	// Not parallel: it loads every core (busy) and asks every run to hold.
+	rounds := soakRounds(t, 20, 3)
 	busy(t)
 	for _, w := range waiters {
 		t.Run(w.id, func(t *testing.T) {
+			soakSubtest(t)
 			if _, err := exec.LookPath(w.interpreter); err != nil {
 				t.Skipf("%s is not installed", w.interpreter)
 			}
@@ -44,8 +43,10 @@ func TestWaitingPluginsReplayCleanWithTheirCommand(t *testing.T) {
 // plugin is one changed frame, and one extra notification is exactly one
 // extra difference: nothing after it shifts.
 func TestWaitingPluginsChangesAreCaught(t *testing.T) {
+	t.Parallel()
 	for _, w := range waiters {
 		t.Run(w.id, func(t *testing.T) {
+			t.Parallel()
 			if _, err := exec.LookPath(w.interpreter); err != nil {
 				t.Skipf("%s is not installed", w.interpreter)
 			}
@@ -71,6 +72,7 @@ func TestWaitingPluginsChangesAreCaught(t *testing.T) {
 // TestReplayVerboseSaysWhatRuns: -v names the command, its folder and the
 // variables a replay adds, before anything runs.
 func TestReplayVerboseSaysWhatRuns(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}

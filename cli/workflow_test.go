@@ -19,6 +19,7 @@ import (
 // with the waiting rule of replay, into an ordinary session: real latencies,
 // nothing check would call dropped, and a tape that replays the same.
 func TestRecordWithAHostScript(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}
@@ -88,6 +89,7 @@ func pendingCorpus(t *testing.T) (dir string, tapes [2]string, golden [2][]byte)
 // per answer, no Enter. It accepts one change, rejects one, and quits at a
 // third.
 func TestReviewOnATerminal(t *testing.T) {
+	t.Parallel()
 	dir, tapes, _ := pendingCorpus(t)
 	third := filepath.Join(dir, "c.jsonl")
 	data, _ := os.ReadFile(tapes[0])
@@ -195,6 +197,7 @@ func TestReviewOnATerminal(t *testing.T) {
 // against counts made by hand from the hello plugins' host script and
 // panels.
 func TestCoverageOfTheBundledTapes(t *testing.T) {
+	t.Parallel()
 	r := tapedeck(t, t.TempDir(), nil, nil, "coverage", "--json", filepath.Join("testdata", "tapes"))
 	if r.code != 0 {
 		t.Fatalf("coverage: exit %d %s", r.code, r.stderr)
@@ -258,6 +261,7 @@ func TestCoverageOfTheBundledTapes(t *testing.T) {
 
 // TestTestForCI: --fail-on-skip, JUnit system-err, --shard and --json.
 func TestTestForCI(t *testing.T) {
+	t.Parallel()
 	dir, tapes, _ := pendingCorpus(t)
 	// A tape whose program is not installed here.
 	data, _ := os.ReadFile(tapes[0])

@@ -181,6 +181,7 @@ func unwrapRestores(t *testing.T, store, dir string, orig []byte) {
 }
 
 func TestWrapAsTheHostPython(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not on PATH: the python fixture plugin cannot run")
 	}
@@ -227,6 +228,7 @@ func TestWrapAsTheHostPython(t *testing.T) {
 }
 
 func TestWrapAsTheHostNode(t *testing.T) {
+	t.Parallel()
 	nodePath, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not on PATH: the node fixture plugin cannot run")
@@ -282,6 +284,7 @@ func TestWrapAsTheHostNode(t *testing.T) {
 }
 
 func TestWrapRefusals(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, manifest string
 		say            string
@@ -314,6 +317,7 @@ func TestWrapRefusals(t *testing.T) {
 }
 
 func TestWrapDryRunTwiceAndUsage(t *testing.T) {
+	t.Parallel()
 	dir := copyPlugin(t, "hello-python")
 	store := t.TempDir()
 	orig, _ := os.ReadFile(filepath.Join(dir, wrap.ManifestFile))
@@ -354,6 +358,7 @@ func TestWrapDryRunTwiceAndUsage(t *testing.T) {
 }
 
 func TestUnwrapEditedManifestNeedsForce(t *testing.T) {
+	t.Parallel()
 	dir := copyPlugin(t, "hello-python")
 	store := t.TempDir()
 	orig, _ := os.ReadFile(filepath.Join(dir, wrap.ManifestFile))
@@ -377,6 +382,7 @@ func TestUnwrapEditedManifestNeedsForce(t *testing.T) {
 }
 
 func TestDoctorFindsProblems(t *testing.T) {
+	t.Parallel()
 	dir := copyPlugin(t, "hello-python")
 	store := t.TempDir()
 	if r := tapedeck(t, store, nil, nil, "wrap", dir); r.code != 0 {
@@ -402,26 +408,13 @@ func TestDoctorFindsProblems(t *testing.T) {
 	}
 }
 
-// TestWrapImportsOnlyStd keeps the wrap package on the standard library:
-// only main speaks urfave/cli, and wrap needs nothing else.
-func TestWrapImportsOnlyStd(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./wrap").Output()
-	if err != nil {
-		t.Fatalf("go list ./wrap: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if dep != "github.com/tapedeck/tapedeck/wrap" {
-			t.Errorf("wrap imports %s; it may import only the standard library", dep)
-		}
-	}
-}
-
 // TestWrapRefusesSymlinkedLauncher is the audit's attack end to end: a
 // plugin folder that ships .tapedeck/launch as a link to the user's
 // ~/.profile. wrap says why in one line, exits 1, and the profile keeps its
 // bytes and mode; unwrap of a folder whose kept original is such a link
 // refuses too.
 func TestWrapRefusesSymlinkedLauncher(t *testing.T) {
+	t.Parallel()
 	dir := copyPlugin(t, "hello-python")
 	profile := filepath.Join(t.TempDir(), ".profile")
 	const data = "export PATH=$HOME/bin:$PATH\n"

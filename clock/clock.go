@@ -14,6 +14,7 @@ import (
 	"embed"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -131,4 +132,18 @@ func Describe(c *frame.Clock) string {
 		return ""
 	}
 	return fmt.Sprintf("pinned to %s + elapsed, seed %d", c.Origin.UTC().Format("2006-01-02T15:04:05.000Z"), c.Seed)
+}
+
+// Pin installs the preloads and returns env with c pinned in it, and the
+// preload to close once the plugin is done. With c nil it returns env as
+// it is and a nil closer: nothing is pinned.
+func Pin(env []string, c *frame.Clock) ([]string, io.Closer, error) {
+	if c == nil {
+		return env, nil, nil
+	}
+	p, err := Install()
+	if err != nil {
+		return env, nil, err
+	}
+	return p.Env(env, *c), p, nil
 }

@@ -1,26 +1,29 @@
-package cli
-
-// How values are spelled for a person: labels, durations, sizes, counted
-// nouns, quoted command lines.
+// Package render owns how tapedeck shows things to a person and to a
+// machine: the spelling of values (labels, durations, counted nouns,
+// quoted command lines), the timeline of show, a replay's or a diff's
+// outcome (text and --json), the HTML reports and the JUnit file of test.
+// Every front-end (the command line, a Go program) renders through it; it
+// never runs anything.
+package render
 
 import (
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/tapedeck/tapedeck/cli/internal/escape"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/wrap"
 )
 
-func orDash(s string) string {
+func OrDash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return escape.Text(s)
 }
 
-func pluginLabel(p frame.Plugin) string {
+func PluginLabel(p frame.Plugin) string {
 	if p.ID == "" {
 		return ""
 	}
@@ -30,7 +33,7 @@ func pluginLabel(p frame.Plugin) string {
 	return p.ID
 }
 
-func exitLabel(e frame.Exit) string {
+func ExitLabel(e frame.Exit) string {
 	switch {
 	case e.Signal != "":
 		return escape.Text(e.Signal)
@@ -40,7 +43,7 @@ func exitLabel(e frame.Exit) string {
 	return "-"
 }
 
-func formatDuration(d time.Duration) string {
+func Duration(d time.Duration) string {
 	switch {
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
@@ -50,29 +53,29 @@ func formatDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-func nounCount(n int64, one, many string) string {
+func Count(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-func plural(n int, word string) string {
+func Plural(n int, word string) string {
 	if n == 1 {
 		return word
 	}
 	return word + "s"
 }
 
-func orNone(s string) string {
+func OrNone(s string) string {
 	if s == "" {
 		return "(nothing)"
 	}
 	return s
 }
 
-// shellQuote spells argv as a shell would read it back.
-func shellQuote(argv []string) string {
+// ShellQuote spells argv as a shell would read it back.
+func ShellQuote(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
 		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
@@ -84,14 +87,14 @@ func shellQuote(argv []string) string {
 	return strings.Join(q, " ")
 }
 
-func orAny(method string) string {
+func OrAny(method string) string {
 	if method == "" {
 		return "*"
 	}
 	return method
 }
 
-func orAbsent(v string) string {
+func OrAbsent(v string) string {
 	if v == "" {
 		return "(absent)"
 	}
@@ -111,9 +114,9 @@ func plainWord(w string) bool {
 	return true
 }
 
-// shellJoin writes argv as a shell would need it: plain words bare, the
+// ShellJoin writes argv as a shell would need it: plain words bare, the
 // rest single-quoted.
-func shellJoin(argv []string) string {
+func ShellJoin(argv []string) string {
 	words := make([]string, len(argv))
 	for i, w := range argv {
 		if plainWord(w) {

@@ -1,4 +1,4 @@
-package cli
+package render
 
 // The HTML reports of a session and of a replay, written atomically.
 
@@ -11,19 +11,21 @@ import (
 
 	"github.com/tapedeck/tapedeck/check"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/atomicfile"
+	"github.com/tapedeck/tapedeck/playback"
 	"github.com/tapedeck/tapedeck/report"
 )
 
-// writeSessionHTML writes the HTML report of a session to path, replacing
+// SessionHTML writes the HTML report of a session to path, replacing
 // it atomically. frames is read three times (check, then the report's two
 // passes), one frame at a time: the report of a long session is written in
 // little memory.
-func writeSessionHTML(path string, meta *frame.Session, frames report.Frames) error {
+func SessionHTML(path string, meta *frame.Session, frames report.Frames) error {
 	findings, err := checkFindings(meta, frames)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		if err := report.Session(bw, meta, frames, findings); err != nil {
 			return err
@@ -32,24 +34,22 @@ func writeSessionHTML(path string, meta *frame.Session, frames report.Frames) er
 	})
 }
 
-// writeReplayHTML writes the HTML report of a replay to path, replacing it
-// atomically. A replay that could not run gets a report that says why.
-func writeReplayHTML(path string, o *outcome) error {
-	in := report.ReplayInput{Name: o.src.name, Meta: o.src.meta, Recorded: o.src.frames, Diff: o.diff}
-	in.Notes = append(in.Notes, o.notes...)
-	if o.against != nil {
-		in.Live = o.against.frames
+// ReplayHTML writes the HTML report of a replay (or a comparison) to
+// path, replacing it atomically. A replay that could not run gets a report
+// that says why.
+func ReplayHTML(path string, o *playback.Outcome) error {
+	in := report.ReplayInput{Name: o.Recording.Name, Meta: o.Recording.Meta, Recorded: o.Recording.Frames, Diff: o.Diff}
+	in.Notes = append(in.Notes, o.Notes...)
+	in.Live = o.Live()
+	if o.Run != nil {
+		in.Notes = append(in.Notes, o.Run.Notes...)
+		in.Unmatched = o.Run.Unmatched
+		in.Elapsed = o.Run.Elapsed
 	}
-	if o.run != nil {
-		in.Live = o.run.Live
-		in.Notes = append(in.Notes, o.run.Notes...)
-		in.Unmatched = o.run.Unmatched
-		in.Elapsed = o.run.Elapsed
+	if o.Err != nil {
+		in.Err = o.Err.Error()
 	}
-	if o.err != nil {
-		in.Err = o.err.Error()
-	}
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		if err := report.Replay(bw, in); err != nil {
 			return err

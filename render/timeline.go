@@ -1,4 +1,4 @@
-package cli
+package render
 
 // The timeline renderer of show: one line (or JSON object, or the raw bytes)
 // per frame, in constant memory.
@@ -10,14 +10,15 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tapedeck/tapedeck/check"
-	"github.com/tapedeck/tapedeck/cli/internal/escape"
-	"github.com/tapedeck/tapedeck/cli/internal/screen"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/message"
 	"github.com/tapedeck/tapedeck/tape"
 )
@@ -25,13 +26,53 @@ import (
 // Direction filter values beyond the three streams.
 const dirEvent = frame.Dir(0)
 
-type showFilter struct {
+// Filter says which frames a timeline shows.
+type Filter struct {
 	dirs   map[frame.Dir]bool // nil: all
 	kinds  map[string]bool    // nil: all
 	method string             // "" : all
 }
 
-var showKinds = []string{"request", "notification", "response", "error", "stray", "blank", "stderr", "event"}
+// Kinds are the kinds of frame a Filter knows.
+var Kinds = []string{"request", "notification", "response", "error", "stray", "blank", "stderr", "event"}
+
+// ParseFilter reads show's --dir, --kind (each repeatable or comma
+// separated) and --method GLOB; an error names the flag and what it wants.
+func ParseFilter(dirs, kinds []string, method string) (*Filter, error) {
+	f := &Filter{method: method}
+	for _, v := range splitList(dirs) {
+		if f.dirs == nil {
+			f.dirs = map[frame.Dir]bool{}
+		}
+		switch v {
+		case "in":
+			f.dirs[frame.In] = true
+		case "out":
+			f.dirs[frame.Out] = true
+		case "err":
+			f.dirs[frame.Err] = true
+		case "event":
+			f.dirs[dirEvent] = true
+		default:
+			return nil, fmt.Errorf("--dir %q: want in, out, err or event", v)
+		}
+	}
+	for _, v := range splitList(kinds) {
+		if !slices.Contains(Kinds, v) {
+			return nil, fmt.Errorf("--kind %q: want one of %s", v, strings.Join(Kinds, ", "))
+		}
+		if f.kinds == nil {
+			f.kinds = map[string]bool{}
+		}
+		f.kinds[v] = true
+	}
+	if f.method != "" {
+		if _, err := path.Match(f.method, ""); err != nil {
+			return nil, fmt.Errorf("--method %q: %v", f.method, err)
+		}
+	}
+	return f, nil
+}
 
 func splitList(vals []string) []string {
 	var out []string
@@ -45,7 +86,7 @@ func splitList(vals []string) []string {
 	return out
 }
 
-func (f *showFilter) keep(r *row) bool {
+func (f *Filter) keep(r *row) bool {
 	if f.dirs != nil {
 		d := r.f.Dir
 		if r.f.IsEvent() {
@@ -71,10 +112,10 @@ func (f *showFilter) keep(r *row) bool {
 	return true
 }
 
-// summaryWidth is how many cells of summary a line to w gets: what the
+// SummaryWidth is how many cells of summary a line to w gets: what the
 // terminal's width (or $COLUMNS) leaves after the fixed columns, at least
 // 40; 100 when neither says.
-func summaryWidth(w io.Writer) int {
+func SummaryWidth(w io.Writer) int {
 	if n, ok := screen.Width(w); ok {
 		return max(n-fixedWidth, 40)
 	}
@@ -107,10 +148,25 @@ type row struct {
 	latency time.Duration
 }
 
-// timeline prints frames one by one, in constant memory.
-type timeline struct {
+// TimelineOptions say how a Timeline prints.
+type TimelineOptions struct {
+	Filter *Filter // nil: every frame
+	// Raw prints each frame's exact bytes; JSON one object per frame;
+	// neither, a line per frame.
+	Raw, JSON bool
+	Color     bool // ANSI colours (a terminal)
+	Width     int  // cells of summary (SummaryWidth); 0: 100
+	// Warn is where a frame stored cut is said of, once, with Raw.
+	Warn io.Writer
+	// Findings are the live check's findings stored with the session
+	// (record --lint): each is shown under its frame.
+	Findings []check.Finding
+}
+
+// Timeline prints frames one by one, in constant memory: show's output.
+type Timeline struct {
 	w       *bufio.Writer
-	filter  *showFilter
+	filter  *Filter
 	raw     bool
 	json    bool
 	color   bool
@@ -126,6 +182,53 @@ type timeline struct {
 	findings map[uint64][]check.Finding
 }
 
+// NewTimeline makes the timeline that writes to w (buffered: Flush ends
+// it).
+func NewTimeline(w io.Writer, opt TimelineOptions) *Timeline {
+	p := &Timeline{
+		w:       bufio.NewWriterSize(w, 64<<10),
+		filter:  opt.Filter,
+		raw:     opt.Raw,
+		json:    opt.JSON,
+		color:   opt.Color,
+		width:   opt.Width,
+		pending: map[pendingKey]request{},
+		stderr:  opt.Warn,
+	}
+	if p.filter == nil {
+		p.filter = &Filter{}
+	}
+	if p.width == 0 {
+		p.width = 100
+	}
+	if p.stderr == nil {
+		p.stderr = io.Discard
+	}
+	if len(opt.Findings) > 0 {
+		p.findings = map[uint64][]check.Finding{}
+		for _, f := range opt.Findings {
+			p.findings[f.Seq] = append(p.findings[f.Seq], f)
+		}
+	}
+	return p
+}
+
+// Flush writes out what is buffered.
+func (p *Timeline) Flush() error { return p.w.Flush() }
+
+// Header prints the session's header lines (its line, the clock and the
+// fingerprint, the findings about the whole session, the column heads);
+// nothing with Raw or JSON.
+func (p *Timeline) Header(m *frame.Session) {
+	if p.raw || p.json {
+		return
+	}
+	p.header(m)
+	for _, f := range p.findings[0] {
+		fmt.Fprintf(p.w, "%s %s %s: %s\n", p.paint(levelColor(f.Level), "⚑"), f.Level, f.Rule, escape.Text(f.Message))
+	}
+}
+
 func levelColor(l check.Level) string {
 	if l == check.Error {
 		return cRed
@@ -135,7 +238,7 @@ func levelColor(l check.Level) string {
 
 // derive classifies f and pairs a response with its request: plugin
 // requests (out) are answered on stdin (in) and host requests the other way.
-func (p *timeline) derive(f *frame.Frame) row {
+func (p *Timeline) derive(f *frame.Frame) row {
 	r := row{f: f}
 	if f.IsEvent() {
 		r.kind = "event"
@@ -181,7 +284,9 @@ func compactJSON(b []byte) string {
 	return buf.String()
 }
 
-func (p *timeline) frame(f *frame.Frame) error {
+// Frame prints one frame (when the filter keeps it); the first line goes
+// out at once.
+func (p *Timeline) Frame(f *frame.Frame) error {
 	r := p.derive(f)
 	if !p.filter.keep(&r) {
 		return nil
@@ -243,7 +348,7 @@ const (
 	fixedWidth = wSeq + wTime + wDir + wKind + wMethod + wID + wLatency
 )
 
-func (p *timeline) paint(code, s string) string {
+func (p *Timeline) paint(code, s string) string {
 	if !p.color || s == "" {
 		return s
 	}
@@ -251,7 +356,7 @@ func (p *timeline) paint(code, s string) string {
 }
 
 // col pads s (already escaped) to width cells, then paints it.
-func (p *timeline) col(code, s string, width int) string {
+func (p *Timeline) col(code, s string, width int) string {
 	s = screen.Pad(s, width)
 	if !p.color || code == "" {
 		return s
@@ -260,23 +365,23 @@ func (p *timeline) col(code, s string, width int) string {
 	return code + t + cReset + s[len(t):]
 }
 
-func (p *timeline) header(m *frame.Session) {
+func (p *Timeline) header(m *frame.Session) {
 	parts := []string{"session " + escape.Text(m.ID)}
 	if m.Name != "" {
 		parts = append(parts, escape.Text(m.Name))
 	}
-	if l := pluginLabel(m.Plugin); l != "" {
+	if l := PluginLabel(m.Plugin); l != "" {
 		parts = append(parts, escape.Text(l))
 	}
 	parts = append(parts, "started "+m.Started.Local().Format("2006-01-02 15:04:05"), escape.Text(m.Status))
 	if m.Unreadable > 0 {
 		parts = append(parts, fmt.Sprintf("%d bytes of its spool unreadable", m.Unreadable))
 	}
-	if x := exitLabel(m.Exit); x != "-" {
+	if x := ExitLabel(m.Exit); x != "-" {
 		parts = append(parts, "exit "+x)
 	}
 	fmt.Fprintln(p.w, p.paint(cBold, strings.Join(parts, " · ")))
-	for _, l := range triageHeader(m) {
+	for _, l := range TriageHeader(m) {
 		fmt.Fprintln(p.w, escape.Text(l))
 	}
 	hdr := p.col("", "SEQ", wSeq) + p.col("", "TIME", wTime) + p.col("", "", wDir) + p.col("", "KIND", wKind) +
@@ -284,7 +389,7 @@ func (p *timeline) header(m *frame.Session) {
 	fmt.Fprintln(p.w, p.paint(cDim, hdr))
 }
 
-func (p *timeline) line(r *row) {
+func (p *Timeline) line(r *row) {
 	f := r.f
 	var arrow, dirColor, kindColor string
 	switch {
@@ -328,7 +433,7 @@ func (p *timeline) line(r *row) {
 }
 
 // summary is the one-line summary of a row, sanitised.
-func (p *timeline) summary(r *row) string {
+func (p *Timeline) summary(r *row) string {
 	f := r.f
 	var s string
 	switch {

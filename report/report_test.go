@@ -8,7 +8,6 @@ import (
 	"html"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -352,38 +351,5 @@ func TestIndexEscapes(t *testing.T) {
 	}
 	if !strings.Contains(page, `<a href="a.html">`) {
 		t.Errorf("index page does not link the report:\n%s", page)
-	}
-}
-
-// TestDependencies keeps the report on frames, messages and diffs: no
-// store, no command line, no browser outside the tests.
-func TestDependencies(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	const mod = "github.com/tapedeck/tapedeck"
-	allowed := map[string]bool{mod + "/report": true, mod + "/frame": true, mod + "/message": true, mod + "/diff": true, "github.com/sergi/go-diff/diffmatchpatch": true}
-	for _, dep := range strings.Fields(string(out)) {
-		if !allowed[dep] {
-			t.Errorf("report imports %s; it may import only frame, message, diff and the standard library", dep)
-		}
-	}
-	// The browser is for tests only: no package of the module imports it
-	// but browsertest, which only tests import.
-	out, err = exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		for _, imp := range f[1:] {
-			if strings.HasPrefix(imp, "github.com/chromedp/") && f[0] != mod+"/internal/browsertest" {
-				t.Errorf("%s imports %s; only tests may", f[0], imp)
-			}
-			if imp == mod+"/internal/browsertest" {
-				t.Errorf("%s imports browsertest; only tests may", f[0])
-			}
-		}
 	}
 }

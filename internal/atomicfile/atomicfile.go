@@ -1,6 +1,6 @@
-package cli
-
-// Writing a file whole or not at all.
+// Package atomicfile writes a file whole or not at all: through a
+// temporary file in the same folder, renamed into place.
+package atomicfile
 
 import (
 	"errors"
@@ -12,12 +12,12 @@ import (
 	"strings"
 )
 
-// writeFileAtomic writes path through a temporary file in the same folder
+// Write writes path through a temporary file in the same folder
 // and renames it into place, so readers see the old file or the new one.
 // Missing parent folders are made (0755). A file that is replaced keeps
 // its permissions; a new one gets 0644. An error names path, never the
 // temporary file.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+func Write(path string, write func(io.Writer) error) (err error) {
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()

@@ -1,24 +1,16 @@
-package cli
+package recording
 
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/tapedeck/tapedeck/clock"
 	"github.com/tapedeck/tapedeck/fingerprint"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/proxy"
 )
-
-// This file holds what record, replay and test need for triage: the
-// fingerprint taken beside a recording, the pinned clock's preload, and
-// the drift a replay reports. The logic lives in the fingerprint and clock
-// packages; these are the calls.
 
 // fingerprinter takes a recording's fingerprint off the relay's path: its
 // goroutine waits until the first line or event that crosses after the
@@ -116,60 +108,4 @@ func (s *startAfterOut) Flush() {
 	if s.fl != nil {
 		s.fl.Flush()
 	}
-}
-
-// pinClock installs the clock preload and returns env with the pin, and
-// the preload to close when the plugin is done. With c nil it returns env
-// as it is.
-func pinClock(env []string, c *frame.Clock) ([]string, io.Closer, error) {
-	if c == nil {
-		return env, nil, nil
-	}
-	p, err := clock.Install()
-	if err != nil {
-		return env, nil, err
-	}
-	return p.Env(env, *c), p, nil
-}
-
-// replayClock is the clock a replay pins: the tape's, unless --pin-clock
-// says otherwise (false: never; true on a tape without one: its recorded
-// start, with seed 0, so that only the clock is pinned).
-func replayClock(meta *frame.Session, set, pin bool) *frame.Clock {
-	switch {
-	case set && !pin:
-		return nil
-	case meta.Clock != nil:
-		return meta.Clock
-	case set && pin:
-		return &frame.Clock{Origin: meta.Started}
-	}
-	return nil
-}
-
-// driftLine spells a drift for a person, "" when nothing drifted.
-func driftLine(d *fingerprint.Drift) string {
-	if d.None() {
-		return ""
-	}
-	return fmt.Sprintf("drift since the recording: %s", d.Summary)
-}
-
-// drift is a fingerprint.Drift, as replay --json carries it.
-type drift = fingerprint.Drift
-
-// triageHeader is what show prints under a session's header line: the
-// pinned clock and the fingerprint, when the session has them.
-func triageHeader(m *frame.Session) []string {
-	var lines []string
-	if m.Clock != nil {
-		lines = append(lines, "clock        "+clock.Describe(m.Clock))
-	}
-	if m.Fingerprint != nil {
-		lines = append(lines, "fingerprint  "+fingerprint.Describe(m.Fingerprint))
-		for _, n := range m.Fingerprint.Notes {
-			lines = append(lines, "             "+n)
-		}
-	}
-	return lines
 }

@@ -1,0 +1,28 @@
+package cli
+
+import (
+	"os"
+	"testing"
+)
+
+// soakRounds is how many rounds a repeated-run proof runs: full in CI's
+// soak step (TAPEDECK_SOAK set; testdata/soak-tests names the tests), a
+// few otherwise, so that the plain run still exercises it.
+func soakRounds(t *testing.T, full, few int) int {
+	t.Helper()
+	if os.Getenv("TAPEDECK_SOAK") != "" && !testing.Short() {
+		return full
+	}
+	t.Logf("%d rounds (TAPEDECK_SOAK=1 runs %d)", few, full)
+	return few
+}
+
+// soakSubtest is called first in each subtest of a repeated-run proof:
+// with a few rounds the subtests run side by side (the proof's parent
+// stays out of the parallel phase, so its load is its own); at full
+// strength one after the other, each with the machine to itself.
+func soakSubtest(t *testing.T) {
+	if os.Getenv("TAPEDECK_SOAK") == "" || testing.Short() {
+		t.Parallel()
+	}
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// layer says what one package of the module may import directly: which of
+// the module's packages and which third-party modules, and why. Every
+// package of the module has one; a new package without one fails the test,
+// so that its place in the graph is decided when it is made.
+type layer struct {
+	imports []string // the module's packages (relative) and third-party module paths
+	why     string
+}
+
+// layers is the module's package graph. Dependencies point one way: from
+// the front-ends (main, cli) through the use cases (recording, playback)
+// and their output (render) down to the libraries, which know nothing of
+// what is above them; the relay's hot path (proxy, spool, frame) is the
+// standard library alone.
+var layers = map[string]layer{
+	"": {[]string{"cli"},
+		"main only runs the command line"},
+	"cli": {[]string{"check", "coverage", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "jsonpath",
+		"playback", "recording", "redact", "render", "shrink", "store", "tape", "wrap", "github.com/urfave/cli/v2", "golang.org/x/term"},
+		"the command layer parses flags, calls a use case and renders; the relay, recorder, spool, replay and diff are the use cases' (recording, playback), never a command's"},
+	"recording": {[]string{"check", "clock", "fingerprint", "frame", "internal/escape", "proxy", "recorder", "redact", "replay", "store"},
+		"the recording use case: the relay, the recorder, the store and a host script, put together"},
+	"playback": {[]string{"clock", "diff", "fingerprint", "frame", "golden", "internal/atomicfile", "jsonpath", "redact", "replay", "shrink", "store", "tape"},
+		"the playback use case: recordings from tapes or the store, the replay engine, the comparison"},
+	"render": {[]string{"check", "clock", "coverage", "diff", "fingerprint", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "message", "playback", "report", "shrink", "tape", "wrap"},
+		"output for people and machines: it reads the use cases' results and never runs anything"},
+	"proxy": {nil, "the relay is on every byte's path: the standard library alone"},
+	"spool": {nil, "the spool's format is read by the recorder's hot path and by the store: the standard library alone"},
+	"frame": {[]string{"spool"}, "the frame model, standard library and the spool's format alone"},
+	"recorder": {[]string{"frame", "proxy", "spool"},
+		"the recorder is a sink of the relay writing a spool; it never opens the store"},
+	"store": {[]string{"frame", "spool", "go.etcd.io/bbolt"},
+		"the store owns bbolt and ingests spools; it never runs or compares anything"},
+	"replay": {[]string{"frame", "internal/canon", "internal/jsonscan", "message"},
+		"the replay engine drives a plugin; it knows nothing of where recordings are kept"},
+	"diff": {[]string{"frame", "internal/canon", "internal/jsonscan", "message", "github.com/sergi/go-diff"},
+		"the comparison of two timelines; the only user of go-diff"},
+	"message":                {[]string{"internal/jsonscan"}, "JSON-RPC parsing, on replay's hot path: the standard library and the scanner alone"},
+	"tape":                   {[]string{"frame", "internal/jsonscan"}, "the tape file format"},
+	"wrap":                   {[]string{"internal/jsonscan"}, "the manifest's launcher; it must not pull in the rest"},
+	"redact":                 {[]string{"frame", "internal/jsonscan", "jsonpath"}, "redaction of frames by rule"},
+	"jsonpath":               {nil, "the METHOD:PATH rules: the standard library alone"},
+	"check":                  {[]string{"frame", "message", "github.com/santhosh-tekuri/jsonschema/v6"}, "what the host would reject; the only user of the JSON Schema validator"},
+	"clock":                  {[]string{"frame"}, "the pinned clock's preloads"},
+	"coverage":               {[]string{"frame", "message"}, "what tapes cover of a manifest"},
+	"fingerprint":            {[]string{"frame"}, "the environment fingerprint and its drift"},
+	"golden":                 {[]string{"diff", "frame", "message", "tape"}, "a tape's update that keeps unchanged lines byte for byte"},
+	"report":                 {[]string{"diff", "frame", "message"}, "the HTML report"},
+	"shrink":                 {[]string{"diff", "frame", "jsonpath", "message"}, "delta debugging and the shrink predicates"},
+	"internal/jsonscan":      {nil, "the one JSON scanner: the standard library alone"},
+	"internal/canon":         {[]string{"internal/jsonscan"}, "the one canonical JSON: what replay matches params by and diff compares frames by"},
+	"internal/escape":        {nil, "escaping for the terminal: the standard library alone"},
+	"internal/screen":        {[]string{"github.com/mattn/go-runewidth", "golang.org/x/term"}, "terminal width and colour"},
+	"internal/atomicfile":    {nil, "writing a file whole or not at all"},
+	"internal/browsertest":   {[]string{"github.com/chromedp/chromedp"}, "the headless browser of the HTML tests"},
+	"bench/echo":             {nil, "a benchmark's plugin"},
+	"bench/firstbyte":        {nil, "a benchmark's plugin"},
+	"bench/lockstep":         {nil, "the minimal replayer replay is measured against"},
+	"bench/refrelay":         {nil, "the reference relay the relay is measured against"},
+	"bench/internal/measure": {nil, "the benchmarks' measuring"},
+	"bench/relay":            {[]string{"bench/internal/measure"}, "the relay benchmark"},
+	"bench/replaybench":      {[]string{"bench/internal/measure"}, "the replay benchmark"},
+}
+
+// TestDependenciesPointOneWay checks every package's direct imports
+// against layers (the standard library is always allowed).
+func TestDependenciesPointOneWay(t *testing.T) {
+	const mod = "github.com/tapedeck/tapedeck"
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(f[0], mod), "/")
+		seen[pkg] = true
+		l, ok := layers[pkg]
+		if !ok {
+			t.Errorf("package %q has no place in the dependency rules (deps_test.go): add one, with the reason", f[0])
+			continue
+		}
+		for _, imp := range f[1:] {
+			first, _, _ := strings.Cut(imp, "/")
+			if !strings.Contains(first, ".") {
+				continue // the standard library
+			}
+			if !allowed(l.imports, mod, imp) {
+				t.Errorf("%s imports %s, which it may not: %s", orRoot(pkg), imp, l.why)
+			}
+		}
+	}
+	var stale []string
+	for pkg := range layers {
+		if !seen[pkg] {
+			stale = append(stale, pkg)
+		}
+	}
+	sort.Strings(stale)
+	for _, pkg := range stale {
+		t.Errorf("deps_test.go has a rule for %q, which is not a package of the module", pkg)
+	}
+}
+
+func allowed(list []string, mod, imp string) bool {
+	for _, a := range list {
+		if strings.Contains(strings.SplitN(a, "/", 2)[0], ".") {
+			if imp == a || strings.HasPrefix(imp, a+"/") {
+				return true
+			}
+		} else if imp == mod+"/"+a {
+			return true
+		}
+	}
+	return false
+}
+
+func orRoot(pkg string) string {
+	if pkg == "" {
+		return "main"
+	}
+	return pkg
+}

@@ -1,0 +1,124 @@
+package playback
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/golden"
+	"github.com/tapedeck/tapedeck/internal/atomicfile"
+	"github.com/tapedeck/tapedeck/store"
+)
+
+// PendingSuffix marks a tape's pending change, written by test --update
+// and replay --update beside the tape and accepted or rejected by review.
+const PendingSuffix = ".new"
+
+// WritePending writes the live run of a replay that differed beside its
+// tape as NAME.jsonl.new (every line of a frame that did not change kept
+// byte for byte; nothing else changed); "" when there is nothing to write.
+func WritePending(o *Outcome) (string, error) {
+	if o.Recording.Tape == nil || o.Run == nil {
+		return "", nil
+	}
+	data, err := golden.Update(o.Recording.Tape, golden.Replay{Live: o.Run.Live, Pairs: o.Run.Pairs, Sent: o.Run.Sent}, o.Diff, golden.Options{Stderr: o.DiffOptions.CompareStderr})
+	if err != nil || data == nil {
+		return "", err
+	}
+	path := o.Recording.TapePath + PendingSuffix
+	err = atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(data); return err })
+	return path, err
+}
+
+// StoreLive stores the live run of a replay of a stored session as a new
+// session of st, tagged replay-of the recorded one, and returns it.
+func StoreLive(st *store.Store, o *Outcome) (*frame.Session, error) {
+	meta := *o.Recording.Meta
+	meta.Frames, meta.Bytes = frame.Counts{}, frame.Counts{}
+	for _, f := range o.Run.Live {
+		if f.IsEvent() {
+			if f.Event == frame.EventExit {
+				meta.Exit = frame.Exit{Code: f.Code, Signal: f.Signal}
+			}
+			continue
+		}
+		meta.Frames.Add(f.Dir, 1)
+		meta.Bytes.Add(f.Dir, int64(len(f.Raw)))
+	}
+	now := time.Now()
+	meta.ID = frame.NewID(now)
+	meta.Started, meta.Ended = now.Add(-o.Run.Elapsed), &now
+	meta.Status = frame.StatusComplete
+	meta.Tags = map[string]string{"replay-of": o.Recording.Meta.ID}
+	i := 0
+	err := st.Put(meta, func() (*frame.Frame, error) {
+		if i == len(o.Run.Live) {
+			return nil, io.EOF
+		}
+		i++
+		return &o.Run.Live[i-1], nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &meta, nil
+}
+
+// FindPending lists the pending changes under paths (a path may also name a
+// tape or its pending file), sorted.
+func FindPending(paths []string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil && strings.HasSuffix(p, ".jsonl") {
+			if _, err := os.Stat(p + PendingSuffix); err == nil {
+				add(p + PendingSuffix)
+				continue
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if !fi.IsDir() {
+			switch {
+			case strings.HasSuffix(p, ".jsonl"+PendingSuffix):
+				add(p)
+			default:
+				if _, err := os.Stat(p + PendingSuffix); err == nil {
+					add(p + PendingSuffix)
+				}
+			}
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != p) {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".jsonl"+PendingSuffix) {
+				add(path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("find pending changes in %s: %w", p, err)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

@@ -1,0 +1,152 @@
+package playback
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/store"
+	"github.com/tapedeck/tapedeck/tape"
+)
+
+// Recording is a recording to replay, check or compare: a tape file or a
+// stored session, read whole.
+type Recording struct {
+	Name     string // the tape's path or the session's id
+	TapePath string // "" for a stored session
+	Tape     *tape.File
+	Meta     *frame.Session
+	Frames   []frame.Frame
+}
+
+// LoadOptions say where Load finds what is not a tape file.
+type LoadOptions struct {
+	// Store opens the store a session reference is resolved in; nil
+	// resolves tape files only.
+	Store func() (*store.Store, error)
+}
+
+// Load reads ref as a tape when it names a file, else as a session
+// reference (id, prefix, name or last) in the store. A reference that
+// looks like a path (a folder in it, a tape's extension) and does not
+// exist is a missing file.
+func Load(ref string, opt *LoadOptions) (*Recording, error) {
+	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
+		return ReadTape(ref)
+	} else if err := missingFile(ref, err); err != nil {
+		return nil, err
+	}
+	if opt == nil || opt.Store == nil {
+		return nil, fmt.Errorf("%s: no such tape file", ref)
+	}
+	st, err := opt.Store()
+	if err != nil {
+		return nil, err
+	}
+	return FromStore(st, ref)
+}
+
+// FromStore reads the session ref names in st.
+func FromStore(st *store.Store, ref string) (*Recording, error) {
+	meta, err := st.Resolve(ref)
+	if err != nil {
+		return nil, fmt.Errorf("%v (a tape file or a session: id, prefix, name or last)", err)
+	}
+	rec := &Recording{Name: meta.ID, Meta: meta}
+	err = st.Frames(meta.ID, func(f *frame.Frame) error {
+		c := *f
+		c.Raw = bytes.Clone(f.Raw)
+		rec.Frames = append(rec.Frames, c)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read session %s: %w", meta.ID, err)
+	}
+	return rec, nil
+}
+
+// ReadTape reads a tape file.
+func ReadTape(path string) (*Recording, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("open tape: %w", err)
+	}
+	tf, err := tape.ReadFile(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Recording{Name: path, TapePath: path, Tape: tf, Meta: tf.Session, Frames: tf.Frames}, nil
+}
+
+// missingFile is the error for a reference that names a file (it has a
+// folder in it, or a tape's extension) that does not exist, given what
+// os.Stat said of it: a missing file, not a session that is not stored.
+// It is nil for anything else.
+func missingFile(ref string, statErr error) error {
+	if !errors.Is(statErr, os.ErrNotExist) || !LooksLikePath(ref) {
+		return nil
+	}
+	return fmt.Errorf("%s: no such file", ref)
+}
+
+// MissingFile is missingFile for a reference the caller has stat'ed.
+func MissingFile(ref string, statErr error) error { return missingFile(ref, statErr) }
+
+// LooksLikePath reports whether ref names a file rather than a session:
+// it has a folder in it or a tape's extension.
+func LooksLikePath(ref string) bool {
+	return strings.ContainsRune(ref, '/') || strings.ContainsRune(ref, filepath.Separator) ||
+		strings.HasSuffix(ref, ".jsonl") || strings.HasSuffix(ref, ".tape")
+}
+
+// IsTape reports whether path starts like a tape.
+func IsTape(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	return bytes.HasPrefix(bytes.TrimLeft(head[:n], " \t"), []byte(`{"tapedeck"`))
+}
+
+// FindTapes lists the tapes under paths (a path may name a tape), sorted;
+// node_modules and hidden folders are passed over.
+func FindTapes(paths []string) ([]string, error) {
+	var tapes []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if !fi.IsDir() {
+			tapes = append(tapes, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != p) {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".jsonl") && IsTape(path) {
+				tapes = append(tapes, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("find tapes in %s: %w", p, err)
+		}
+	}
+	sort.Strings(tapes)
+	return tapes, nil
+}

@@ -1,0 +1,311 @@
+package playback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tapedeck/tapedeck/clock"
+	"github.com/tapedeck/tapedeck/diff"
+	"github.com/tapedeck/tapedeck/fingerprint"
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/replay"
+)
+
+// Options say how to replay a recording and compare. The zero value is
+// the command line's defaults: the recorded command in the recorded folder,
+// a 30 s wait per step, 3 minutes in all, the clock as recorded.
+type Options struct {
+	// Command replaces the recorded one; it runs in Dir, or the current
+	// folder.
+	Command []string
+	// Dir runs the plugin there instead of its recorded working directory.
+	Dir string
+	// Env is the environment the plugin's starts from (nil: ours); the
+	// recording's AGENTTY_* variables are added to it.
+	Env []string
+
+	// Ignore are METHOD:PATH rules left out when comparing, beside those
+	// of the tapedeck.json next to a tape.
+	Ignore []string
+	// Strict compares bytes: member order and white space matter.
+	Strict bool
+	// CompareStderr compares the plugin's stderr lines too.
+	CompareStderr bool
+
+	// StepTimeout bounds the wait for the frames the plugin said before a
+	// host frame (default 30 s); Timeout the whole replay (default 3 min);
+	// Quiet, when set, also waits for that much silence before each host
+	// frame.
+	StepTimeout, Timeout, Quiet time.Duration
+	// Pace scales the recorded gaps: 0 as soon as possible, 1 real time, N
+	// divided by N; MaxGap clamps each (default 2 s).
+	Pace   float64
+	MaxGap time.Duration
+
+	// PinClock overrides the recording's clock: nil pins it as recorded;
+	// false runs on the real clock; true on a recording without a pin pins
+	// the clock to its recorded start.
+	PinClock *bool
+
+	// RedactKey is this machine's redaction key; nil reads the key file of
+	// the store in StoreDir, if any. A replay never makes a key.
+	RedactKey []byte
+	StoreDir  string
+
+	// AlwaysDrift takes the drift of the plugin's surroundings even when
+	// the replay is the same (a drift is taken for one that differs).
+	AlwaysDrift bool
+	// OnStart, when set, is told what is about to run.
+	OnStart func(Start)
+}
+
+// Start is what a replay is about to run.
+type Start struct {
+	Recording *Recording
+	Command   []string
+	Dir       string
+	Added     []string     // the recording's variables added to the environment
+	Clock     *frame.Clock // the pinned clock, or nil
+}
+
+// Outcome is one replay (or one comparison of two recordings), compared.
+type Outcome struct {
+	Recording *Recording
+	// Against is what Recording was compared with when nothing ran
+	// (Compare); Run is nil then.
+	Against *Recording
+	Run     *replay.Result
+	Diff    diff.Result
+	// Notes say what tapedeck did that the recording did not say (a
+	// program found elsewhere, variables not applied).
+	Notes []string
+	// ConfigPath is the tapedeck.json the comparison read ("" for a
+	// session).
+	ConfigPath string
+	// DiffOptions is how it was compared.
+	DiffOptions diff.Options
+	// Err says why it could not run; the rest is empty then.
+	Err error
+	// Drift is what changed in the plugin's surroundings since the
+	// recording, taken when the replay differs (or with AlwaysDrift).
+	Drift *fingerprint.Drift
+}
+
+// Same reports whether it ran and nothing differs.
+func (o *Outcome) Same() bool {
+	return o.Err == nil && o.Diff.Same() && (o.Run == nil || !o.Run.TimedOut)
+}
+
+// Live is what the plugin said this time: the replay's timeline, or for a
+// comparison the other recording's frames.
+func (o *Outcome) Live() []frame.Frame {
+	switch {
+	case o.Run != nil:
+		return o.Run.Live
+	case o.Against != nil:
+		return o.Against.Frames
+	}
+	return nil
+}
+
+// Replay plays rec's host side to its plugin and compares what the plugin
+// says with the recording. opt nil is the defaults. An Outcome is always
+// returned; its Err says why it could not run.
+func Replay(ctx context.Context, rec *Recording, opt *Options) *Outcome {
+	if opt == nil {
+		opt = &Options{}
+	}
+	o := &Outcome{Recording: rec}
+	cfgPath, cfg, err := configBeside(rec)
+	o.ConfigPath = cfgPath
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	rules, err := ignoreRules(opt.Ignore, cfg, cfgPath)
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	cmd, dir, notes, err := command(rec, opt.Command, opt.Dir)
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	o.Notes = notes
+	env, added, ignored := environment(rec, opt.Env)
+	if len(ignored) > 0 {
+		o.Notes = append(o.Notes, fmt.Sprintf("the recording's environment also sets %s: not applied (a replay adds only AGENTTY_* variables)", strings.Join(ignored, ", ")))
+	}
+	clk := clockFor(rec.Meta, opt.PinClock)
+	env, preload, err := clock.Pin(env, clk)
+	if err != nil {
+		o.Err = fmt.Errorf("%s: %w", rec.Name, err)
+		return o
+	}
+	if preload != nil {
+		defer preload.Close()
+	}
+	if opt.OnStart != nil {
+		opt.OnStart(Start{Recording: rec, Command: cmd, Dir: dir, Added: added, Clock: clk})
+	}
+	red, mask, err := liveRedactor(rec.Meta.Redaction, opt.RedactKey, opt.StoreDir)
+	if err != nil {
+		o.Err = fmt.Errorf("%s: %w", rec.Name, err)
+		return o
+	}
+	ro := replay.Options{
+		Command:     cmd,
+		Dir:         dir,
+		Env:         env,
+		StepTimeout: opt.StepTimeout,
+		Timeout:     opt.Timeout,
+		Quiet:       opt.Quiet,
+		Pace:        opt.Pace,
+		MaxGap:      opt.MaxGap,
+	}
+	o.Run, err = replay.Run(ctx, rec.Frames, ro)
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	if red != nil {
+		redactLive(red, o.Run.Live)
+	}
+	pairs := o.Run.Pairs
+	o.DiffOptions = diff.Options{
+		Strict:        opt.Strict,
+		CompareStderr: opt.CompareStderr,
+		Ignore:        ignoreFunc(rules),
+		Mask:          mask,
+		Pair:          func(seq uint64) (uint64, bool) { r, ok := pairs[seq]; return r, ok },
+	}
+	o.Diff = diff.Frames(rec.Frames, o.Run.Live, o.DiffOptions)
+	if rec.Meta.Fingerprint != nil && (!o.Same() || opt.AlwaysDrift) {
+		live, err := fingerprint.Take(ctx, fingerprint.Options{Command: cmd, Dir: dir, Env: env})
+		if err == nil {
+			o.Drift = fingerprint.Compare(rec.Meta.Fingerprint, live)
+		}
+	}
+	return o
+}
+
+// CompareOptions say how Compare compares.
+type CompareOptions struct {
+	Ignore        []string // METHOD:PATH rules, beside A's tapedeck.json
+	Strict        bool
+	CompareStderr bool
+	Names         [2]string // what the two are called in the differences; default A and B
+}
+
+// Compare compares what the plugin said in b with what it said in a, with
+// the rules of a replay, without running anything.
+func Compare(a, b *Recording, opt *CompareOptions) (*Outcome, error) {
+	if opt == nil {
+		opt = &CompareOptions{}
+	}
+	o := &Outcome{Recording: a, Against: b}
+	cfgPath, cfg, err := configBeside(a)
+	o.ConfigPath = cfgPath
+	if err != nil {
+		return nil, err
+	}
+	rules, err := ignoreRules(opt.Ignore, cfg, cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	o.DiffOptions = diff.Options{
+		Strict:        opt.Strict,
+		CompareStderr: opt.CompareStderr,
+		Ignore:        ignoreFunc(rules),
+		Names:         opt.Names,
+	}
+	if o.DiffOptions.Names == [2]string{} {
+		o.DiffOptions.Names = [2]string{"A", "B"}
+	}
+	o.Diff = diff.Frames(a.Frames, b.Frames, o.DiffOptions)
+	return o, nil
+}
+
+// command works out what to run: argv in the current directory (or cwd),
+// else the recorded command in the recorded working directory; a relative
+// recorded directory is taken from the tape's folder, and an absolute
+// program that is missing here is looked up by name.
+func command(rec *Recording, argv []string, cwd string) (cmd []string, dir string, notes []string, err error) {
+	if len(argv) > 0 {
+		dir = cwd
+		if dir == "" {
+			dir, _ = os.Getwd()
+		}
+		return argv, dir, nil, nil
+	}
+	if len(rec.Meta.Command) == 0 {
+		return nil, "", nil, fmt.Errorf("%s has no recorded command: give one after --", rec.Name)
+	}
+	cmd = append([]string(nil), rec.Meta.Command...)
+	dir = rec.Meta.Cwd
+	if cwd != "" {
+		dir = cwd
+	} else if dir != "" && !filepath.IsAbs(dir) && rec.TapePath != "" {
+		dir = filepath.Join(filepath.Dir(rec.TapePath), dir)
+	}
+	if dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, "", nil, fmt.Errorf("the recorded working directory %s does not exist here: give --cwd DIR (replay and shrink also take a command after --)", dir)
+		}
+	}
+	if filepath.IsAbs(cmd[0]) {
+		if _, err := os.Stat(cmd[0]); errors.Is(err, os.ErrNotExist) {
+			if p, err := exec.LookPath(filepath.Base(cmd[0])); err == nil {
+				notes = append(notes, fmt.Sprintf("%s is not here; using %s", cmd[0], p))
+				cmd[0] = p
+			}
+		}
+	}
+	return cmd, dir, notes, nil
+}
+
+// environment is the plugin's environment: base (nil: ours) plus the
+// recorded AGENTTY_* variables. A tape's env may name others (a tape is a
+// file anyone can write): those are never applied, and ignored names them.
+func environment(rec *Recording, base []string) (env, added, ignored []string) {
+	env = base
+	if env == nil {
+		env = os.Environ()
+	}
+	keys := make([]string, 0, len(rec.Meta.Env))
+	for k := range rec.Meta.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "AGENTTY_") || strings.ContainsAny(k, "=\x00") {
+			ignored = append(ignored, k)
+			continue
+		}
+		added = append(added, k+"="+rec.Meta.Env[k])
+	}
+	return append(env[:len(env):len(env)], added...), added, ignored
+}
+
+// clockFor is the clock a replay pins: the recording's, unless pin says
+// otherwise (false: never; true on a recording without one: its recorded
+// start, with seed 0, so that only the clock is pinned).
+func clockFor(meta *frame.Session, pin *bool) *frame.Clock {
+	switch {
+	case pin != nil && !*pin:
+		return nil
+	case meta.Clock != nil:
+		return meta.Clock
+	case pin != nil && *pin:
+		return &frame.Clock{Origin: meta.Started}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package playback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// TapeResult is one tape of a suite: replayed, or skipped and why.
+type TapeResult struct {
+	Tape    string
+	Outcome *Outcome // nil when skipped
+	Skip    string   // why it was skipped ("" when it ran)
+	Elapsed time.Duration
+}
+
+// SuiteOptions say how Suite runs tapes.
+type SuiteOptions struct {
+	Replay Options // how each tape is replayed
+	Jobs   int     // tapes at once; 0 or less: 1
+	// FailOnSkip fails a tape whose plugin's program is not installed
+	// here, instead of skipping it.
+	FailOnSkip bool
+}
+
+// Suite replays tapes, Jobs at a time, and calls each with every result in
+// the order of tapes, as soon as it and those before it are done (from
+// the calling goroutine). It returns once every replay has ended. An error
+// from each stops the calls (the replays under way still end) and is
+// returned.
+func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i int, r *TapeResult) error) error {
+	if opt == nil {
+		opt = &SuiteOptions{}
+	}
+	results := make([]TapeResult, len(tapes))
+	done := make([]chan struct{}, len(tapes))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for range min(max(opt.Jobs, 1), len(tapes)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				results[i] = RunTape(ctx, tapes[i], &opt.Replay)
+				close(done[i])
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		for i := range tapes {
+			select {
+			case work <- i:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for i := range tapes {
+		<-done[i]
+		r := &results[i]
+		if r.Skip != "" && opt.FailOnSkip {
+			r.Outcome = &Outcome{Recording: &Recording{Name: r.Tape}, Err: errors.New(r.Skip + " (--fail-on-skip)")}
+			r.Skip = ""
+		}
+		if err := each(i, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunTape replays one tape, or says why it is skipped: its plugin's
+// program is not installed here.
+func RunTape(ctx context.Context, path string, opt *Options) TapeResult {
+	start := time.Now()
+	r := TapeResult{Tape: path}
+	rec, err := ReadTape(path)
+	if err != nil {
+		r.Outcome = &Outcome{Recording: &Recording{Name: path}, Err: err}
+		return r
+	}
+	if len(rec.Meta.Command) > 0 {
+		prog := rec.Meta.Command[0]
+		if _, err := exec.LookPath(prog); err != nil {
+			if _, err := exec.LookPath(filepath.Base(prog)); err != nil && !errors.Is(err, exec.ErrDot) {
+				r.Skip = fmt.Sprintf("%s is not installed here", filepath.Base(prog))
+				return r
+			}
+		}
+	}
+	r.Outcome = Replay(ctx, rec, opt)
+	r.Elapsed = time.Since(start)
+	return r
+}
+
+// ParseShard reads K/N (1 ≤ K ≤ N); 1/1 when empty.
+func ParseShard(s string) (k, n int, err error) {
+	if s == "" {
+		return 1, 1, nil
+	}
+	if _, err := fmt.Sscanf(s, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != s {
+		return 0, 0, fmt.Errorf("--shard %q: want K/N with 1 ≤ K ≤ N, for example 2/4", s)
+	}
+	return k, n, nil
+}
+
+// Shard keeps the tapes of shard k of n: a tape's shard follows from its
+// path alone (FNV-1a), so adding a tape never moves the others.
+func Shard(tapes []string, k, n int) []string {
+	if n == 1 {
+		return tapes
+	}
+	var out []string
+	for _, t := range tapes {
+		h := fnv.New32a()
+		h.Write([]byte(filepath.ToSlash(filepath.Clean(t))))
+		if int(h.Sum32()%uint32(n)) == k-1 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
