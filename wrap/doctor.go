@@ -79,7 +79,7 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 		if merr != nil && errors.Is(merr, fs.ErrNotExist) {
 			return nil, fmt.Errorf("doctor %s: %w: give the plugin folder, the one that holds %s", abs, ErrNoManifest, ManifestFile)
 		}
-		return nil, fmt.Errorf("doctor %s: %w: run tapedeck wrap %s first", abs, ErrNotWrapped, abs)
+		return nil, fmt.Errorf("doctor %s: %w: run tapedeck wrap %s first", abs, ErrNotWrapped, Quote(abs))
 	}
 	r := &Report{Dir: abs, HostArgv: []string{launcher}, Cwd: abs}
 	add := func(what, detail, problem string) {

@@ -125,7 +125,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 		return nil, refuse("read manifest: %w", err)
 	}
 	if _, err := os.Lstat(filepath.Join(abs, OrigFile)); err == nil {
-		return nil, refuse("%w (%s exists): run tapedeck unwrap %s first", ErrWrapped, OrigFile, abs)
+		return nil, refuse("%w (%s exists): run tapedeck unwrap %s first", ErrWrapped, OrigFile, Quote(abs))
 	}
 	if err := checkState(abs, true); err != nil {
 		return nil, refuse("%w", err)
@@ -241,7 +241,7 @@ func (p *Plan) Apply() (err error) {
 	origPath := filepath.Join(p.Dir, filepath.FromSlash(OrigFile))
 	err = createNew(origPath, p.Original, p.mode)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("wrap %s: %w (%s exists): run tapedeck unwrap %s first", p.Dir, ErrWrapped, OrigFile, p.Dir)
+		return fmt.Errorf("wrap %s: %w (%s exists): run tapedeck unwrap %s first", p.Dir, ErrWrapped, OrigFile, Quote(p.Dir))
 	}
 	if err != nil {
 		return fmt.Errorf("wrap %s: keep the original manifest in %s: %w", p.Dir, origPath, err)
