@@ -48,30 +48,9 @@ func (e *env) show(c *cli.Context) error {
 	if c.Bool("raw") && c.Bool("json") {
 		return fail(2, "show: --raw and --json do not go together; pick one")
 	}
-	ref := c.Args().First()
-	var meta *frame.Session
-	var frames func(fn func(*frame.Frame) error) error
-	var st *store.Store
-	fi, serr := os.Stat(ref)
-	if err := playback.MissingFile(ref, serr); err != nil {
-		return fail(1, "show: %v", err)
-	}
-	if serr == nil && !fi.IsDir() {
-		// A tape file: shown from the file, no store needed.
-		if c.Bool("follow") {
-			return fail(2, "show: %s is a tape file; --follow is for a session still recording", ref)
-		}
-		if meta, frames, err = tapeFrames(ref); err != nil {
-			return fail(1, "show: %v", err)
-		}
-	} else {
-		if st, err = e.openStore(c.String("store")); err != nil {
-			return err
-		}
-		if meta, err = resolveSession(st, "show", ref); err != nil {
-			return err
-		}
-		frames = func(fn func(*frame.Frame) error) error { return st.Frames(meta.ID, fn) }
+	meta, frames, st, err := e.showSource(c.Args().First(), c.Bool("follow"), c.String("store"))
+	if err != nil {
+		return err
 	}
 	if path := c.String("html"); path != "" {
 		if c.Bool("follow") || c.Bool("raw") || c.Bool("json") {
@@ -114,6 +93,34 @@ func (e *env) show(c *cli.Context) error {
 		return fail(1, "show %s: %v", meta.ID, err)
 	}
 	return nil
+}
+
+// showSource finds what show shows: a tape file (read from the file, no
+// store needed; it cannot be followed) or a stored session.
+func (e *env) showSource(ref string, follow bool, storeDir string) (*frame.Session, func(func(*frame.Frame) error) error, *store.Store, error) {
+	fi, serr := os.Stat(ref)
+	if err := playback.MissingFile(ref, serr); err != nil {
+		return nil, nil, nil, fail(1, "show: %v", err)
+	}
+	if serr == nil && !fi.IsDir() {
+		if follow {
+			return nil, nil, nil, fail(2, "show: %s is a tape file; --follow is for a session still recording", ref)
+		}
+		meta, frames, err := tapeFrames(ref)
+		if err != nil {
+			return nil, nil, nil, fail(1, "show: %v", err)
+		}
+		return meta, frames, nil, nil
+	}
+	st, err := e.openStore(storeDir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	meta, err := resolveSession(st, "show", ref)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return meta, func(fn func(*frame.Frame) error) error { return st.Frames(meta.ID, fn) }, st, nil
 }
 
 // sessionNotesOf is what a recording stored beside its frames; nothing for
