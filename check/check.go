@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -238,8 +239,32 @@ func (c *Checker) host(f *frame.Frame) {
 			c.stopping(f, "shutdown")
 		}
 	case message.Response, message.ErrorReply:
+		p, ok := c.pluginCalls[m.IDKey()]
 		delete(c.pluginCalls, m.IDKey())
+		if ok && m.Error != nil {
+			c.refused(f, p, m.Error)
+		}
 	}
+}
+
+// refused notes the host's error answer e to the plugin's call p where the
+// error is the host's circumstance rather than the plugin's fault: the
+// in-app browser unavailable, or the user's no to the browser.
+func (c *Checker) refused(f *frame.Frame, p call, e *message.Error) {
+	if !strings.HasPrefix(p.method, "browser/") {
+		return
+	}
+	rule := ""
+	switch {
+	case e.Code == codeUnavailable:
+		rule = RuleBrowserUnavailable
+	case e.Code == codePermission && c.perms["browser.control"]:
+		rule = RuleBrowserDeclined
+	default:
+		return
+	}
+	c.add(at(f), rule, p.method, "error.code", false,
+		fmt.Sprintf("the answer to %s (#%d) is %d %s", p.method, p.seq, e.Code, show(e.Message)))
 }
 
 func (c *Checker) stopping(f *frame.Frame, what string) {
@@ -379,6 +404,11 @@ func (c *Checker) call(f *frame.Frame, m *message.Message) {
 			fmt.Sprintf("%s needs the %q permission, which the manifest does not grant", name, spec.permission))
 		return
 	}
+	if spec.section == "browser" && c.perms != nil && len(c.opts.Manifest.sites()) == 0 {
+		c.add(s, RuleBrowserNoSites, name, "", notif,
+			fmt.Sprintf("%s acts on the sites of the manifest's browser section, and the manifest names none", name))
+		return
+	}
 	params := any(map[string]any{})
 	if p := bytes.TrimSpace(m.Params); len(p) > 0 && string(p) != "null" {
 		v, err := parseDoc(p)
@@ -416,6 +446,8 @@ func (c *Checker) call(f *frame.Frame, m *message.Message) {
 		return
 	}
 	switch name {
+	case "browser/open", "browser/navigate", "browser/signIn":
+		c.browserSite(s, name, params, notif)
 	case "ui/notify":
 		if c.notified.set && f.At-c.notified.at < notifyGap {
 			c.add(s, RuleNotifyDropped, name, "", false,
@@ -449,6 +481,39 @@ func (c *Checker) call(f *frame.Frame, m *message.Message) {
 			c.add(s, RuleFetchTooMany, name, "", false, fmt.Sprintf("%d fetches running at once", n))
 		}
 	}
+}
+
+// browserSite checks that the page a browser/open or browser/navigate
+// loads, or the site a browser/signIn names, is one of the manifest's
+// browser sites. Without a manifest there is nothing to check against.
+func (c *Checker) browserSite(s stamp, name string, params any, notif bool) {
+	obj, _ := params.(map[string]any)
+	if c.perms == nil || obj == nil {
+		return
+	}
+	sites := c.opts.Manifest.sites()
+	if name == "browser/signIn" {
+		host, _ := obj["host"].(string)
+		if !siteNamed(sites, host) {
+			c.add(s, RuleBrowserSite, name, "params.host", notif,
+				fmt.Sprintf("%s is not one of the manifest's browser.sites (%s)", show(host), siteList(sites)))
+		}
+		return
+	}
+	u, _ := obj["url"].(string)
+	if why, ok := siteFor(sites, u); !ok {
+		c.add(s, RuleBrowserSite, name, "params.url", notif,
+			fmt.Sprintf("%s: %s (%s)", show(u), why, siteList(sites)))
+	}
+}
+
+// siteList names the sites for a message.
+func siteList(sites []Site) string {
+	names := make([]string, len(sites))
+	for i, s := range sites {
+		names[i] = s.names()
+	}
+	return strings.Join(names, ", ")
 }
 
 // answer checks the plugin's answer to a host request.

@@ -419,7 +419,8 @@ func TestAPIVersion(t *testing.T) {
 
 // TestSchemas checks the schema files themselves: every x-rule names a
 // rule, every method has a since, and the method files are the documented
-// plugin→host methods.
+// plugin→host methods and the host's browser/* (TestMethods has their
+// permissions and versions).
 func TestSchemas(t *testing.T) {
 	s, err := loadSchemas()
 	if err != nil {
@@ -478,7 +479,7 @@ func TestSchemas(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	const documented = "context/get host/copy host/info host/openUrl host/revealPath host/timer net/fetch prompt/inject session/get storage/get storage/keys storage/set terminal/send ui/notify ui/setBadge ui/setPanel ui/showPanel workspace/list"
+	const documented = "browser/close browser/eval browser/hide browser/info browser/navigate browser/open browser/profiles browser/removeProfile browser/show browser/signIn browser/sites browser/wait context/get host/copy host/info host/openUrl host/revealPath host/timer net/fetch prompt/inject session/get storage/get storage/keys storage/set terminal/send ui/notify ui/setBadge ui/setPanel ui/showPanel workspace/list"
 	if got := strings.Join(names, " "); got != documented {
 		t.Errorf("methods with a schema:\n%s\nwant\n%s", got, documented)
 	}

@@ -88,6 +88,10 @@ const (
 	RuleShutdownTerm       = "shutdown-term"
 	RuleShutdownKill       = "shutdown-kill"
 	RuleStderrLineCut      = "stderr-line-cut"
+	RuleBrowserNoSites     = "browser-no-sites"
+	RuleBrowserSite        = "browser-site"
+	RuleBrowserUnavailable = "browser-unavailable"
+	RuleBrowserDeclined    = "browser-declined"
 	// RuleLintStopped is the one finding a Lint writes when it falls
 	// behind the plugin by more than 64 MiB of frames and stops.
 	RuleLintStopped = "lint-stopped"
@@ -149,6 +153,10 @@ func Rules() []Rule {
 		{RuleShutdownTerm, Error, "the host sends SIGTERM to a plugin still running 1.5 s after shutdown (or stdin close)", 0},
 		{RuleShutdownKill, Error, "the host sends SIGKILL to a plugin still running 3 s after shutdown (or stdin close)", 0},
 		{RuleStderrLineCut, Info, "the plugin log cuts a line at 2,000 characters", 0},
+		{RuleBrowserNoSites, Error, "the host drives the in-app browser only on the sites of the manifest's browser section: with none, it opens no page (-32602) and the user's consent grants nothing", codeInvalidParams},
+		{RuleBrowserSite, Error, "the host opens pages only on the sites the manifest's browser.sites names (https, plain http only on localhost) and refuses others with -32602", codeInvalidParams},
+		{RuleBrowserUnavailable, Info, "the in-app browser was unavailable (private mode, no web view, 3 tabs per plugin already open, the page gone or not loaded in time): not a fault of the traffic, but the plugin must expect it", 0},
+		{RuleBrowserDeclined, Info, "the manifest grants browser.control, so the user did not allow this plugin the browser, or a link reached the plugin: not a fault of the traffic, but the plugin must expect it", 0},
 		{RuleLintStopped, Info, "the rest of the session was not checked live", 0},
 	}
 }

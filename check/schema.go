@@ -35,6 +35,7 @@ type method struct {
 	name       string
 	since      int    // the API version that brought it
 	permission string // the manifest permission it needs, "" for none
+	section    string // the manifest section it acts on (x-section), "" for none
 	file       string
 }
 
@@ -88,7 +89,8 @@ func loadSchemas() (*schemas, error) {
 				continue
 			}
 			perm, _ := obj["x-permission"].(string)
-			s.methods[m] = method{name: m, since: intOf(obj["x-since"]), permission: perm, file: name}
+			section, _ := obj["x-section"].(string)
+			s.methods[m] = method{name: m, since: intOf(obj["x-since"]), permission: perm, section: section, file: name}
 		}
 		if strings.HasPrefix(name, "ui-tree.") {
 			trees[intOf(obj["x-since"])] = name

@@ -181,3 +181,32 @@ func TestCheckManifest(t *testing.T) {
 		t.Errorf("manifest from the tape's cwd: exit %d, findings %v", r.code, found)
 	}
 }
+
+// TestCheckKnowsTheBrowser records the browser-node fixture (the SDK's X
+// Feed Reader's browser/* calls: sites, open, wait, eval, close, with the
+// browser.control permission and a browser section at API 3) as the host
+// drives it: check finds nothing, where it once called each browser/*
+// request an unknown method.
+func TestCheckKnowsTheBrowser(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "plugins", "browser-node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	cmd := exec.Command(tapedeckBin, "--store", store, "record", "--name", "browser", "--host", "host.jsonl", "--", "node", "main.mjs")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("record browser-node: %v\n%s", err, out)
+	}
+	found, r := checkJSON(t, store, "browser")
+	if r.code != 0 || len(found) != 0 {
+		t.Errorf("check of the browser plugin: exit %d, findings %s", r.code, r.stdout)
+	}
+	if !strings.Contains(string(tapedeck(t, store, nil, nil, "show", "browser").stdout), "browser/eval") {
+		t.Errorf("the session holds no browser/eval: is the fixture calling the browser?")
+	}
+}
