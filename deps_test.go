@@ -35,7 +35,7 @@ var layers = map[string]layer{
 		"output for people and machines: it reads the use cases' results and never runs anything"},
 	"proxy": {nil, "the relay is on every byte's path: the standard library alone"},
 	"spool": {nil, "the spool's format is read by the recorder's hot path and by the store: the standard library alone"},
-	"frame": {[]string{"spool"}, "the frame model, standard library and the spool's format alone"},
+	"frame": {nil, "the frame model and its binary encoding: the standard library alone"},
 	"recorder": {[]string{"frame", "proxy", "spool"},
 		"the recorder is a sink of the relay writing a spool; it never opens the store"},
 	"store": {[]string{"frame", "spool", "go.etcd.io/bbolt"},

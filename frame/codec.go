@@ -1,5 +1,12 @@
 package frame
 
+// The frame's binary encoding: a header (flags, dir, uvarint seq, varint at,
+// then the cut's length and hash, the event and signal, the exit code, as
+// the flags say) followed by the raw bytes. It is the frame's stored form:
+// the store keeps it in its database (see store/checksum.go), and a spool's
+// frame and tail records carry it as it is (the spool package owns the
+// records around it).
+
 import (
 	"encoding/binary"
 	"fmt"
@@ -124,98 +131,4 @@ func readString(b []byte) (string, []byte, error) {
 		return "", nil, ErrTruncated
 	}
 	return string(b[n : n+int(l)]), b[n+int(l):], nil
-}
-
-// A long line may reach the spool in pieces as it arrives, before its end
-// is known: each piece record is a piece header and the bytes; the record
-// that ends the line is a tail header (the length of the pieces before it)
-// followed by the frame's full encoding, whose Raw is the line's last bytes.
-
-// AppendPieceHeader appends the header of a piece: the stream, the offset
-// of the piece's bytes in its line and the time they arrived.
-func AppendPieceHeader(dst []byte, d Dir, off int64, at int64) []byte {
-	dst = append(dst, byte(d))
-	dst = binary.AppendUvarint(dst, uint64(off))
-	return binary.AppendVarint(dst, at)
-}
-
-// DecodePiece decodes a piece written after AppendPieceHeader; bytes aliases b.
-func DecodePiece(b []byte) (d Dir, off int64, at int64, bytes []byte, err error) {
-	if len(b) < 1 {
-		return 0, 0, 0, nil, ErrTruncated
-	}
-	d = Dir(b[0])
-	if d < In || d > Err {
-		return 0, 0, 0, nil, fmt.Errorf("decode piece: %w: %d", ErrBadDir, d)
-	}
-	b = b[1:]
-	o, n := binary.Uvarint(b)
-	if n <= 0 || o > 1<<62 {
-		return 0, 0, 0, nil, ErrTruncated
-	}
-	b = b[n:]
-	if at, n = binary.Varint(b); n <= 0 {
-		return 0, 0, 0, nil, ErrTruncated
-	}
-	return d, int64(o), at, b[n:], nil
-}
-
-// AppendTailHeader appends the header of a line's tail record: prefix, the
-// length of the pieces that came before, and the header of f, whose Raw
-// (the line's last bytes) follows.
-func AppendTailHeader(dst []byte, prefix int64, f *Frame) []byte {
-	dst = binary.AppendUvarint(dst, uint64(prefix))
-	return AppendHeader(dst, f)
-}
-
-// DecodeTail decodes a tail record: the length of the pieces before it and
-// the frame, whose Raw (aliasing b) is the line's last bytes.
-func DecodeTail(b []byte) (prefix int64, f Frame, err error) {
-	p, n := binary.Uvarint(b)
-	if n <= 0 || p > 1<<62 {
-		return 0, f, ErrTruncated
-	}
-	f, err = Decode(b[n:])
-	if err == nil && f.IsEvent() {
-		err = fmt.Errorf("decode tail: an event has no pieces")
-	}
-	return int64(p), f, err
-}
-
-// The whole lines of one read may reach the spool as one record: a lines
-// header (the stream, the seq of the first line, the time of the read)
-// followed by the lines as they came, each with its "\n". Their seqs follow
-// one another.
-
-// AppendLinesHeader appends the header of a record of whole lines.
-func AppendLinesHeader(dst []byte, d Dir, seq uint64, at int64) []byte {
-	dst = append(dst, byte(d))
-	dst = binary.AppendUvarint(dst, seq)
-	return binary.AppendVarint(dst, at)
-}
-
-// DecodeLines decodes a record of whole lines; block (aliasing b) holds the
-// lines, each ending in "\n".
-func DecodeLines(b []byte) (d Dir, seq uint64, at int64, block []byte, err error) {
-	if len(b) < 1 {
-		return 0, 0, 0, nil, ErrTruncated
-	}
-	d = Dir(b[0])
-	if d < In || d > Err {
-		return 0, 0, 0, nil, fmt.Errorf("decode lines: %w: %d", ErrBadDir, d)
-	}
-	b = b[1:]
-	seq, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, 0, 0, nil, ErrTruncated
-	}
-	b = b[n:]
-	if at, n = binary.Varint(b); n <= 0 {
-		return 0, 0, 0, nil, ErrTruncated
-	}
-	block = b[n:]
-	if len(block) == 0 || block[len(block)-1] != '\n' {
-		return 0, 0, 0, nil, fmt.Errorf("decode lines: %w: the last line has no newline", ErrTruncated)
-	}
-	return d, seq, at, block, nil
 }

@@ -1,8 +1,10 @@
 // Package frame owns tapedeck's data model: the frame (one line as it crossed
 // the shim), the lifecycle events that sit between frames on a session's
-// timeline, and the session metadata. It also owns the compact binary codec
-// that the spool and the store share. It imports only the standard library
-// and knows nothing of processes, files or databases.
+// timeline, and the session metadata. It also owns the frame's compact
+// binary encoding (codec.go), which the store keeps in its database and a
+// spool's frame and tail records carry; the spool's record format around it
+// is the spool package's. It imports only the standard library and knows
+// nothing of processes, files or databases.
 package frame
 
 import (

@@ -6,7 +6,10 @@
 // longer than the recording cap keeps is decided here: its first bytes, its
 // length and its hash. A recording failure (a full disk, a vanished folder)
 // never stops the relay: it is reported once and counted as lost. The
-// recorder never opens the database; the store ingests the spool afterwards.
+// recorder decides what goes into the spool, not how: the record format is
+// the spool package's, written through its Writer's typed methods (and a
+// frame's own encoding is the frame package's). The recorder never opens
+// the database; the store ingests the spool afterwards.
 package recorder
 
 import (
@@ -119,7 +122,7 @@ func (r *Recorder) Notes(js []byte) error {
 		return fmt.Errorf("record notes: no spool")
 	}
 	r.flush()
-	if err := r.w.Append(spool.TypeNotes, js); err != nil {
+	if err := r.w.AppendNotes(js); err != nil {
 		r.fail(err)
 		return fmt.Errorf("record notes: %w", err)
 	}
@@ -137,7 +140,7 @@ func Start(path string, meta *frame.Session, warn io.Writer) (*Recorder, error) 
 	if err != nil {
 		return r, fmt.Errorf("start recording %s: %w", meta.ID, err)
 	}
-	r.w, err = spool.Create(path, spool.TypeSession, js)
+	r.w, err = spool.Create(path, js)
 	if err != nil {
 		r.fail(err)
 		return r, fmt.Errorf("start recording %s: %w", meta.ID, err)
@@ -177,8 +180,7 @@ func (r *Recorder) Lines(s proxy.Stream, block []byte, n int, at time.Time) {
 		r.lost.Bytes += size
 		return
 	}
-	r.hdr = frame.AppendLinesHeader(r.hdr[:0], frame.Dir(s), first, r.at(at))
-	r.w.Add(spool.TypeLines, r.hdr, block)
+	r.w.AddLines(byte(s), first, r.at(at), block)
 	r.pendingFrames += int64(n)
 	r.pendingBytes += size
 }
@@ -238,8 +240,8 @@ func (r *Recorder) whole(f *frame.Frame, raw []byte, size int64, held bool) {
 		held = true
 	}
 	r.hdr = frame.AppendHeader(r.hdr[:0], f)
-	r.add(spool.TypeFrame, r.hdr, raw, size)
-	if held && len(raw)+len(r.hdr) >= spool.BigRecord {
+	r.addFrame(r.hdr, raw, size)
+	if held && r.w != nil && r.w.Borrowed() {
 		// The batch refers to raw, which changes before the next Flush.
 		r.flush()
 	}
@@ -255,9 +257,7 @@ func (r *Recorder) piece(ln *line, l *proxy.Line) {
 		if r.w == nil {
 			ln.failed = true
 		} else {
-			r.hdr = frame.AppendPieceHeader(r.hdr[:0], frame.Dir(l.Stream), ln.stored, r.at(l.Time))
-			at := r.w.End() + spool.RecordHeader + int64(len(r.hdr))
-			r.w.Add(spool.TypePiece, r.hdr, keep)
+			at, _ := r.w.AddPiece(byte(l.Stream), ln.stored, r.at(l.Time), keep)
 			ln.pieces = append(ln.pieces, extent{at, int64(len(keep))})
 			ln.stored += int64(len(keep))
 			ln.pending, r.pendingPieces = true, true
@@ -316,8 +316,13 @@ func (r *Recorder) tail(ln *line, f *frame.Frame, b []byte, size int64) {
 		r.countLost(size)
 		return
 	}
-	r.hdr = frame.AppendTailHeader(r.hdr[:0], ln.stored, f)
-	r.add(spool.TypeTail, r.hdr, keep, size)
+	r.hdr = frame.AppendHeader(r.hdr[:0], f)
+	if err := r.w.AddTail(ln.stored, r.hdr, keep); err != nil {
+		r.notAdded(err, size)
+		return
+	}
+	r.pendingFrames++
+	r.pendingBytes += size
 }
 
 func (ln *line) reset() {
@@ -382,24 +387,30 @@ func (r *Recorder) Event(e proxy.Event) {
 		r.observe(f)
 	}
 	r.hdr = frame.AppendHeader(r.hdr[:0], f)
-	r.add(spool.TypeFrame, r.hdr, nil, 0)
+	r.addFrame(r.hdr, nil, 0)
 	r.flush() // events are few, and a signal's must be on disk before it is passed on
 }
 
-// add adds one frame record to the spool's pending batch; the caller holds
-// mu. Flush writes the batch.
-func (r *Recorder) add(typ byte, hdr, raw []byte, size int64) {
+// addFrame adds one frame record (the frame's header and raw) to the
+// spool's pending batch; the caller holds mu. Flush writes the batch.
+func (r *Recorder) addFrame(hdr, raw []byte, size int64) {
 	if r.w == nil {
 		r.countLost(size)
 		return
 	}
-	if _, err := r.w.Add(typ, hdr, raw); err != nil {
-		r.fail(err)
-		r.countLost(size)
+	if err := r.w.AddFrame(hdr, raw); err != nil {
+		r.notAdded(err, size)
 		return
 	}
 	r.pendingFrames++
 	r.pendingBytes += size
+}
+
+// notAdded counts a frame of size bytes that err kept out of the batch as
+// lost.
+func (r *Recorder) notAdded(err error, size int64) {
+	r.fail(err)
+	r.countLost(size)
 }
 
 // Flush implements proxy.Flusher: it writes what was handed over since the
@@ -490,7 +501,7 @@ func (r *Recorder) Finish(end frame.End) error {
 	if err != nil {
 		return fmt.Errorf("finish recording: %w", err)
 	}
-	if err := r.w.Append(spool.TypeEnd, js); err != nil {
+	if err := r.w.AppendEnd(js); err != nil {
 		r.fail(err)
 		return fmt.Errorf("finish recording: %w", err)
 	}

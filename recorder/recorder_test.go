@@ -55,19 +55,19 @@ func readFrames(t *testing.T, path string) (meta, end []byte, frames []frame.Fra
 				pieces[fr.Dir] = nil // of a line that could not be stored
 			}
 		case spool.TypeLines:
-			d, seq, at, block, err := frame.DecodeLines(p)
+			d, seq, at, block, err := spool.DecodeLines(p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, l := range bytes.SplitAfter(block, []byte("\n")) {
 				if len(l) > 0 {
-					frames = append(frames, frame.Frame{Seq: seq, At: at, Dir: d, Raw: bytes.Clone(l[:len(l)-1])})
+					frames = append(frames, frame.Frame{Seq: seq, At: at, Dir: frame.Dir(d), Raw: bytes.Clone(l[:len(l)-1])})
 					seq++
 				}
 			}
 			pieces[d] = nil
 		case spool.TypePiece:
-			d, off, _, b, err := frame.DecodePiece(p)
+			d, off, _, b, err := spool.DecodePiece(p)
 			if err == nil && off == 0 {
 				pieces[d] = nil // of a line that could not be stored
 			}
@@ -76,8 +76,12 @@ func readFrames(t *testing.T, path string) (meta, end []byte, frames []frame.Fra
 			}
 			pieces[d] = append(pieces[d], b...)
 		case spool.TypeTail:
-			prefix, fr, err := frame.DecodeTail(p)
-			if err != nil || prefix != int64(len(pieces[fr.Dir])) {
+			prefix, enc, err := spool.DecodeTail(p)
+			if err != nil {
+				t.Fatalf("tail: %v", err)
+			}
+			fr, err := frame.Decode(enc)
+			if err != nil || fr.IsEvent() || prefix != int64(len(pieces[fr.Dir])) {
 				t.Fatalf("tail after %d bytes of pieces, says %d: %v", len(pieces[fr.Dir]), prefix, err)
 			}
 			fr.Raw = append(pieces[fr.Dir], fr.Raw...)
@@ -254,7 +258,7 @@ func TestFailingWritesCountExactly(t *testing.T) {
 		t.Skip(err)
 	}
 	lim := old
-	lim.Cur = 3 << 20
+	lim.Cur = 2 << 20 // below the ≈2.6 MB the lines take
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
 		t.Skip(err)
 	}
@@ -314,5 +318,130 @@ func TestFailingWritesCountExactly(t *testing.T) {
 	}
 	if fi, err := os.Stat(path); err != nil || uint64(fi.Size()) > lim.Cur {
 		t.Errorf("spool %v over the limit", fi.Size())
+	}
+}
+
+// TestHookBufferAtTheBigRecordEdge: a BeforeSave hook may reuse its buffer
+// for the next line, so a record that refers to it must be written before
+// the hook runs again. The spool refers to a record's last part from
+// exactly spool.BigRecord bytes of payload (its type byte included): lines
+// of every length around that edge, two to a read, come back whole.
+func TestHookBufferAtTheBigRecordEdge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.spool")
+	started := time.Now()
+	r, err := Start(path, &frame.Session{ID: "01hook", Started: started}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Spool().Close()
+	var buf []byte
+	r.SetBeforeSave(func(_ frame.Dir, raw []byte, _ bool) []byte {
+		buf = append(buf[:0], raw...)
+		return buf
+	})
+	var want [][]byte
+	for n := spool.BigRecord - 16; n <= spool.BigRecord; n++ {
+		a, b := bytes.Repeat([]byte("a"), n), bytes.Repeat([]byte("b"), n)
+		block := append(append(append(bytes.Clone(a), '\n'), b...), '\n')
+		r.Lines(proxy.Stdout, block, 2, started.Add(time.Second))
+		r.Flush()
+		want = append(want, a, b)
+	}
+	_, _, frames := readFrames(t, path) // fails on damage
+	if len(frames) != len(want) {
+		t.Fatalf("%d frames, want %d", len(frames), len(want))
+	}
+	for i, f := range frames {
+		if !bytes.Equal(f.Raw, want[i]) {
+			t.Fatalf("frame %d: %d bytes of %q, want %d of %q", f.Seq, len(f.Raw), f.Raw[:1], len(want[i]), want[i][:1])
+		}
+	}
+}
+
+// records reads every record of the spool at path: type and payload.
+func records(t *testing.T, path string) (typs []byte, payloads [][]byte) {
+	t.Helper()
+	f, r, err := spool.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for {
+		typ, p, err := r.Next()
+		if err == io.EOF {
+			return typs, payloads
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		typs, payloads = append(typs, typ), append(payloads, bytes.Clone(p))
+	}
+}
+
+// TestRecordsAsBefore: the recorder writes the records it wrote before the
+// spool's record format moved into the spool package, payload for payload:
+// ../spool/testdata/v2.spool was written by this very session at commit
+// 88923e8. Only the events' times differ (they are the clock's).
+func TestRecordsAsBefore(t *testing.T) {
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(ms int) time.Time { return started.Add(time.Duration(ms) * time.Millisecond) }
+	meta := &frame.Session{ID: "01golden", Name: "golden", Command: []string{"node", "main.mjs"}, Cwd: "/plugin", Started: started, Status: frame.StatusRecording, Tapedeck: "dev"}
+	path := filepath.Join(t.TempDir(), "s.spool")
+	r, err := Start(path, meta, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Spool().Close()
+	r.SetMaxLine(64)
+	for _, l := range []proxy.Line{
+		{Stream: proxy.Stdin, Bytes: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`), Done: true, EOL: true, Time: at(1)},
+		{Stream: proxy.Stdout, Bytes: []byte(`{"id":1,"result":{}}`), Done: true, EOL: true, Time: at(2)},
+	} {
+		r.Line(&l)
+	}
+	r.Lines(proxy.Stdout, []byte("a\n\nc\n"), 3, at(2))
+	r.Flush()
+	for _, l := range []proxy.Line{
+		{Stream: proxy.Stdout, Bytes: []byte("0123456789abcdefghij"), Off: 0, Time: at(3)},
+		{Stream: proxy.Stdout, Bytes: []byte("ABCDEFGHIJKLMNOPQRST"), Off: 20, Time: at(4)},
+		{Stream: proxy.Stdout, Bytes: []byte("end"), Off: 40, Done: true, EOL: true, Time: at(5)},
+		{Stream: proxy.Stdin, Bytes: bytes.Repeat([]byte("x"), 100), Done: true, EOL: true, Time: at(6)},
+		{Stream: proxy.Stderr, Bytes: bytes.Repeat([]byte("e"), 40), Off: 0, Time: at(7)},
+		{Stream: proxy.Stderr, Bytes: bytes.Repeat([]byte("f"), 40), Off: 40, Time: at(8)},
+		{Stream: proxy.Stderr, Bytes: []byte("gg"), Off: 80, Done: true, EOL: true, Time: at(9)},
+		{Stream: proxy.Stderr, Bytes: []byte("warn\r\x00\xff"), Done: true, EOL: false, Time: at(10)},
+	} {
+		r.Line(&l)
+		r.Flush()
+	}
+	r.Event(proxy.Event{Kind: proxy.EventEOF})
+	r.Event(proxy.Event{Kind: proxy.EventSignal, Signal: 15})
+	r.Event(proxy.Event{Kind: proxy.EventClosed})
+	r.Event(proxy.Event{Kind: proxy.EventExit, Code: 3})
+	if err := r.Notes([]byte(`{"findings":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	code := 3
+	if err := r.Finish(frame.End{Ended: at(11), Status: frame.StatusComplete, Exit: frame.Exit{Code: &code}}); err != nil {
+		t.Fatal(err)
+	}
+	gotT, got := records(t, path)
+	wantT, want := records(t, filepath.Join("..", "spool", "testdata", "v2.spool"))
+	if string(gotT) != string(wantT) {
+		t.Fatalf("record types %q, want %q", gotT, wantT)
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if gotT[i] == spool.TypeFrame {
+			gf, gerr := frame.Decode(g)
+			wf, werr := frame.Decode(w)
+			if gerr == nil && werr == nil && gf.IsEvent() && wf.IsEvent() {
+				gf.At, wf.At = 0, 0
+				g, w = frame.Append(nil, &gf), frame.Append(nil, &wf)
+			}
+		}
+		if !bytes.Equal(g, w) {
+			t.Errorf("record %d (%c): %q, want %q", i, gotT[i], g, w)
+		}
 	}
 }

@@ -38,10 +38,18 @@ const madvPopulateWrite = 23
 var errNoAlloc = errors.New("file system cannot pre-allocate")
 
 // copyIn copies bufs (n bytes) into the mapping at the end of the last
-// record, moving the window first when they do not fit in it. When the file
-// system cannot pre-allocate, the writer stops mapping and writes instead.
-func (w *Writer) copyIn(bufs [][]byte, n int) error {
+// record, moving the window first when they do not fit in it, with keep
+// bytes allocated behind them. When the file system cannot pre-allocate,
+// the writer stops mapping and writes instead.
+func (w *Writer) copyIn(bufs [][]byte, n int, keep int64) error {
 	end := w.off + int64(n)
+	if err := w.reserve(end, keep); err != nil {
+		return err
+	}
+	if w.noAlloc {
+		w.noMap = true
+		return pwritev(w.f, bufs, w.off)
+	}
 	if w.m.mem == nil || w.off < w.m.start || end > w.m.start+int64(len(w.m.mem)) {
 		if err := w.slide(end); err != nil {
 			if errors.Is(err, errNoAlloc) {
@@ -111,17 +119,25 @@ func (w *Writer) allocate(want, need int64) error {
 	return nil
 }
 
-// reserve allocates the file ahead of a write that reaches end, in steps:
-// a buffered write into allocated blocks costs the file system less than
-// one that must reserve them (about a tenth of the write here). Failing
-// is fine: the write then finds out whether there is room.
-func (w *Writer) reserve(end int64) {
-	if end <= w.m.alloc || w.noAlloc {
-		return
+// reserve allocates the file ahead of a write that reaches end, in steps
+// (a buffered write into allocated blocks costs the file system less than
+// one that must reserve them, about a tenth of the write here), and at
+// least keep bytes behind end. It fails only when keep bytes behind end
+// cannot be had: the write would take the room kept for the end record.
+// Otherwise failing is fine: the write then finds out whether there is
+// room.
+func (w *Writer) reserve(end, keep int64) error {
+	if end+keep <= w.m.alloc || w.noAlloc {
+		return nil
 	}
-	if err := w.allocate(max(end, w.m.alloc)+reserveStep, end); errors.Is(err, errNoAlloc) {
+	err := w.allocate(max(end+keep, w.m.alloc)+reserveStep, end+keep)
+	switch {
+	case errors.Is(err, errNoAlloc):
 		w.noAlloc = true
+	case err != nil && keep > 0:
+		return fmt.Errorf("keep room for the end record: %w", err)
 	}
+	return nil
 }
 
 // unmap drops the window. The file keeps what was allocated.

@@ -10,11 +10,11 @@ const canMap = false
 // mapping is unused outside Linux.
 type mapping struct{ alloc int64 }
 
-func (w *Writer) copyIn(bufs [][]byte, n int) error { return pwritev(w.f, bufs, w.off) }
+func (w *Writer) copyIn(bufs [][]byte, n int, keep int64) error { return pwritev(w.f, bufs, w.off) }
 
 func (w *Writer) unmap() {}
 
-func (w *Writer) reserve(int64) {}
+func (w *Writer) reserve(end, keep int64) error { return nil }
 
 // pwritev writes bufs in order at off with one write of their concatenation.
 func pwritev(f *os.File, bufs [][]byte, off int64) error {

@@ -89,6 +89,19 @@ func Open(path string) (*os.File, *Reader, error) {
 	return f, r, nil
 }
 
+// Session reads the session record, which a spool always starts with: call
+// it before Next. Its payload is valid until the next call.
+func (r *Reader) Session() ([]byte, error) {
+	typ, p, err := r.Next()
+	if err != nil {
+		return nil, fmt.Errorf("spool has no session record: %w", err)
+	}
+	if typ != TypeSession {
+		return nil, fmt.Errorf("spool starts with record type %q, want session", typ)
+	}
+	return p, nil
+}
+
 // SetLive sets live mode: the spool's writer may still be appending, so a
 // bad or unwritten record is taken as not written yet rather than as a torn
 // tail or damage.

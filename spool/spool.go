@@ -1,13 +1,20 @@
-// Package spool owns the per-session append-only spool file: records with a
-// length and a CRC-32C, held under an exclusive flock while their writer
-// lives. A record is in the file (the page cache) as soon as Flush returns,
-// so it survives a SIGKILL of the writer. Short batches are copied into a
-// shared mapping of a file pre-allocated in steps, so recording an
-// interactive line costs no system call; long batches are written with one
-// pwritev straight from the caller's buffers. A reader drops a torn tail
-// silently, skips damage before it to the next valid record and counts the
-// bytes it could not read. The spool knows nothing of what its records mean;
-// the recorder writes them and the store ingests them.
+// Package spool owns the per-session append-only spool file and its record
+// format, all of it: the file's layout, the record header (length, CRC-32C,
+// type), the record types and each type's payload, with their encoders and
+// decoders (format.go). The recorder writes records through the Writer's
+// typed methods; the store reads them with the Reader and decodes them with
+// DecodePiece, DecodeLines and DecodeTail. Only the frame's own binary
+// encoding, which a frame or tail record carries, belongs to the frame
+// package: the store keeps the same bytes in its database.
+//
+// A spool is held under an exclusive flock while its writer lives. A record
+// is in the file (the page cache) as soon as Flush returns, so it survives a
+// SIGKILL of the writer. Short batches are copied into a shared mapping of a
+// file pre-allocated in steps, so recording an interactive line costs no
+// system call; long batches are written with one pwritev straight from the
+// caller's buffers. A reader drops a torn tail silently, skips damage before
+// it to the next valid record and counts the bytes it could not read. The
+// spool knows nothing of what a session or a frame means.
 package spool
 
 import (
@@ -21,70 +28,11 @@ import (
 	"syscall"
 )
 
-// The two spool formats. Version 1 has no salt and is read only. Version 2
-// seeds every record's CRC with a random salt stored after the magic, so
-// that spool bytes that a plugin happens to print (and that are recorded as
-// a line) can never pass for records of this spool when a reader resyncs,
-// and may end in zeros: the part of the file allocated ahead of the writer.
-const (
-	MagicV1 = "TDSPOOL\x01"
-	Magic   = "TDSPOOL\x02"
-)
-
-// MaxRecord is the largest payload a record may carry; a header claiming more
-// is treated as corruption.
-const MaxRecord = 1 << 31
-
-const (
-	headerLen = 8 // uint32 length + uint32 CRC-32C of the payload
-	saltLen   = 4
-)
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // Sentinel errors.
 var (
 	ErrLocked   = errors.New("spool is locked by a live writer")
 	ErrNotSpool = errors.New("not a spool file")
 )
-
-// Record types of a tapedeck session spool. The spool itself does not look at
-// them beyond knowing which exist (a reader that resyncs after damage
-// accepts only these); they are listed here so that the writer and the
-// reader agree.
-const (
-	TypeSession byte = 'S' // JSON session metadata; always the first record
-	TypeFrame   byte = 'F' // a frame in the frame package's binary encoding
-	TypeEnd     byte = 'E' // JSON end record; the last record of a finished session
-	TypeNotes   byte = 'N' // JSON notes on the session's frames (check findings)
-	// TypePiece is the next bytes of a long line that has not ended yet:
-	// dir byte, uvarint offset of these bytes in the line, varint time
-	// (ns since the session started), then the bytes.
-	TypePiece byte = 'P'
-	// TypeTail ends a line whose first bytes came in pieces: uvarint length
-	// of those bytes, then the frame's full encoding with the line's last
-	// bytes as its raw; the stored frame's raw is the pieces and these.
-	TypeTail byte = 'T'
-	// TypeLines is the whole lines of one read: a frame.AppendLinesHeader
-	// header, then the lines, each with its "\n", one seq after another.
-	TypeLines byte = 'L'
-)
-
-// crcByte is crc32.Update(crc, castagnoli, []byte{b}) without the slice,
-// which would escape and cost an allocation per record.
-func crcByte(crc uint32, b byte) uint32 {
-	crc = ^crc
-	crc = castagnoli[byte(crc)^b] ^ (crc >> 8)
-	return ^crc
-}
-
-func knownType(t byte) bool {
-	switch t {
-	case TypeSession, TypeFrame, TypeEnd, TypeNotes, TypePiece, TypeTail, TypeLines:
-		return true
-	}
-	return false
-}
 
 // Writer appends records to one spool file. Records are added to a pending
 // batch and written by Flush, so that the lines of one read cost at most one
@@ -103,9 +51,18 @@ type Writer struct {
 	count int       // records pending
 	bufs  [][]byte  // scratch for Flush
 
+	// borrowed: the pending batch refers to a caller's slice.
+	borrowed bool
+	// scratch holds a record's payload header (a tail's with its frame's
+	// header: at most 74 bytes), which add copies into arena.
+	scratch [96]byte
+
 	m       mapping // the mapped window (Linux); zero when none
 	noMap   bool    // the file system cannot pre-allocate: every batch is written
 	noAlloc bool    // nor allocate ahead of writes
+	// final is set while the record that ends the session (or the one
+	// that begins it) is written: it may use the room kept for the end.
+	final bool
 }
 
 // segment is a piece of the pending batch: ext when set, else arena[a:b].
@@ -124,14 +81,28 @@ const (
 	// rather than copying into the mapping: big copies into fresh mapped
 	// pages cost a page fault every 4 KiB, which a write does not.
 	directMin = 16 << 10
+	// endReserve is the room kept allocated behind the last record for the
+	// end record: a batch of lines that would leave less is refused (its
+	// lines are lost, and counted) rather than taking it, so that a full
+	// disk never costs a finished session its end, its exit status and its
+	// count of lost frames. (On a file system that cannot pre-allocate
+	// nothing can be kept.)
+	endReserve = 64 << 10
 )
 
-// Create makes the spool at path: it writes the magic, the salt and first
-// (the first record, of type typ) under a temporary name while holding an
-// exclusive lock, then renames it into place, so a spool never appears
-// without its lock or its first record. The lock is held until Close.
-// Errors name path, never the temporary file.
-func Create(path string, typ byte, first []byte) (*Writer, error) {
+// Create makes the spool at path: it writes the magic, the salt and the
+// session record (session: the session's metadata as JSON) under a
+// temporary name while holding an exclusive lock, then renames it into
+// place, so a spool never appears without its lock or its session record.
+// The lock is held until Close. Errors name path, never the temporary file.
+func Create(path string, session []byte) (*Writer, error) {
+	var salt [saltLen]byte
+	rand.Read(salt[:])
+	return create(path, binary.LittleEndian.Uint32(salt[:]), session)
+}
+
+// create is Create with the salt given.
+func create(path string, salt uint32, session []byte) (*Writer, error) {
 	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -142,11 +113,8 @@ func Create(path string, typ byte, first []byte) (*Writer, error) {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("lock spool %s: %w", path, err)
 	}
-	w := &Writer{f: f, path: path}
-	var salt [saltLen]byte
-	rand.Read(salt[:])
-	w.salt = binary.LittleEndian.Uint32(salt[:])
-	head := append([]byte(Magic), salt[:]...)
+	w := &Writer{f: f, path: path, salt: salt}
+	head := binary.LittleEndian.AppendUint32([]byte(Magic), salt)
 	if _, err := f.Write(head); err != nil {
 		w.abandon(tmp)
 		return nil, fmt.Errorf("create spool %s: %w", path, bare(err))
@@ -155,7 +123,7 @@ func Create(path string, typ byte, first []byte) (*Writer, error) {
 	// The first record is written, not mapped: a spool that never gets a
 	// line (a plugin that fails to start) allocates nothing ahead.
 	w.noMap = true
-	err = w.Append(typ, first)
+	err = w.appendRecord(TypeSession, session)
 	w.noMap = !canMap
 	if err != nil {
 		w.abandon(tmp)
@@ -183,12 +151,8 @@ func bare(err error) error {
 	return err
 }
 
-// RecordHeader is what a record adds before its payload: length, checksum
-// and type.
-const RecordHeader = headerLen + 1
-
 // End is where the next record added will start: after the written records
-// and the pending batch. A record's payload starts RecordHeader bytes later.
+// and the pending batch.
 func (w *Writer) End() int64 { return w.off + int64(w.n) }
 
 // ReadAt reads back what was written (not what is pending).
@@ -209,27 +173,75 @@ func (w *Writer) Size() int64 { return w.off }
 // Path is where the spool lives.
 func (w *Writer) Path() string { return w.path }
 
-// Append writes one record at once: Add then Flush.
-func (w *Writer) Append(typ byte, parts ...[]byte) error {
-	if _, err := w.Add(typ, parts...); err != nil {
+// The typed methods below are the only way records get into a spool. Each
+// Add method adds one record to the pending batch and never writes; Flush
+// writes the batch. A record is copied into the batch except for a large
+// last part: when the record's payload (its type byte included) is at least
+// BigRecord bytes, that part (raw, block or b) is written from the caller's
+// slice by Flush, and must not change until then (see Borrowed). An error
+// says the record was too large to store and was not added.
+
+// AddFrame adds a frame record: hdr is the frame's header (frame.AppendHeader)
+// and raw its bytes; together they are the frame's binary encoding.
+func (w *Writer) AddFrame(hdr, raw []byte) error {
+	return w.add(TypeFrame, hdr, raw)
+}
+
+// AddLines adds a lines record: the whole lines of one read in block, each
+// ending in "\n", the first with seq and all with time at.
+func (w *Writer) AddLines(stream byte, seq uint64, at int64, block []byte) error {
+	return w.add(TypeLines, appendLinesHeader(w.scratch[:0], stream, seq, at), block)
+}
+
+// AddPiece adds a piece record: b, the bytes of a long line from offset off
+// on, that came at time at. where is the offset in the spool file at which
+// b will be, to be read back with ReadAt once flushed.
+func (w *Writer) AddPiece(stream byte, off, at int64, b []byte) (where int64, err error) {
+	hdr := appendPieceHeader(w.scratch[:0], stream, off, at)
+	where = w.End() + recordHeader + int64(len(hdr))
+	return where, w.add(TypePiece, hdr, b)
+}
+
+// AddTail adds a tail record: the end of a line whose first prefix bytes
+// came in pieces; hdr is the frame's header (frame.AppendHeader) and raw the
+// line's last bytes.
+func (w *Writer) AddTail(prefix int64, hdr, raw []byte) error {
+	// One part for the prefix and hdr: each part costs a CRC update.
+	return w.add(TypeTail, append(appendTailHeader(w.scratch[:0], prefix), hdr...), raw)
+}
+
+// AppendNotes writes a notes record (JSON) at once, with what is pending.
+func (w *Writer) AppendNotes(js []byte) error { return w.appendRecord(TypeNotes, js) }
+
+// AppendEnd writes the end record (JSON of how the session ended) at once,
+// with what is pending. It is the last record of a finished session.
+func (w *Writer) AppendEnd(js []byte) error { return w.appendRecord(TypeEnd, js) }
+
+// Borrowed reports whether the pending batch refers to a slice of a caller
+// (the last part of a big record), which must not change until Flush.
+func (w *Writer) Borrowed() bool { return w.borrowed }
+
+// appendRecord writes one record at once: add then Flush. The session
+// and end records may use the room kept for the end (endReserve).
+func (w *Writer) appendRecord(typ byte, parts ...[]byte) error {
+	if err := w.add(typ, parts...); err != nil {
 		return err
 	}
+	w.final = typ == TypeEnd || typ == TypeSession
 	_, err := w.Flush()
+	w.final = false
 	return err
 }
 
-// Add adds one record of type typ whose payload is the concatenation of
-// parts to the pending batch, copying all parts but a large last one: when
-// the record is at least BigRecord bytes, its last part is written from the
-// caller's slice by Flush, and must not change until then. Add itself never
-// writes; lost and err report a record too large to store.
-func (w *Writer) Add(typ byte, parts ...[]byte) (lost int, err error) {
+// add adds one record of type typ whose payload is the concatenation of
+// parts to the pending batch, copying all parts but a large last one.
+func (w *Writer) add(typ byte, parts ...[]byte) error {
 	n := 1
 	for _, p := range parts {
 		n += len(p)
 	}
 	if n > MaxRecord {
-		return 1, fmt.Errorf("append to spool %s: a record of %d bytes is over the %d limit", w.path, n, MaxRecord)
+		return fmt.Errorf("append to spool %s: a record of %d bytes is over the %d limit", w.path, n, MaxRecord)
 	}
 	crc := crcByte(w.salt, typ)
 	for _, p := range parts {
@@ -249,10 +261,11 @@ func (w *Writer) Add(typ byte, parts ...[]byte) (lost int, err error) {
 	w.addSeg(segment{a: a, b: len(w.arena)})
 	if len(ext) > 0 {
 		w.addSeg(segment{ext: ext})
+		w.borrowed = true
 	}
 	w.n += headerLen + n
 	w.count++
-	return 0, nil
+	return nil
 }
 
 func (w *Writer) addSeg(s segment) {
@@ -283,16 +296,19 @@ func (w *Writer) Flush() (lost int, err error) {
 		}
 	}
 	n, count := w.n, w.count
+	keep := int64(endReserve)
+	if w.final {
+		keep = 0
+	}
 	if n < directMin && !w.noMap {
-		err = w.copyIn(bufs, n)
-	} else {
-		w.reserve(w.off + int64(n))
+		err = w.copyIn(bufs, n, keep)
+	} else if err = w.reserve(w.off+int64(n), keep); err == nil {
 		err = pwritev(w.f, bufs, w.off)
 	}
 	clear(bufs)
 	w.bufs = bufs[:0]
 	clear(w.segs)
-	w.segs, w.n, w.count = w.segs[:0], 0, 0
+	w.segs, w.n, w.count, w.borrowed = w.segs[:0], 0, 0, false
 	if cap(w.arena) > 4<<20 {
 		w.arena = nil // a burst is over: give its memory back
 	}
@@ -305,11 +321,18 @@ func (w *Writer) Flush() (lost int, err error) {
 	return 0, nil
 }
 
-// cutBack removes a partly written tail and what was allocated ahead.
+// cutBack removes a partly written tail and what was allocated ahead but
+// the room kept for the end record, which it zeroes (its blocks are
+// allocated: writing them needs no room).
 func (w *Writer) cutBack() {
 	w.unmap()
-	w.f.Truncate(w.off)
-	w.m.alloc = min(w.m.alloc, w.off)
+	keep := w.off
+	if w.m.alloc > w.off {
+		keep = min(w.m.alloc, w.off+endReserve)
+		w.f.WriteAt(make([]byte, keep-w.off), w.off)
+	}
+	w.f.Truncate(keep)
+	w.m.alloc = min(w.m.alloc, keep)
 }
 
 // Remove deletes the spool file; the lock stays held until Close.

@@ -41,10 +41,10 @@ func fileOf(t testing.TB, path string) []byte {
 	return b
 }
 
-func create(t testing.TB) (*Writer, string) {
+func newSpool(t testing.TB) (*Writer, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.spool")
-	w, err := Create(path, TypeSession, []byte("meta"))
+	w, err := Create(path, []byte("meta"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +53,9 @@ func create(t testing.TB) (*Writer, string) {
 }
 
 func TestAppendReadAndTornTail(t *testing.T) {
-	w, path := create(t)
+	w, path := newSpool(t)
 	for _, p := range []string{"one", "", "three\n\x00"} {
-		if err := w.Append(TypeFrame, []byte("x"), []byte(p)); err != nil {
+		if err := w.appendRecord(TypeFrame, []byte("x"), []byte(p)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,12 +92,12 @@ func TestAppendReadAndTornTail(t *testing.T) {
 // reads on, and counts the bytes it skipped. Every byte of the record is
 // tried, length and checksum included.
 func TestDamageBeforeTheTail(t *testing.T) {
-	w, path := create(t)
+	w, path := newSpool(t)
 	var want []string
 	for i := range 20 {
 		p := fmt.Sprintf("frame %d %s", i, bytes.Repeat([]byte{'a' + byte(i)}, i*7))
 		want = append(want, "F"+p)
-		if err := w.Append(TypeFrame, []byte(p)); err != nil {
+		if err := w.appendRecord(TypeFrame, []byte(p)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,9 +149,9 @@ func TestDamageBeforeTheTail(t *testing.T) {
 // record being written end the read for now, and Resume picks up what was
 // written since.
 func TestZerosAfterTheLastRecord(t *testing.T) {
-	w, path := create(t)
+	w, path := newSpool(t)
 	for i := range 100 {
-		if err := w.Append(TypeFrame, fmt.Appendf(nil, "line %d", i)); err != nil {
+		if err := w.appendRecord(TypeFrame, fmt.Appendf(nil, "line %d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,8 +188,8 @@ func TestZerosAfterTheLastRecord(t *testing.T) {
 	if n := count(); n != 101 {
 		t.Fatalf("live read: %d records, want 101", n)
 	}
-	w.Append(TypeFrame, []byte("later"))
-	w.Append(TypeFrame, bytes.Repeat([]byte("big"), BigRecord))
+	w.appendRecord(TypeFrame, []byte("later"))
+	w.appendRecord(TypeFrame, bytes.Repeat([]byte("big"), BigRecord))
 	fr.Resume(size())
 	if n := count(); n != 2 {
 		t.Fatalf("after Resume: %d records, want 2", n)
@@ -201,7 +201,7 @@ func TestZerosAfterTheLastRecord(t *testing.T) {
 }
 
 func TestLockHeldUntilClose(t *testing.T) {
-	w, path := create(t)
+	w, path := newSpool(t)
 	if _, err := TryLock(path); !errors.Is(err, ErrLocked) {
 		t.Fatalf("TryLock on a live spool: %v, want ErrLocked", err)
 	}
@@ -217,12 +217,12 @@ func TestLockHeldUntilClose(t *testing.T) {
 }
 
 func TestAppendFailureKeepsSpoolReadable(t *testing.T) {
-	w, path := create(t)
-	w.Append(TypeFrame, []byte("good"))
+	w, path := newSpool(t)
+	w.appendRecord(TypeFrame, []byte("good"))
 	w.unmap()
 	w.f.Close() // every later write fails
 	w.noMap = true
-	err := w.Append(TypeFrame, []byte("lost"))
+	err := w.appendRecord(TypeFrame, []byte("lost"))
 	if err == nil {
 		t.Fatal("Append on a closed file succeeded")
 	}
@@ -234,22 +234,22 @@ func TestAppendFailureKeepsSpoolReadable(t *testing.T) {
 
 func TestCreateErrorNamesTheSpool(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "missing", "s.spool")
-	_, err := Create(path, TypeSession, nil)
+	_, err := Create(path, nil)
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(path+":")) || bytes.Contains([]byte(err.Error()), []byte(".tmp-")) {
 		t.Fatalf("Create error %q: want it to name %s and no temporary file", err, path)
 	}
 }
 
 func TestBatchAndBigRecords(t *testing.T) {
-	w, path := create(t)
+	w, path := newSpool(t)
 	big := bytes.Repeat([]byte("b"), BigRecord+10)
-	w.Add(TypeFrame, []byte("one"))
-	w.Add(TypeFrame, []byte("two"))
+	w.add(TypeFrame, []byte("one"))
+	w.add(TypeFrame, []byte("two"))
 	if recs, _ := readAll(t, fileOf(t, path)); len(recs) != 1 {
 		t.Fatalf("Add wrote before Flush: %d records", len(recs))
 	}
-	w.Add(TypeFrame, []byte("x"), big) // written from big, by Flush
-	w.Add(TypeFrame, []byte("three"))
+	w.add(TypeFrame, []byte("x"), big) // written from big, by Flush
+	w.add(TypeFrame, []byte("three"))
 	if _, err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestBatchAndBigRecords(t *testing.T) {
 // TestSpanningWindows writes small batches across several mapping windows
 // and big ones between them: every record reads back in order.
 func TestSpanningWindows(t *testing.T) {
-	w, path := create(t)
+	w, path := newSpool(t)
 	var want [][]byte
 	for i := range 30000 {
 		p := fmt.Appendf(nil, "record %d %s", i, bytes.Repeat([]byte{'z'}, i%300))
@@ -271,7 +271,7 @@ func TestSpanningWindows(t *testing.T) {
 			p = bytes.Repeat([]byte{byte(i)}, 3*BigRecord)
 		}
 		want = append(want, p)
-		if err := w.Append(TypePiece, p); err != nil {
+		if err := w.appendRecord(TypePiece, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -297,17 +297,20 @@ func TestNotASpool(t *testing.T) {
 // seedSpool is a spool with one record of every kind.
 func seedSpool(t testing.TB) (file []byte, recs [][]byte) {
 	path := filepath.Join(t.TempDir(), "seed.spool")
-	w, err := Create(path, TypeSession, []byte(`{"id":"x"}`))
+	w, err := Create(path, []byte(`{"id":"x"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Append(TypeFrame, []byte("\x00\x01\x02\x00hello"))
-	w.Append(TypePiece, []byte("\x02\x00\x00"), []byte("first bytes of a long line "))
-	w.Append(TypePiece, []byte("\x02\x1b\x00"), []byte("more of it "))
-	w.Append(TypeTail, []byte("\x26\x00\x02\x03\x00"), []byte("end"))
-	w.Append(TypeLines, []byte("\x01\x05\x00"), []byte("one\ntwo\n\nfour\n"))
-	w.Append(TypeNotes, []byte(`{}`))
-	w.Append(TypeEnd, []byte(`{"status":"complete"}`))
+	w.AddFrame([]byte("\x00\x01\x02\x00"), []byte("hello"))
+	w.AddPiece(StreamOut, 0, 0, []byte("first bytes of a long line "))
+	w.AddPiece(StreamOut, 27, 0, []byte("more of it "))
+	w.AddTail(38, []byte("\x00\x02\x03\x00"), []byte("end"))
+	w.AddLines(StreamIn, 5, 0, []byte("one\ntwo\n\nfour\n"))
+	if _, err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	w.AppendNotes([]byte(`{}`))
+	w.AppendEnd([]byte(`{"status":"complete"}`))
 	w.Close()
 	file = fileOf(t, path)
 	recs, _ = readAll(t, file)

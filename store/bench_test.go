@@ -46,14 +46,17 @@ func benchSpool(b *testing.B, st *Store, frames []frame.Frame) *spool.Writer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := spool.Create(st.SpoolPath(meta.ID), spool.TypeSession, js)
+	w, err := spool.Create(st.SpoolPath(meta.ID), js)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var buf []byte
 	for i := range frames {
 		buf = frame.Append(buf[:0], &frames[i])
-		if err := w.Append(spool.TypeFrame, buf); err != nil {
+		if err := w.AddFrame(buf, nil); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Flush(); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -62,7 +65,7 @@ func benchSpool(b *testing.B, st *Store, frames []frame.Frame) *spool.Writer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := w.Append(spool.TypeEnd, end); err != nil {
+	if err := w.AppendEnd(end); err != nil {
 		b.Fatal(err)
 	}
 	return w

@@ -136,13 +136,11 @@ func TestFollowALiveSpool(t *testing.T) {
 		t.Fatalf("first frame %q", s)
 	}
 	<-idle // caught up and waiting
-	if err := w.Append('F', frame.Append(nil, &frame.Frame{Seq: 2, Dir: frame.Out, Raw: []byte("two")})); err != nil {
-		t.Fatal(err)
-	}
+	appendFrame(t, w, &frame.Frame{Seq: 2, Dir: frame.Out, Raw: []byte("two")})
 	if s := <-got; s != "two" {
 		t.Fatalf("second frame %q", s)
 	}
-	w.Append('E', mustJSON(t, &frame.End{Status: frame.StatusComplete}))
+	w.AppendEnd(mustJSON(t, &frame.End{Status: frame.StatusComplete}))
 	select {
 	case err := <-done:
 		if err != nil {

@@ -21,7 +21,8 @@ import (
 // recorder finished or died before the store took it in. Everything that
 // reads a spool goes through spoolScan, so ingest, listing, show and follow
 // agree on what a spool says, on a long line that came in pieces, and on
-// damage.
+// damage. The records and their payloads are the spool package's to read
+// and decode; what they mean as frames is decided here.
 
 // damagedDir is where spools that could not be read whole are kept, inside
 // the spool folder.
@@ -87,12 +88,9 @@ func openScan(path string) (*spoolScan, error) {
 func (s *spoolScan) close() { s.f.Close() }
 
 func readSpoolMeta(r *spool.Reader) (*frame.Session, error) {
-	typ, p, err := r.Next()
+	p, err := r.Session()
 	if err != nil {
-		return nil, fmt.Errorf("spool has no session record: %w", err)
-	}
-	if typ != spool.TypeSession {
-		return nil, fmt.Errorf("spool starts with record type %q, want session", typ)
+		return nil, err
 	}
 	meta := new(frame.Session)
 	if err := json.Unmarshal(p, meta); err != nil {
@@ -170,12 +168,14 @@ func (s *spoolScan) next() (*frame.Frame, error) {
 			return s.seen(&s.fr), nil
 		case spool.TypeLines:
 			b := &s.batch
-			if b.dir, b.seq, b.at, b.rest, err = frame.DecodeLines(p); err != nil {
-				b.rest = nil
+			d, seq, at, rest, err := spool.DecodeLines(p)
+			if err != nil {
 				s.bad += int64(len(p))
+				continue
 			}
+			b.dir, b.seq, b.at, b.rest = frame.Dir(d), seq, at, rest
 		case spool.TypePiece:
-			d, off, at, b, err := frame.DecodePiece(p)
+			d, off, at, b, err := spool.DecodePiece(p)
 			if err != nil {
 				s.bad += int64(len(p))
 				continue
@@ -192,8 +192,13 @@ func (s *spoolScan) next() (*frame.Frame, error) {
 			l.buf = append(l.buf, b...)
 			l.at = at
 		case spool.TypeTail:
-			prefix, fr, err := frame.DecodeTail(p)
+			prefix, enc, err := spool.DecodeTail(p)
 			if err != nil {
+				s.bad += int64(len(p))
+				continue
+			}
+			fr, err := frame.Decode(enc)
+			if err != nil || fr.IsEvent() { // an event has no pieces
 				s.bad += int64(len(p))
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/spool"
@@ -153,17 +154,34 @@ func writePieces(t testing.TB, w *spool.Writer, f frame.Frame, line []byte, piec
 		end = len(line) - 10
 	}
 	for off := 0; off < end; off += piece {
-		hdr := frame.AppendPieceHeader(nil, f.Dir, int64(off), f.At)
-		if err := w.Append(spool.TypePiece, hdr, line[off:min(off+piece, end)]); err != nil {
+		if _, err := w.AddPiece(byte(f.Dir), int64(off), f.At, line[off:min(off+piece, end)]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Flush(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if tail {
 		g := f
 		g.Raw = nil
-		if err := w.Append(spool.TypeTail, frame.AppendTailHeader(nil, int64(end), &g), line[end:]); err != nil {
+		if err := w.AddTail(int64(end), frame.AppendHeader(nil, &g), line[end:]); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// appendLines writes the whole lines of one read as one record, as the
+// recorder does.
+func appendLines(t testing.TB, w *spool.Writer, d frame.Dir, seq uint64, at int64, lines string) {
+	t.Helper()
+	if err := w.AddLines(byte(d), seq, at, []byte(lines)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Flush(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -178,7 +196,7 @@ func TestLongLinesInPieces(t *testing.T) {
 		meta := newMeta("01joined")
 		w := writeSpool(t, st, meta, lineFrames(2), nil)
 		writePieces(t, w, frame.Frame{Seq: 3, At: 5000, Dir: frame.Out}, line, 40000, true)
-		w.Append(spool.TypeFrame, frame.Append(nil, &frame.Frame{Seq: 4, At: 6000, Dir: frame.In, Raw: []byte("after")}))
+		appendFrame(t, w, &frame.Frame{Seq: 4, At: 6000, Dir: frame.In, Raw: []byte("after")})
 		w.Close()
 		if err := st.Recover(); err != nil {
 			t.Fatal(err)
@@ -192,8 +210,8 @@ func TestLongLinesInPieces(t *testing.T) {
 		st := newStore(t)
 		meta := newMeta("01lines")
 		w := writeSpool(t, st, meta, lineFrames(2), nil)
-		w.Append(spool.TypeLines, frame.AppendLinesHeader(nil, frame.Out, 3, 7000), []byte("a\n\nc\n"))
-		w.Append(spool.TypeFrame, frame.Append(nil, &frame.Frame{Seq: 6, At: 8000, Dir: frame.In, Raw: []byte("d")}))
+		appendLines(t, w, frame.Out, 3, 7000, "a\n\nc\n")
+		appendFrame(t, w, &frame.Frame{Seq: 6, At: 8000, Dir: frame.In, Raw: []byte("d")})
 		w.Close()
 		if err := st.Recover(); err != nil {
 			t.Fatal(err)
@@ -237,7 +255,7 @@ func TestLongLinesInPieces(t *testing.T) {
 		w := writeSpool(t, st, meta, lineFrames(2), nil)
 		before := w.Size()
 		writePieces(t, w, frame.Frame{Seq: 3, At: 5000, Dir: frame.Out}, line, 40000, true)
-		w.Append(spool.TypeFrame, frame.Append(nil, &frame.Frame{Seq: 4, Dir: frame.In, Raw: []byte("after")}))
+		appendFrame(t, w, &frame.Frame{Seq: 4, Dir: frame.In, Raw: []byte("after")})
 		w.Close()
 		b, _ := os.ReadFile(st.SpoolPath(meta.ID))
 		b[before+100000] ^= 1 // in the third piece
@@ -276,8 +294,8 @@ func FuzzSpoolScan(f *testing.F) {
 	w := writeSpool(f, st, meta, frames, nil)
 	long := bytes.Repeat([]byte("0123456789"), 300)
 	writePieces(f, w, frame.Frame{Seq: 7, At: 70, Dir: frame.Out}, long, 700, true)
-	w.Append(spool.TypeFrame, frame.Append(nil, &frame.Frame{Seq: 8, At: 80, Dir: frame.In, Raw: []byte("after")}))
-	w.Append(spool.TypeLines, frame.AppendLinesHeader(nil, frame.Out, 9, 90), []byte("one\n\nthree\n"))
+	appendFrame(f, w, &frame.Frame{Seq: 8, At: 80, Dir: frame.In, Raw: []byte("after")})
+	appendLines(f, w, frame.Out, 9, 90, "one\n\nthree\n")
 	writePieces(f, w, frame.Frame{Seq: 12, At: 120, Dir: frame.In}, long[:1500], 500, false)
 	w.Close()
 	seed, err := os.ReadFile(st.SpoolPath(meta.ID))
@@ -322,4 +340,86 @@ func FuzzSpoolScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestOldSpoolReads: a spool the recorder wrote before the record format
+// moved into the spool package (../spool/testdata/v2.spool: one record of
+// every type, long lines in pieces under and over the cap, every event)
+// reads the same from the spool and once ingested.
+func TestOldSpoolReads(t *testing.T) {
+	old, err := os.ReadFile(filepath.Join("..", "spool", "testdata", "v2.spool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := int64(time.Millisecond)
+	cutLine := bytes.Repeat([]byte("x"), 100)
+	cutPieces := []byte(strings.Repeat("e", 40) + strings.Repeat("f", 40) + "gg")
+	want := []string{
+		fmt.Sprintf(`1 in %d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}" <nil> `, 1*ms),
+		fmt.Sprintf(`2 out %d "{\"id\":1,\"result\":{}}" <nil> `, 2*ms),
+		fmt.Sprintf(`3 out %d "a" <nil> `, 2*ms),
+		fmt.Sprintf(`4 out %d "" <nil> `, 2*ms),
+		fmt.Sprintf(`5 out %d "c" <nil> `, 2*ms),
+		fmt.Sprintf(`6 out %d "0123456789abcdefghijABCDEFGHIJKLMNOPQRSTend" <nil> `, 5*ms),
+		fmt.Sprintf(`7 in %d %q &{100 %x} `, 6*ms, cutLine[:64], sha256.Sum256(cutLine)),
+		fmt.Sprintf(`8 err %d %q &{82 %x} `, 9*ms, cutPieces[:64], sha256.Sum256(cutPieces)),
+		fmt.Sprintf(`9 err %d "warn\r\x00\xff" <nil> noeol`, 10*ms),
+		`10 in eof`, `11 dir(0) signal SIGTERM`, `12 out closed`, `13 dir(0) exit 3`,
+	}
+	show := func(f *frame.Frame) string {
+		if f.IsEvent() {
+			s := fmt.Sprintf("%d %s %s", f.Seq, f.Dir, f.Event)
+			if f.Signal != "" {
+				s += " " + f.Signal
+			}
+			if f.Code != nil {
+				s += fmt.Sprintf(" %d", *f.Code)
+			}
+			return s
+		}
+		cut := "<nil>"
+		if f.Cut != nil {
+			cut = fmt.Sprintf("&{%d %x}", f.Cut.Len, f.Cut.SHA256)
+		}
+		eol := ""
+		if f.NoEOL {
+			eol = "noeol"
+		}
+		return fmt.Sprintf("%d %s %d %q %s %s", f.Seq, f.Dir, f.At, f.Raw, cut, eol)
+	}
+	st := newStore(t)
+	const id = "01golden"
+	if err := os.WriteFile(st.SpoolPath(id), old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func(from string) {
+		t.Helper()
+		got := collect(t, st, id)
+		if len(got) != len(want) {
+			t.Fatalf("from the %s: %d frames, want %d", from, len(got), len(want))
+		}
+		for i := range got {
+			if s := show(&got[i]); s != want[i] {
+				t.Errorf("from the %s: frame %d is\n\t%s\nwant\n\t%s", from, i+1, s, want[i])
+			}
+		}
+		m, err := st.Session(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status != frame.StatusComplete || m.Exit.Code == nil || *m.Exit.Code != 3 || m.Name != "golden" {
+			t.Errorf("from the %s: session %s, status %s, exit %+v", from, m.Name, m.Status, m.Exit)
+		}
+		if notes, err := st.Notes(id); err != nil || string(notes) != `{"findings":[]}` {
+			t.Errorf("from the %s: notes %q, %v", from, notes, err)
+		}
+	}
+	check("spool")
+	if err := st.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(st.SpoolPath(id)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the spool is still there after Recover: %v", err)
+	}
+	check("database")
 }

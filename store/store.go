@@ -1,7 +1,10 @@
 // Package store owns tapedeck's database: a bbolt file of sessions and their
 // frames, the folder of per-session spools beside it, the ingest of finished
-// and orphaned spools, and the queries the commands make. It knows nothing of
-// processes. No caller keeps the database open: every operation takes the
+// and orphaned spools, and the queries the commands make. It reads spools
+// with the spool package, which owns their record format (the store turns
+// records into frames: spool.go); the frame values it keeps in bbolt are its
+// own layout around the frame package's encoding (checksum.go). It knows
+// nothing of processes. No caller keeps the database open: every operation takes the
 // store's lock file, opens bbolt, does one short piece of work and closes it,
 // so many recorders and readers share one store.
 package store

@@ -24,21 +24,31 @@ func newMeta(id string) *frame.Session {
 func writeSpool(t testing.TB, st *Store, meta *frame.Session, frames []frame.Frame, end *frame.End) *spool.Writer {
 	t.Helper()
 	js := mustJSON(t, meta)
-	w, err := spool.Create(st.SpoolPath(meta.ID), spool.TypeSession, js)
+	w, err := spool.Create(st.SpoolPath(meta.ID), js)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range frames {
-		if err := w.Append(spool.TypeFrame, frame.Append(nil, &frames[i])); err != nil {
-			t.Fatal(err)
-		}
+		appendFrame(t, w, &frames[i])
 	}
 	if end != nil {
-		if err := w.Append(spool.TypeEnd, mustJSON(t, end)); err != nil {
+		if err := w.AppendEnd(mustJSON(t, end)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return w
+}
+
+// appendFrame writes a frame record of f to the spool at once, as the
+// recorder does for a line.
+func appendFrame(t testing.TB, w *spool.Writer, f *frame.Frame) {
+	t.Helper()
+	if err := w.AddFrame(frame.AppendHeader(nil, f), f.Raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func collect(t *testing.T, st *Store, id string) []frame.Frame {
