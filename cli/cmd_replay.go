@@ -50,6 +50,7 @@ type replayRun struct {
 	json        bool
 	writeConfig bool
 	update      bool
+	verbose     bool // -v: every note, not the grouped lines
 	open        func() (*store.Store, error)
 }
 
@@ -88,7 +89,7 @@ func (e *env) replay(c *cli.Context, v *replayValues) error {
 		}
 	}
 	run := &replayRun{opts: opts, runs: max(c.Int("runs"), 1), html: c.String("html"), json: c.Bool("json"),
-		writeConfig: c.Bool("write-config"), update: c.Bool("update"), open: open}
+		writeConfig: c.Bool("write-config"), update: c.Bool("update"), verbose: v.verbose, open: open}
 	// One recording after the other, each reported as if alone; the exit
 	// status is the worst of them.
 	code := 0
@@ -135,7 +136,7 @@ func (e *env) replayOne(ctx context.Context, rec *playback.Recording, run *repla
 			return say(1, "%v", err)
 		}
 	} else {
-		render.Outcome(e.stdout, o)
+		render.OutcomeWith(e.stdout, o, render.OutcomeOptions{Verbose: run.verbose})
 		if nr != nil {
 			render.Noise(e.stdout, nr)
 		}

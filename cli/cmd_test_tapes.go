@@ -110,7 +110,7 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 				if r.Outcome.Err != nil {
 					fmt.Fprintf(e.stdout, "    could not run: %s\n", escape.Text(r.Outcome.Err.Error()))
 				} else {
-					render.Outcome(e.stdout, r.Outcome)
+					render.OutcomeWith(e.stdout, r.Outcome, render.OutcomeOptions{Verbose: v.verbose})
 				}
 			}
 			if update && r.Outcome.Err == nil && r.Outcome.Run != nil && !r.Outcome.Run.TimedOut {

@@ -48,6 +48,13 @@ func inProcess(env, args []string) bool {
 	if os.Getenv("TAPEDECK_TEST_BIN") != "" || len(args) == 0 || !inProcessCommands[args[0]] {
 		return false
 	}
+	if raceEnabled {
+		// urfave/cli v2 keeps its help flag, version flag and help command
+		// in package variables that every App writes while it parses
+		// flags: apps run side by side in one process race there. Under
+		// the race detector the commands run as race-built binaries.
+		return false
+	}
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {

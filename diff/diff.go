@@ -2,9 +2,11 @@
 // what it says in a replay: it normalises frames (JSON values, not bytes;
 // plugin request ids by order; ignore rules), aligns the two sequences so that
 // a missing, an extra, a moved and a changed frame are told apart, names the
-// JSON paths that changed, and renders each difference with a unified line
-// diff of the pretty-printed JSON. It reads frames, never a database, and is
-// the only package that imports go-diff.
+// JSON paths that changed (a long string with a word diff, one of several
+// lines with a line diff), and renders each change once, by the seqs of
+// its frames, with a unified line diff of the pretty-printed JSON. It
+// reads frames, never a database, and is the only package that imports
+// go-diff.
 package diff
 
 import (
@@ -64,10 +66,21 @@ type Options struct {
 // Change is one value that differs inside a changed frame.
 type Change struct {
 	Path string `json:"path"`
-	Old  string `json:"old"` // JSON text, "" when absent
-	New  string `json:"new"`
+	// Old and New are the values as JSON text, "" when absent; a value
+	// longer than 120 characters is cut (…), two long strings both to a
+	// window that starts a few words before their first difference.
+	Old string `json:"old"`
+	New string `json:"new"`
+	// Words is, for two strings too long to show whole or of several
+	// lines, their word diff: the whole of both, in pieces.
+	Words []Span `json:"words,omitempty"`
+	// Lines is, for two strings of which one has several lines, their line
+	// diff.
+	Lines []Span `json:"lines,omitempty"`
 	// Segments is the path as concrete segments ("params", "[3]", …).
 	Segments []string `json:"-"`
+	// full is both values whole: changes alike have the same.
+	full string
 }
 
 // Difference is one difference between the recording and the replay.
@@ -80,19 +93,26 @@ type Difference struct {
 	Live     *Side    `json:"live,omitempty"`     // nil for missing
 	Changes  []Change `json:"changes,omitempty"`
 	// Nodes names the UI nodes that hold the changes of a ui/setPanel.
-	Nodes   []string `json:"nodes,omitempty"`
-	Unified string   `json:"unified,omitempty"` // unified diff of the pretty-printed JSON
+	Nodes []string `json:"nodes,omitempty"`
+	// Unified is the unified diff of the pretty-printed JSON, a string of
+	// several lines written one line of it per line (see display).
+	Unified string `json:"unified,omitempty"`
 }
 
 // Side is one frame of a difference.
 type Side struct {
-	Seq    uint64          `json:"seq"`
-	At     int64           `json:"at"`
-	Index  int             `json:"index"` // position among the compared frames, from 1
-	Raw    string          `json:"raw,omitempty"`
+	Seq   uint64 `json:"seq"`
+	At    int64  `json:"at"`
+	Index int    `json:"index"` // position among the compared frames, from 1
+	Raw   string `json:"raw,omitempty"`
+	// Pretty is the frame as indented JSON (its line as it is when it is
+	// not JSON); <, > and & are not escaped.
 	Pretty string          `json:"-"`
 	JSON   json.RawMessage `json:"-"`
 	key    string          // normalised content, for move detection
+	// display is Pretty with each string of several lines split at its
+	// line breaks (see display): what Unified diffs.
+	display string
 }
 
 // Result is the outcome of a comparison.
@@ -126,13 +146,13 @@ type item struct {
 // stdout lines, stderr lines when asked (as a stream of their own), and the
 // exit.
 func Frames(recorded, live []frame.Frame, opts Options) Result {
-	ids := &requestIDs{bySeq: map[uint64]string{}, seqs: map[string][]uint64{}}
-	outA, errA := normalise(recorded, opts, ids.recorded)
-	outB, errB := normalise(live, opts, ids.live(opts.Pair))
 	names := opts.Names
 	if names[0] == "" || names[1] == "" {
 		names = [2]string{"recorded", "replayed"}
 	}
+	ids := &requestIDs{name: names[0], bySeq: map[uint64]string{}, seqs: map[string][]uint64{}}
+	outA, errA := normalise(recorded, opts, ids.recorded)
+	outB, errB := normalise(live, opts, ids.live(opts.Pair))
 	res := Result{Compared: [2]int{len(outA) + len(errA), len(outB) + len(errB)}, Names: names}
 	res.Differences = align(outA, outB, names)
 	if opts.CompareStderr {
@@ -145,17 +165,17 @@ func Frames(recorded, live []frame.Frame, opts Options) Result {
 }
 
 // requestIDs gives plugin requests the ids they compare with: a recorded
-// request "#N" by its order, a live one the id of the recorded request it
-// stands for, or "#new N" when it stands for none.
+// request its seq ("recorded seq 4"), a live one the id of the recorded
+// request it stands for, or "new request N" when it stands for none.
 type requestIDs struct {
-	bySeq    map[uint64]string   // recorded request seq → its id
-	seqs     map[string][]uint64 // recorded request seqs by method, in order
-	n, extra int
+	name  string              // the recorded side's name
+	bySeq map[uint64]string   // recorded request seq → its id
+	seqs  map[string][]uint64 // recorded request seqs by method, in order
+	extra int
 }
 
 func (r *requestIDs) recorded(f *frame.Frame, method string) string {
-	r.n++
-	id := "#" + strconv.Itoa(r.n)
+	id := r.name + " seq " + strconv.FormatUint(f.Seq, 10)
 	r.bySeq[f.Seq] = id
 	r.seqs[method] = append(r.seqs[method], f.Seq)
 	return id
@@ -179,7 +199,7 @@ func (r *requestIDs) live(pair func(uint64) (uint64, bool)) func(*frame.Frame, s
 			return r.bySeq[seq]
 		}
 		r.extra++
-		return "#new " + strconv.Itoa(r.extra)
+		return "new request " + strconv.Itoa(r.extra)
 	}
 }
 
@@ -477,11 +497,12 @@ func detectMoves(diffs []Difference) []Difference {
 func side(it item) *Side {
 	s := &Side{Seq: it.f.Seq, At: it.f.At, Index: it.index, Raw: string(it.f.Raw), key: it.key}
 	if v := it.tree(); v != nil {
-		pretty, _ := json.MarshalIndent(v, "", "  ")
-		s.Pretty = string(pretty)
-		s.JSON, _ = json.Marshal(v)
+		s.Pretty = indent(v)
+		s.JSON = json.RawMessage(marshal(v))
+		s.display = display(v)
 	} else {
 		s.Pretty = string(it.f.Raw)
+		s.display = s.Pretty
 	}
 	return s
 }
@@ -494,7 +515,7 @@ func changed(m, e item, names [2]string) Difference {
 			d.Nodes = changedNodes(ev, d.Changes)
 		}
 	}
-	d.Unified = Unified(d.Recorded.Pretty, d.Live.Pretty, names[0], names[1])
+	d.Unified = Unified(d.Recorded.display+"\n", d.Live.display+"\n", names[0], names[1])
 	return d
 }
 
@@ -554,11 +575,11 @@ func describeNode(o map[string]any) string {
 	}
 	for _, k := range []string{"label", "text", "title"} {
 		if v, ok := o[k].(string); ok {
-			b, _ := json.Marshal(v)
-			if len(b) > 40 {
-				b = append(b[:37], "…\""...)
+			q := marshal(v)
+			if r := []rune(q); len(r) > 40 {
+				q = string(r[:37]) + "…\""
 			}
-			return s + " " + string(b)
+			return s + " " + q
 		}
 	}
 	return s
@@ -588,9 +609,9 @@ func paths(a, b any, path []string, out []Change) []Change {
 			p := append(path[:len(path):len(path)], k)
 			switch {
 			case !oka:
-				out = append(out, Change{Path: joinPath(p), New: brief(vb), Segments: p})
+				out = append(out, added(p, vb))
 			case !okb:
-				out = append(out, Change{Path: joinPath(p), Old: brief(va), Segments: p})
+				out = append(out, removed(p, va))
 			default:
 				out = paths(va, vb, p, out)
 			}
@@ -605,21 +626,37 @@ func paths(a, b any, path []string, out []Change) []Change {
 			p := append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]")
 			switch {
 			case i >= len(x):
-				out = append(out, Change{Path: joinPath(p), New: brief(y[i]), Segments: p})
+				out = append(out, added(p, y[i]))
 			case i >= len(y):
-				out = append(out, Change{Path: joinPath(p), Old: brief(x[i]), Segments: p})
+				out = append(out, removed(p, x[i]))
 			default:
 				out = paths(x[i], y[i], p, out)
 			}
 		}
 		return out
 	}
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	if !bytes.Equal(ja, jb) {
-		out = append(out, Change{Path: joinPath(path), Old: brief(a), New: brief(b), Segments: path})
+	ja, jb := marshal(a), marshal(b)
+	if ja == jb {
+		return out
 	}
-	return out
+	c := Change{Path: joinPath(path), Segments: path, full: ja + "\x00" + jb}
+	sa, oka := a.(string)
+	sb, okb := b.(string)
+	if oka && okb {
+		stringChange(&c, sa, sb)
+	} else {
+		c.Old, c.New = brief(a), brief(b)
+	}
+	return append(out, c)
+}
+
+// added and removed are the changes of a value only one side has.
+func added(p []string, v any) Change {
+	return Change{Path: joinPath(p), New: brief(v), Segments: p, full: "\x00" + marshal(v)}
+}
+
+func removed(p []string, v any) Change {
+	return Change{Path: joinPath(p), Old: brief(v), Segments: p, full: marshal(v) + "\x00"}
 }
 
 // joinPath spells a path the way ignore rules do: params.tree.children[1].text.
@@ -637,11 +674,11 @@ func joinPath(p []string) string {
 	return b.String()
 }
 
+// brief is v as JSON, cut to briefMax characters.
 func brief(v any) string {
-	b, _ := json.Marshal(v)
-	s := string(b)
-	if len(s) > 120 {
-		s = s[:117] + "…"
+	s := marshal(v)
+	if r := []rune(s); len(r) > briefMax {
+		s = string(r[:briefMax-3]) + "…"
 	}
 	return s
 }

@@ -3,7 +3,9 @@ package diff
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // RenderOptions tunes Render.
@@ -17,9 +19,11 @@ const (
 	red, green, yellow, bold, reset = "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[1m", "\x1b[0m"
 )
 
-// Render prints each difference for a person: its kind, what it is, where it
-// stands in each run, the changed paths with old → new values, and the
-// unified diff of the pretty-printed JSON.
+// Render prints each difference for a person, each change once: its kind,
+// what it is, the seqs of its frames in each run (and of the other
+// differences that are the same change), the changed paths with old → new
+// values (a word diff for a long string), and the unified diff of the
+// pretty-printed JSON.
 func Render(w io.Writer, r *Result, o RenderOptions) error {
 	esc := o.Escape
 	if esc == nil {
@@ -35,25 +39,28 @@ func Render(w io.Writer, r *Result, o RenderOptions) error {
 	if names[0] == "" {
 		names = [2]string{"recorded", "replayed"}
 	}
+	words := WordsOptions{Escape: esc}
+	if o.Color {
+		words.Del = [2]string{red + "[-", "-]" + reset}
+		words.Ins = [2]string{green + "{+", "+}" + reset}
+	}
 	var b strings.Builder
-	for _, d := range r.Differences {
-		switch d.Kind {
-		case Exit:
-			fmt.Fprintf(&b, "%s  %s\n", paint(yellow, "exit    "), d.What)
+	for _, g := range r.Groups() {
+		d := r.Differences[g.Differences[0]]
+		if d.Kind == Exit {
+			fmt.Fprintf(&b, "%s  %s\n", paint(yellow, "exit    "), esc(strings.TrimPrefix(d.What, "exit: ")))
 			continue
 		}
-		where := ""
-		switch {
-		case d.Recorded != nil && d.Live != nil:
-			where = fmt.Sprintf("%s #%d (seq %d), %s #%d (seq %d)", names[0], d.Recorded.Index, d.Recorded.Seq, names[1], d.Live.Index, d.Live.Seq)
-		case d.Recorded != nil:
-			where = fmt.Sprintf("%s #%d (seq %d)", names[0], d.Recorded.Index, d.Recorded.Seq)
-		default:
-			where = fmt.Sprintf("%s #%d (seq %d)", names[1], d.Live.Index, d.Live.Seq)
-		}
 		colour := map[Kind]string{Changed: yellow, Missing: red, Extra: green, Moved: yellow}[d.Kind]
-		fmt.Fprintf(&b, "%s  %s  %s\n", paint(colour, fmt.Sprintf("%-8s", d.Kind)), paint(bold, esc(d.What)), where)
+		fmt.Fprintf(&b, "%s  %s  %s\n", paint(colour, fmt.Sprintf("%-8s", d.Kind)), paint(bold, esc(d.What)), esc(Where(d, names)))
+		if g.Count > 1 {
+			fmt.Fprintf(&b, "    and %d more like it: %s\n", g.Count-1, esc(seqList(g, names)))
+		}
 		for _, c := range d.Changes {
+			if c.Words != nil {
+				fmt.Fprintf(&b, "    %s: %s\n", esc(c.Path), Words(c.Words, words))
+				continue
+			}
 			old, nw := c.Old, c.New
 			if old == "" {
 				old = "(absent)"
@@ -92,10 +99,61 @@ func Render(w io.Writer, r *Result, o RenderOptions) error {
 	return err
 }
 
+// Where says where a difference stands, by the seqs of its frames (the
+// SEQ column of tapedeck show): "recorded seq 4, replayed seq 5". names
+// are the two sides ("recorded" and "replayed" when empty).
+func Where(d Difference, names [2]string) string {
+	if names[0] == "" || names[1] == "" {
+		names = [2]string{"recorded", "replayed"}
+	}
+	var parts []string
+	if d.Recorded != nil {
+		parts = append(parts, fmt.Sprintf("%s seq %d", names[0], d.Recorded.Seq))
+	}
+	if d.Live != nil {
+		parts = append(parts, fmt.Sprintf("%s seq %d", names[1], d.Live.Seq))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// maxSeqs is how many seqs of a side "and N more like it" lists.
+const maxSeqs = 10
+
+// seqList lists the seqs of a group but its first: "recorded seq 9, 14;
+// replayed seq 9, 15".
+func seqList(g Group, names [2]string) string {
+	list := func(name string, seqs []uint64) string {
+		if len(seqs) < 2 {
+			return ""
+		}
+		seqs = seqs[1:]
+		var s []string
+		for i, q := range seqs {
+			if i == maxSeqs {
+				s = append(s, fmt.Sprintf("… (%d in all)", len(seqs)))
+				break
+			}
+			s = append(s, strconv.FormatUint(q, 10))
+		}
+		return name + " seq " + strings.Join(s, ", ")
+	}
+	var parts []string
+	for _, p := range []string{list(names[0], g.RecordedSeqs), list(names[1], g.LiveSeqs)} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 func oneLine(s string) string {
 	const max = 300
 	if len(s) > max {
-		return s[:max] + fmt.Sprintf("… (%d bytes)", len(s))
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return s[:cut] + fmt.Sprintf("… (%d bytes)", len(s))
 	}
 	return s
 }

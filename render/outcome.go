@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/tapedeck/tapedeck/clock"
@@ -19,21 +20,24 @@ import (
 	"github.com/tapedeck/tapedeck/playback"
 )
 
-// Outcome prints a replay's (or a comparison's) result for a person: its
-// notes, the verdict line, the drift, and when it differs the differences
-// and the last lines of the plugin's stderr.
+// OutcomeOptions tunes OutcomeWith.
+type OutcomeOptions struct {
+	// Verbose prints every note as it is, not grouped (replay -v).
+	Verbose bool
+}
+
+// Outcome prints a replay's (or a comparison's) result for a person, as
+// OutcomeWith with the default options.
 func Outcome(w io.Writer, o *playback.Outcome) {
-	for _, n := range o.Notes {
-		fmt.Fprintf(w, "note: %s\n", escape.Text(n))
-	}
-	if o.Run != nil {
-		for _, n := range o.Run.Notes {
-			fmt.Fprintf(w, "note: %s\n", escape.Text(n))
-		}
-		for _, u := range o.Run.Unmatched {
-			fmt.Fprintf(w, "unanswered: the plugin asked %s, which the recording never answered; it got an error\n", escape.Text(u))
-		}
-	}
+	OutcomeWith(w, o, OutcomeOptions{})
+}
+
+// OutcomeWith prints a replay's (or a comparison's) result for a person:
+// the verdict line, the drift, when it differs each change once (see
+// diff.Render), the requests the recording never answered, the notes
+// (grouped: one line for notes alike, each note with opt.Verbose), and
+// when it differs the last lines of the plugin's stderr.
+func OutcomeWith(w io.Writer, o *playback.Outcome, opt OutcomeOptions) {
 	n := len(o.Diff.Differences)
 	verdict := "same"
 	if n > 0 {
@@ -56,10 +60,19 @@ func Outcome(w io.Writer, o *playback.Outcome) {
 	if l := DriftLine(o.Drift); l != "" {
 		fmt.Fprintln(w, escape.Text(l))
 	}
-	if n == 0 && !timedOut {
+	differs := n > 0 || timedOut
+	if differs {
+		diff.Render(w, &o.Diff, diff.RenderOptions{Color: screen.Color(w), Escape: escape.Lines})
+	}
+	if o.Run != nil {
+		for _, u := range o.Run.Unmatched {
+			fmt.Fprintf(w, "unanswered: the plugin asked %s, which the recording never answered; it got an error\n", escape.Text(u))
+		}
+	}
+	Notes(w, outcomeNotes(o), opt.Verbose)
+	if !differs {
 		return
 	}
-	diff.Render(w, &o.Diff, diff.RenderOptions{Color: screen.Color(w), Escape: escape.Lines})
 	if tail := StderrTail(o.Live(), 10); len(tail) > 0 {
 		if o.Run == nil {
 			fmt.Fprintf(w, "stderr of %s (last lines):\n", escape.Text(o.Against.Name))
@@ -70,6 +83,108 @@ func Outcome(w io.Writer, o *playback.Outcome) {
 			fmt.Fprintf(w, "    %s\n", escape.Text(l))
 		}
 	}
+}
+
+// outcomeNotes is every note of an outcome: tapedeck's, then the replay's.
+func outcomeNotes(o *playback.Outcome) []string {
+	notes := append([]string(nil), o.Notes...)
+	if o.Run != nil {
+		notes = append(notes, o.Run.Notes...)
+	}
+	return notes
+}
+
+// Notes prints notes, "note: " before each: grouped (see GroupNotes), or
+// every one as it is when verbose.
+func Notes(w io.Writer, notes []string, verbose bool) {
+	if verbose {
+		for _, n := range notes {
+			fmt.Fprintf(w, "note: %s\n", escape.Text(n))
+		}
+		return
+	}
+	for _, g := range GroupNotes(notes) {
+		more := ""
+		if g.Count > 1 {
+			more = " (-v lists them)"
+		}
+		fmt.Fprintf(w, "note: %s%s\n", escape.Text(g.Text), more)
+	}
+}
+
+// NoteGroup is notes alike, said once.
+type NoteGroup struct {
+	// Text is the line that says them: the note itself when it is alone.
+	Text  string   `json:"text"`
+	Count int      `json:"count"`
+	Notes []string `json:"notes"`
+}
+
+var (
+	// seqRef is a frame's seq in a note.
+	seqRef = regexp.MustCompile(`\bseq \d+`)
+	// requestNote is a note about one of the plugin's requests: "METHOD
+	// (replay seq N) WHAT".
+	requestNote = regexp.MustCompile(`^(\S+) \(replay seq \d+\) (.+)$`)
+)
+
+// GroupNotes groups notes that say the same but for the seqs of frames,
+// in the order of their first. Notes about requests ("ui/setPanel (replay
+// seq 5) answered from a recorded call whose params differed") say how
+// many and of which methods: "2 requests answered from a recorded call
+// whose params differed: ui/setPanel ×2"; others, the first and how many
+// more: "… (and 2 more like it)".
+func GroupNotes(notes []string) []NoteGroup {
+	type group struct {
+		NoteGroup
+		request string   // what a request note says of its requests
+		methods []string // their methods, in order, once each
+		count   map[string]int
+	}
+	var groups []*group
+	at := map[string]*group{}
+	for _, n := range notes {
+		key := seqRef.ReplaceAllString(n, "seq N")
+		method, what := "", ""
+		if m := requestNote.FindStringSubmatch(n); m != nil {
+			method, what = m[1], m[2]
+			key = "request\x00" + what
+		}
+		g := at[key]
+		if g == nil {
+			g = &group{request: what, count: map[string]int{}}
+			at[key] = g
+			groups = append(groups, g)
+		}
+		g.Count++
+		g.Notes = append(g.Notes, n)
+		if method != "" {
+			if g.count[method] == 0 {
+				g.methods = append(g.methods, method)
+			}
+			g.count[method]++
+		}
+	}
+	out := make([]NoteGroup, 0, len(groups))
+	for _, g := range groups {
+		switch {
+		case g.Count == 1:
+			g.Text = g.Notes[0]
+		case g.request != "":
+			var ms []string
+			for _, m := range g.methods {
+				if k := g.count[m]; k > 1 {
+					m += fmt.Sprintf(" ×%d", k)
+				}
+				ms = append(ms, m)
+			}
+			g.Text = fmt.Sprintf("%d requests %s: %s", g.Count, g.request, strings.Join(ms, ", "))
+		default:
+			g.Text = fmt.Sprintf("%s (and %d more like it)", g.Notes[0], g.Count-1)
+		}
+		out = append(out, g.NoteGroup)
+	}
+	return out
 }
 
 // StderrTail is the last n stderr lines of a timeline.
@@ -135,19 +250,25 @@ func CountDifferences(r diff.Result) string {
 
 // outcomeJSON is replay --json.
 type outcomeJSON struct {
-	Source      string                  `json:"source"`
-	Same        bool                    `json:"same"`
-	Differences []diff.Difference       `json:"differences"`
-	Compared    [2]int                  `json:"compared"`
-	Unmatched   []string                `json:"unmatched"`
-	Notes       []string                `json:"notes"`
-	Exit        *frame.Frame            `json:"-"`
-	ElapsedMS   int64                   `json:"elapsedMs"`
-	Proposed    []string                `json:"proposedIgnores,omitempty"`
-	Stable      []playback.StableChange `json:"stableChanges,omitempty"`
-	TimedOut    bool                    `json:"timedOut,omitempty"`
-	Error       string                  `json:"error,omitempty"`
-	Drift       *fingerprint.Drift      `json:"drift,omitempty"`
+	Source      string            `json:"source"`
+	Same        bool              `json:"same"`
+	Differences []diff.Difference `json:"differences"`
+	Compared    [2]int            `json:"compared"`
+	// Groups are the differences that are the same change, as the
+	// report prints them once each.
+	Groups    []diff.Group `json:"groups"`
+	Unmatched []string     `json:"unmatched"`
+	// Notes are every note; NoteGroups them grouped, as the report says
+	// them.
+	Notes      []string                `json:"notes"`
+	NoteGroups []NoteGroup             `json:"noteGroups"`
+	Exit       *frame.Frame            `json:"-"`
+	ElapsedMS  int64                   `json:"elapsedMs"`
+	Proposed   []string                `json:"proposedIgnores,omitempty"`
+	Stable     []playback.StableChange `json:"stableChanges,omitempty"`
+	TimedOut   bool                    `json:"timedOut,omitempty"`
+	Error      string                  `json:"error,omitempty"`
+	Drift      *fingerprint.Drift      `json:"drift,omitempty"`
 }
 
 func toJSON(o *playback.Outcome, nr *playback.NoiseReport) outcomeJSON {
@@ -158,13 +279,19 @@ func toJSON(o *playback.Outcome, nr *playback.NoiseReport) outcomeJSON {
 	if o.Err != nil {
 		j.Error = o.Err.Error()
 	}
+	j.Notes = outcomeNotes(o)
 	if o.Run != nil {
-		j.Unmatched, j.Notes, j.ElapsedMS = o.Run.Unmatched, append(o.Notes, o.Run.Notes...), o.Run.Elapsed.Milliseconds()
+		j.Unmatched, j.ElapsedMS = o.Run.Unmatched, o.Run.Elapsed.Milliseconds()
 		j.TimedOut = o.Run.TimedOut
 	}
 	if j.Differences == nil {
 		j.Differences = []diff.Difference{}
 	}
+	j.Groups = o.Diff.Groups()
+	if j.Groups == nil {
+		j.Groups = []diff.Group{}
+	}
+	j.NoteGroups = GroupNotes(j.Notes)
 	if j.Unmatched == nil {
 		j.Unmatched = []string{}
 	}
@@ -179,6 +306,7 @@ func toJSON(o *playback.Outcome, nr *playback.NoiseReport) outcomeJSON {
 func OutcomeJSON(w io.Writer, o *playback.Outcome, nr *playback.NoiseReport) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // strings as the plugin sent them: < stays <
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(toJSON(o, nr)); err != nil {
 		return err
@@ -206,11 +334,13 @@ func TapeJSON(w io.Writer, r *playback.TapeResult) error {
 		}
 	}
 	j.outcomeJSON.Source = ""
-	b, err := json.Marshal(j)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(j); err != nil {
 		return err
 	}
-	_, err = w.Write(append(escape.JSON(nil, b), '\n'))
+	_, err := w.Write(escape.JSON(nil, b.Bytes()))
 	return err
 }
 

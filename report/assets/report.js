@@ -1421,9 +1421,9 @@
     var head = el('div', 'diff-head');
     add(head, el('span', 'dkind', d.kind), el('span', 'what', visible(d.what)));
     var where = el('span', 'where');
-    if (d.rec) add(where, 'recorded ', linkButton('#' + d.rec.pos + ' (frame ' + d.rec.seq + ')', function () { jumpRec(d.rec.index); }));
+    if (d.rec) add(where, 'recorded ', linkButton('seq ' + d.rec.seq, function () { jumpRec(d.rec.index); }));
     if (d.rec && d.live) add(where, ', ');
-    if (d.live) add(where, 'replayed ', linkButton('#' + d.live.pos + ' (frame ' + d.live.seq + ')', function () { jumpLive(d.live.index); }));
+    if (d.live) add(where, 'replayed ', linkButton('seq ' + d.live.seq, function () { jumpLive(d.live.index); }));
     add(head, where);
     add(c, head);
     if (d.changes && d.changes.length) {
