@@ -22,7 +22,8 @@ func (e *env) replayCommand() *cli.Command {
 			"recording, and compares the plugin's output with what it said then.\n" +
 			"Each host frame waits until the plugin has said again what it said before\n" +
 			"that frame in the recording (replies by id, requests and notifications by\n" +
-			"method and count), however long it takes, up to --step-timeout.\n" +
+			"method and count), up to 10 × as long as it took in the recording (at least\n" +
+			"--min-wait, at most --step-timeout); a plugin that exited ends every wait.\n" +
 			"The command after -- replaces the recorded one and runs in the current\n" +
 			"folder (or --cwd). Several recordings are replayed one after the other.\n" +
 			"--update writes a tape's change beside it as NAME.jsonl.new for\n" +
@@ -34,7 +35,7 @@ func (e *env) replayCommand() *cli.Command {
 			&cli.BoolFlag{Name: "update", Usage: "write each tape's live run beside it as NAME.jsonl.new, for tapedeck review (a session's, as a new session)"},
 			&cli.BoolFlag{Name: "force", Usage: "allow --update when CI is set"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "replay `N` times and propose ignore rules for what differs between runs"},
-			&cli.BoolFlag{Name: "write-config", Usage: "with --runs: add the proposed rules to tapedeck.json"},
+			&cli.BoolFlag{Name: "write-config", Usage: "with --runs: add the proposed rules and filters to tapedeck.json"},
 			&cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report of the replay to `FILE`"},
 		),
 		BashComplete: e.complete(completeSessions),
@@ -66,13 +67,9 @@ func (e *env) replay(c *cli.Context, v *replayValues) error {
 			}
 		}
 	}
-	opts, err := v.options(argv, e.environ, c.String("store"), e.redactKey())
+	opts, err := v.options(argv, e.environ, c.String("store"), e.redactKey(), e.stderr, true)
 	if err != nil {
 		return fail(2, "%v", err)
-	}
-	if v.verbose {
-		opts.AlwaysDrift = true
-		opts.OnStart = func(s playback.Start) { render.Start(e.stderr, s) }
 	}
 	if c.Bool("update") && e.getenv("CI") != "" && !c.Bool("force") {
 		return fail(2, "refusing --update while CI is set: golden tapes change only on purpose (add --force to override)")
@@ -141,11 +138,11 @@ func (e *env) replayOne(ctx context.Context, rec *playback.Recording, run *repla
 			render.Noise(e.stdout, nr)
 		}
 	}
-	if run.writeConfig && nr != nil && len(nr.Rules) > 0 {
-		if err := playback.AddIgnores(o.ConfigPath, nr.Rules); err != nil {
+	if run.writeConfig && nr != nil && len(nr.Rules)+len(nr.Filters) > 0 {
+		if err := playback.AddToConfig(o.ConfigPath, nr.Rules, nr.Filters); err != nil {
 			return say(1, "%v", err)
 		}
-		fmt.Fprintf(e.stderr, "tapedeck: added %d ignore rules to %s\n", len(nr.Rules), o.ConfigPath)
+		fmt.Fprintf(e.stderr, "tapedeck: added %s to %s\n", render.Proposals(nr), o.ConfigPath)
 	}
 	if run.update {
 		return e.update(o, run.open)

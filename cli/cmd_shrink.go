@@ -68,13 +68,14 @@ func (e *env) shrink(c *cli.Context, v *replayValues) error {
 			return fail(2, "shrink: --predicate %q: %v", c.String("predicate"), err)
 		}
 	}
-	ro, err := v.options(argv, e.environ, c.String("store"), e.redactKey())
+	ro, err := v.options(argv, e.environ, c.String("store"), e.redactKey(), e.stderr, false)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
 	if !c.IsSet("step-timeout") {
 		ro.StepTimeout = 0 // taken from the whole replay
 	}
+	ro.OnStart, ro.AlwaysDrift = nil, false // -v says what runs for a replay, not for each candidate
 	opt.Replay = *ro
 	rec, err := playback.Load(args[0], &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(c.String("store")) }})
 	if err != nil {

@@ -60,13 +60,9 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 		return fail(2, "no tapes under %s (a tape is a .jsonl file from tapedeck export)", strings.Join(paths, ", "))
 	}
 	tapes = playback.Shard(tapes, k, n)
-	opts, err := v.options(nil, e.environ, c.String("store"), e.redactKey())
+	opts, err := v.options(nil, e.environ, c.String("store"), e.redactKey(), e.stderr, false)
 	if err != nil {
 		return fail(2, "%v", err)
-	}
-	if v.verbose {
-		opts.AlwaysDrift = true
-		opts.OnStart = func(s playback.Start) { render.Start(e.stderr, s) }
 	}
 	if pending, err := playback.FindPending(paths); err == nil && len(pending) > 0 && !update {
 		fmt.Fprintf(e.stderr, "tapedeck: %s awaiting review (%s): %s\n",

@@ -5,13 +5,17 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/playback"
+	"github.com/tapedeck/tapedeck/render"
 )
 
 // compareValues are the flags that say how two recordings are compared.
@@ -39,7 +43,7 @@ func (v *compareValues) options() *playback.CompareOptions {
 type replayValues struct {
 	compare                     compareValues
 	stepTimeout, timeout, quiet time.Duration
-	maxGap                      time.Duration
+	minWait, maxGap             time.Duration
 	verbose                     bool
 	pace                        string
 	pinClock                    bool
@@ -49,7 +53,8 @@ type replayValues struct {
 
 func (v *replayValues) flags() []cli.Flag {
 	return append(v.compare.flags("the tape"),
-		&cli.DurationFlag{Name: "step-timeout", Destination: &v.stepTimeout, Value: 30 * time.Second, Usage: "longest wait for a frame the plugin said before a host frame in the recording; a frame that never comes costs this once"},
+		&cli.DurationFlag{Name: "step-timeout", Destination: &v.stepTimeout, Value: 30 * time.Second, Usage: "longest wait for the frames the plugin said before a host frame in the recording; each wait is bounded sooner by 10 × what it took in the recording (at least --min-wait)"},
+		&cli.DurationFlag{Name: "min-wait", Destination: &v.minWait, Value: 2 * time.Second, Usage: "shortest bound of a wait for the plugin's frames, however fast the recording was (--min-wait set to --step-timeout waits --step-timeout each time)"},
 		&cli.DurationFlag{Name: "timeout", Destination: &v.timeout, Value: 3 * time.Minute, Usage: "longest a whole replay may take; past it the plugin is killed and the replay fails"},
 		&cli.DurationFlag{Name: "quiet", Destination: &v.quiet, Usage: "also wait, before each host frame, until the plugin has said nothing for this long (default off: frames are waited for, never silence)"},
 		&cli.BoolFlag{Name: "verbose", Destination: &v.verbose, Aliases: []string{"v"}, Usage: "say what runs: the command, its folder and the variables added"},
@@ -67,8 +72,9 @@ func (v *replayValues) cwdFlag(usage string) cli.Flag {
 // options are the playback options the flags ask for; argv replaces the
 // recorded command, environ is the plugin's environment (before the
 // recording's variables), storeDir is where this machine's redaction key
-// is when redactKey is nil.
-func (v *replayValues) options(argv, environ []string, storeDir string, redactKey []byte) (*playback.Options, error) {
+// is when redactKey is nil. With -v, what runs is said on stderr; with
+// sayWaits and stderr a terminal, so is a wait of more than 2 s.
+func (v *replayValues) options(argv, environ []string, storeDir string, redactKey []byte, stderr io.Writer, sayWaits bool) (*playback.Options, error) {
 	pace, err := parsePace(v.pace)
 	if err != nil {
 		return nil, err
@@ -81,12 +87,22 @@ func (v *replayValues) options(argv, environ []string, storeDir string, redactKe
 		Strict:        v.compare.strict,
 		CompareStderr: v.compare.compareStderr,
 		StepTimeout:   v.stepTimeout,
+		MinWait:       v.minWait,
 		Timeout:       v.timeout,
 		Quiet:         v.quiet,
 		Pace:          pace,
 		MaxGap:        v.maxGap,
 		StoreDir:      storeDir,
 		RedactKey:     redactKey,
+	}
+	if v.verbose {
+		o.AlwaysDrift = true
+		o.OnStart = func(s playback.Start) { render.Start(stderr, s) }
+	}
+	if sayWaits && screen.IsTerminal(stderr) {
+		o.Waiting = func(what string, waited time.Duration) {
+			fmt.Fprintf(stderr, "tapedeck: waiting %s for %s\n", render.Duration(waited), escape.Text(what))
+		}
 	}
 	if v.pinClockSet > 0 {
 		pin := v.pinClock

@@ -13,16 +13,27 @@ import (
 	"github.com/tapedeck/tapedeck/jsonpath"
 )
 
-// ConfigName is the file beside tapes that holds their ignore rules.
+// ConfigName is the file beside tapes that holds their ignore rules and
+// filters.
 const ConfigName = "tapedeck.json"
 
-// Config is tapedeck.json, kept beside tapes.
+// Config is tapedeck.json, kept beside tapes:
+//
+//	{"ignore": ["METHOD:PATH", …],
+//	 "filters": [{"regex": "…", "replacement": "[time]", "at": "METHOD:PATH"}, …]}
+//
+// Ignore rules leave whole values out of the comparison; filters replace
+// what matches inside string values with a placeholder, on both sides,
+// before comparing (see Filter; "at" is optional).
 type Config struct {
-	Ignore []string `json:"ignore"`
+	Ignore  []string `json:"ignore,omitempty"`
+	Filters []Filter `json:"filters,omitempty"`
 }
 
 // ReadConfig reads tapedeck.json at path; a missing file is an empty
-// config.
+// config. A filter whose regex does not compile (or is empty, or matches
+// the empty string) or whose "at" is not a METHOD:PATH rule is refused,
+// in one line naming the file and the filter.
 func ReadConfig(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -35,7 +46,12 @@ func ReadConfig(path string) (*Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s: %v (expected {\"ignore\": [\"METHOD:PATH\", …]})", path, err)
+		return nil, fmt.Errorf("%s: %v (expected {\"ignore\": [\"METHOD:PATH\", …], \"filters\": [{\"regex\": \"…\", \"replacement\": \"[time]\"}, …]})", path, err)
+	}
+	for i, f := range c.Filters {
+		if _, err := f.compile(); err != nil {
+			return nil, fmt.Errorf("%s: filter %d (regex %q): %v", path, i+1, f.Regex, err)
+		}
 	}
 	return &c, nil
 }
@@ -58,7 +74,17 @@ func ConfigPath(tapePath string) string {
 
 // AddIgnores adds rules to the tapedeck.json at path (keeping those it
 // has, in order, and adding each new one once).
-func AddIgnores(path string, rules []string) error {
+func AddIgnores(path string, rules []string) error { return AddToConfig(path, rules, nil) }
+
+// AddFilters adds filters to the tapedeck.json at path (keeping those it
+// has, in order, and adding each new one once).
+func AddFilters(path string, filters []Filter) error { return AddToConfig(path, nil, filters) }
+
+// AddToConfig adds ignore rules and filters (a NoiseReport's Rules and
+// Filters) to the tapedeck.json at path in one write, keeping what it
+// has, in order, and adding each new one once. Nothing to add leaves the
+// file alone.
+func AddToConfig(path string, rules []string, filters []Filter) error {
 	if path == "" {
 		return errors.New("--write-config needs a tape: tapedeck.json lives beside it")
 	}
@@ -66,18 +92,41 @@ func AddIgnores(path string, rules []string) error {
 	if err != nil {
 		return err
 	}
+	for _, f := range filters {
+		if _, err := f.compile(); err != nil {
+			return fmt.Errorf("filter (regex %q): %v", f.Regex, err)
+		}
+	}
+	added := false
 	have := map[string]bool{}
 	for _, r := range cfg.Ignore {
 		have[r] = true
 	}
 	for _, r := range rules {
 		if !have[r] {
+			have[r] = true
 			cfg.Ignore = append(cfg.Ignore, r)
+			added = true
 		}
+	}
+	haveF := map[Filter]bool{}
+	for _, f := range cfg.Filters {
+		haveF[f] = true
+	}
+	for _, f := range filters {
+		if !haveF[f] {
+			haveF[f] = true
+			cfg.Filters = append(cfg.Filters, f)
+			added = true
+		}
+	}
+	if !added {
+		return nil
 	}
 	return atomicfile.Write(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		return enc.Encode(cfg)
 	})
 }

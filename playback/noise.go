@@ -15,11 +15,17 @@ import (
 type NoiseReport struct {
 	Runs int
 	// Rules are the narrowest ignore rules that cover what varied between
-	// runs of the same plugin.
+	// runs of the same plugin, where a whole value varied (or a value
+	// that is not a string).
 	Rules []string
 	// Stable are the changes from the recording that every run agrees on:
 	// not noise between runs, but (often) time-relative text.
 	Stable []StableChange
+	// Filters are proposed for strings of which only a part varied (a
+	// random id, a time, a UUID, a number): each matches the shape of the
+	// part that varied, scoped with At to where it varied, so that a
+	// change to the rest of the string still fails. Sorted by At.
+	Filters []Filter
 }
 
 // StableChange is a change from the recording that every run makes alike.
@@ -31,31 +37,57 @@ type StableChange struct {
 }
 
 // Noise replays rec runs-1 more times after first (a Replay of rec with
-// the same opt) and proposes ignore rules for the paths that differ
-// between runs of the same plugin; what differs from the recording in the
-// same way in every run is reported apart.
+// the same opt) and proposes, for what differs between runs of the same
+// plugin (under the ignore rules and filters first compared with, so that
+// what is already covered is not proposed again), a filter where only
+// part of a string varied and an ignore rule where a whole value did;
+// what differs from the recording in the same way in every run is
+// reported apart.
 func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, runs int) (*NoiseReport, error) {
 	nr := &NoiseReport{Runs: runs}
 	type varied struct{ method, path string }
 	seen := map[varied]bool{}
-	var paths []pathChange
+	var order []varied
+	sites := map[varied]*noiseSite{}
+	stderr := first.DiffOptions.CompareStderr
+	base := first.filters.frames(first.Run.Live, stderr, false)
 	for i := 1; i < runs; i++ {
 		o := Replay(ctx, rec, opt)
 		if o.Err != nil {
 			return nil, fmt.Errorf("replay %s (run %d): %v", rec.Name, i+1, o.Err)
 		}
-		between := diff.Frames(first.Run.Live, o.Run.Live, diff.Options{Mask: first.DiffOptions.Mask})
+		live := first.filters.frames(o.Run.Live, stderr, false)
+		between := diff.Frames(base, live, diff.Options{Mask: first.DiffOptions.Mask, Ignore: first.DiffOptions.Ignore})
 		for _, d := range between.Differences {
 			for _, ch := range d.Changes {
 				v := varied{d.Method, ch.Path}
+				s := sites[v]
 				if !seen[v] {
 					seen[v] = true
-					paths = append(paths, pathChange{method: d.Method, segs: ch.Segments})
+					order = append(order, v)
+					s = &noiseSite{pathChange: pathChange{method: d.Method, segs: ch.Segments}, strings: true}
+					sites[v] = s
+					s.add(d.Recorded, ch.Segments)
 				}
+				s.add(d.Live, ch.Segments)
 			}
 		}
 	}
-	nr.Rules = proposeRules(paths)
+	var whole []pathChange
+	var parts []proposedFilter
+	for _, v := range order {
+		s := sites[v]
+		fs := s.filters()
+		if fs == nil {
+			whole = append(whole, s.pathChange)
+			continue
+		}
+		for _, f := range fs {
+			parts = append(parts, proposedFilter{site: s.pathChange, re: f.Regex, repl: f.Replacement})
+		}
+	}
+	nr.Rules = proposeRules(whole)
+	nr.Filters = groupFilters(parts)
 	for _, d := range first.Diff.Differences {
 		for _, ch := range d.Changes {
 			if !seen[varied{d.Method, ch.Path}] {
@@ -64,6 +96,91 @@ func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, ru
 		}
 	}
 	return nr, nil
+}
+
+// noiseSite is one place that varied between runs and the values it took.
+type noiseSite struct {
+	pathChange
+	values  []string
+	strings bool // every value so far is a string
+}
+
+// add notes the value at segs of one side of a difference.
+func (s *noiseSite) add(side *diff.Side, segs []string) {
+	v, ok := stringAt(side, segs)
+	if !ok {
+		s.strings = false
+		return
+	}
+	s.values = append(s.values, v)
+}
+
+// filters proposes the filters that cover how the site's string varied,
+// or nil when it is not a string or varied whole.
+func (s *noiseSite) filters() []Filter {
+	if !s.strings || len(s.values) < 2 {
+		return nil
+	}
+	return proposeStringFilters(s.values)
+}
+
+// stringAt is the string at segs in the JSON of a side, if it is one.
+func stringAt(side *diff.Side, segs []string) (string, bool) {
+	v, _ := lookup(side, segs)
+	s, ok := v.(string)
+	return s, ok
+}
+
+// proposedFilter is a filter proposed for one site.
+type proposedFilter struct {
+	site     pathChange
+	re, repl string
+}
+
+// groupFilters spells the proposed filters with the narrowest At that
+// covers their sites: sites alike but for array indexes share one At with
+// [*] where their indexes differ, as proposeRules does. Sorted by At, the
+// filters of one At in the order they were found; without duplicates.
+func groupFilters(parts []proposedFilter) []Filter {
+	type group struct {
+		p    proposedFilter
+		segs []string
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, p := range parts {
+		shape := make([]string, len(p.site.segs))
+		for i, s := range p.site.segs {
+			shape[i] = s
+			if isIndex(s) {
+				shape[i] = "[*]"
+			}
+		}
+		k := p.site.method + "\x00" + strings.Join(shape, "\x00") + "\x00" + p.re + "\x00" + p.repl
+		g, ok := groups[k]
+		if !ok {
+			groups[k] = &group{p: p, segs: append([]string(nil), p.site.segs...)}
+			order = append(order, k)
+			continue
+		}
+		for i, s := range p.site.segs {
+			if isIndex(s) && g.segs[i] != s {
+				g.segs[i] = "[*]"
+			}
+		}
+	}
+	var out []Filter
+	seen := map[Filter]bool{}
+	for _, k := range order {
+		g := groups[k]
+		f := Filter{Regex: g.p.re, Replacement: g.p.repl, At: spellRule(g.p.site.method, g.segs)}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
+	return out
 }
 
 // pathChange is a path that changed in a message of method.

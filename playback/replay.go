@@ -20,7 +20,8 @@ import (
 
 // Options say how to replay a recording and compare. The zero value is
 // the command line's defaults: the recorded command in the recorded folder,
-// a 30 s wait per step, 3 minutes in all, the clock as recorded.
+// each wait bounded by 10 × its recorded time (at least 2 s, at most 30 s),
+// 3 minutes in all, the clock as recorded.
 type Options struct {
 	// Command replaces the recorded one; it runs in Dir, or the current
 	// folder.
@@ -39,11 +40,20 @@ type Options struct {
 	// CompareStderr compares the plugin's stderr lines too.
 	CompareStderr bool
 
-	// StepTimeout bounds the wait for the frames the plugin said before a
-	// host frame (default 30 s); Timeout the whole replay (default 3 min);
-	// Quiet, when set, also waits for that much silence before each host
-	// frame.
+	// StepTimeout caps the wait for the frames the plugin said before a
+	// host frame (default 30 s); Timeout bounds the whole replay (default
+	// 3 min); Quiet, when set, also waits for that much silence before
+	// each host frame.
 	StepTimeout, Timeout, Quiet time.Duration
+	// WaitFactor and MinWait bound each wait by the recording: at most
+	// max(MinWait, WaitFactor × the recorded wait), capped by StepTimeout
+	// (defaults 10 and 2 s; see replay.Options).
+	WaitFactor float64
+	MinWait    time.Duration
+	// Waiting, when set, is told once of each wait that lasts more than
+	// 2 s: what it waits for and how long it has waited (see
+	// replay.Options). It is called from the goroutine that called Replay.
+	Waiting func(what string, waited time.Duration)
 	// Pace scales the recorded gaps: 0 as soon as possible, 1 real time, N
 	// divided by N; MaxGap clamps each (default 2 s).
 	Pace   float64
@@ -64,6 +74,11 @@ type Options struct {
 	AlwaysDrift bool
 	// OnStart, when set, is told what is about to run.
 	OnStart func(Start)
+
+	// Filters replace noise inside string values with placeholders on
+	// both sides before comparing, before those of the tapedeck.json next
+	// to a tape (see Filter).
+	Filters []Filter
 }
 
 // Start is what a replay is about to run.
@@ -96,6 +111,9 @@ type Outcome struct {
 	// Drift is what changed in the plugin's surroundings since the
 	// recording, taken when the replay differs (or with AlwaysDrift).
 	Drift *fingerprint.Drift
+
+	// filters are the filters it compared under (nil: none).
+	filters *filterSet
 }
 
 // Same reports whether it ran and nothing differs.
@@ -134,6 +152,11 @@ func Replay(ctx context.Context, rec *Recording, opt *Options) *Outcome {
 		o.Err = err
 		return o
 	}
+	filters, err := compileFilters(opt.Filters, cfg, cfgPath)
+	if err != nil {
+		o.Err = err
+		return o
+	}
 	cmd, dir, notes, err := command(rec, opt.Command, opt.Dir)
 	if err != nil {
 		o.Err = err
@@ -166,6 +189,9 @@ func Replay(ctx context.Context, rec *Recording, opt *Options) *Outcome {
 		Dir:         dir,
 		Env:         env,
 		StepTimeout: opt.StepTimeout,
+		WaitFactor:  opt.WaitFactor,
+		MinWait:     opt.MinWait,
+		Waiting:     opt.Waiting,
 		Timeout:     opt.Timeout,
 		Quiet:       opt.Quiet,
 		Pace:        opt.Pace,
@@ -187,7 +213,7 @@ func Replay(ctx context.Context, rec *Recording, opt *Options) *Outcome {
 		Mask:          mask,
 		Pair:          func(seq uint64) (uint64, bool) { r, ok := pairs[seq]; return r, ok },
 	}
-	o.Diff = diff.Frames(rec.Frames, o.Run.Live, o.DiffOptions)
+	o.compareFiltered(filters, rec.Frames, o.Run.Live)
 	if rec.Meta.Fingerprint != nil && (!o.Same() || opt.AlwaysDrift) {
 		live, err := fingerprint.Take(ctx, fingerprint.Options{Command: cmd, Dir: dir, Env: env})
 		if err == nil {
@@ -203,6 +229,7 @@ type CompareOptions struct {
 	Strict        bool
 	CompareStderr bool
 	Names         [2]string // what the two are called in the differences; default A and B
+	Filters       []Filter  // beside those of A's tapedeck.json
 }
 
 // Compare compares what the plugin said in b with what it said in a, with
@@ -221,6 +248,10 @@ func Compare(a, b *Recording, opt *CompareOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	filters, err := compileFilters(opt.Filters, cfg, cfgPath)
+	if err != nil {
+		return nil, err
+	}
 	o.DiffOptions = diff.Options{
 		Strict:        opt.Strict,
 		CompareStderr: opt.CompareStderr,
@@ -230,7 +261,7 @@ func Compare(a, b *Recording, opt *CompareOptions) (*Outcome, error) {
 	if o.DiffOptions.Names == [2]string{} {
 		o.DiffOptions.Names = [2]string{"A", "B"}
 	}
-	o.Diff = diff.Frames(a.Frames, b.Frames, o.DiffOptions)
+	o.compareFiltered(filters, a.Frames, b.Frames)
 	return o, nil
 }
 

@@ -1,13 +1,17 @@
 package playback
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tapedeck/tapedeck/diff"
@@ -77,6 +81,9 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 	ro := opt.Replay
 	var test fails
 	var chase string
+	// keep are the recorded frames compared even where they were pooled
+	// and the live plugin did not say them (see settle).
+	var keep map[uint64]bool
 	derived := time.Duration(0)
 	switch {
 	case opt.Exec != "":
@@ -103,7 +110,13 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 				return nil, fmt.Errorf("shrink %s: the whole tape's replay does not satisfy --predicate %s: %w", rec.Name, pred, ErrNothingToShrink)
 			}
 			chase = "--predicate " + pred.String()
-			test = replayTest(rec, &ro, func(o *Outcome) bool { return pred.Eval(factsOf(o)) })
+			keep = map[uint64]bool{}
+			for _, d := range first.Diff.Differences {
+				if d.Recorded != nil {
+					keep[d.Recorded.Seq] = true
+				}
+			}
+			test = replayTest(rec, &ro, t, keep, func(o *Outcome) bool { return pred.Eval(factsOf(o)) })
 			break
 		}
 		if first.Diff.Same() {
@@ -111,7 +124,8 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 		}
 		tg := targetOf(first.Diff.Differences[0])
 		chase = tg.String() + " (the first difference)"
-		test = replayTest(rec, &ro, tg.in)
+		keep = map[uint64]bool{tg.seq: tg.seq != 0}
+		test = replayTest(rec, &ro, t, keep, tg.in)
 	}
 	runs := 1
 	if opt.OnStart != nil {
@@ -130,7 +144,7 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 	frames := t.Keep(res.Keep)
 	if opt.Exec == "" {
 		var n int
-		frames, n = prune(ctx, rec, &ro, frames, test)
+		frames, n = prune(ctx, rec, &ro, frames, test, t, keep)
 		runs += n
 	}
 	if err := writeShrunk(opt.Stdout, opt.Output, rec, frames); err != nil {
@@ -145,11 +159,13 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 }
 
 // prune drops from frames what the plugin said in the recording for the
-// steps that are gone: plugin frames the shrunk session's replay reports
-// missing (a recording where the host wrote ahead of the plugin credits
-// them all to the last step). The pruned tape is kept only if it still
-// fails; n is the replays it took.
-func prune(ctx context.Context, rec *Recording, opt *Options, frames []frame.Frame, test fails) (_ []frame.Frame, n int) {
+// steps that are gone: the frames pooled over steps the host wrote ahead
+// of the plugin that the shrunk session's plugin does not say (with the
+// host's answers to the requests among them), and the plugin frames its
+// replay then reports missing, but for the frames keep names (those of
+// the chased difference). The pruned tape is kept only if it still fails;
+// n is the replays it took.
+func prune(ctx context.Context, rec *Recording, opt *Options, frames []frame.Frame, test fails, t *shrink.Tape, keep map[uint64]bool) (_ []frame.Frame, n int) {
 	meta := *rec.Meta
 	meta.Fingerprint = nil
 	cand := *rec
@@ -158,30 +174,140 @@ func prune(ctx context.Context, rec *Recording, opt *Options, frames []frame.Fra
 	if o.Err != nil {
 		return frames, 1
 	}
+	settled := settle(o, frames, t, keep)
+	res := o.Diff
+	if len(settled) != len(frames) {
+		res = o.recompare(settled)
+	}
 	drop := map[uint64]bool{}
-	for _, d := range o.Diff.Differences {
-		if d.Kind == diff.Missing && d.Recorded != nil {
+	for _, f := range frames {
+		drop[f.Seq] = true
+	}
+	for _, f := range settled {
+		delete(drop, f.Seq)
+	}
+	for _, d := range res.Differences {
+		if d.Kind == diff.Missing && d.Recorded != nil && !keep[d.Recorded.Seq] {
 			drop[d.Recorded.Seq] = true
 		}
 	}
 	if len(drop) == 0 {
 		return frames, 1
 	}
-	var pruned []frame.Frame
-	for _, f := range frames {
-		if f.IsEvent() || f.Dir == frame.In || !drop[f.Seq] {
-			pruned = append(pruned, f)
-		}
-	}
+	pruned := dropWithAnswers(frames, drop)
 	if ok, err := test(ctx, pruned); err != nil || !ok {
 		return frames, 2
 	}
 	return pruned, 2
 }
 
+// dropWithAnswers is frames less the plugin frames drop names and the
+// host's answers to the requests among them. Host frames and events stay.
+func dropWithAnswers(frames []frame.Frame, drop map[uint64]bool) []frame.Frame {
+	unanswered := map[string]int{} // dropped plugin request ids → how many
+	var out []frame.Frame
+	for _, f := range frames {
+		switch {
+		case f.IsEvent():
+		case f.Dir == frame.In:
+			if env, ok := envelopeOf(f.Raw); ok && env.Method == nil && len(env.ID) > 0 && unanswered[idKey(env.ID)] > 0 {
+				unanswered[idKey(env.ID)]--
+				continue
+			}
+		case drop[f.Seq]:
+			if env, ok := envelopeOf(f.Raw); ok && env.Method != nil && len(env.ID) > 0 {
+				unanswered[idKey(env.ID)]++
+			}
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// settle is frames (a candidate) less the frames pooled over steps the
+// host wrote ahead of the plugin (see shrink.Tape.Pooled) that the live
+// plugin of o did not say: those were caused by a step that is gone, and
+// to compare them would pair what the plugin said with what another step
+// made it say. The frames keep names stay: the chased difference's, or
+// for a predicate every frame that differed in the whole replay (what a
+// predicate may be about). What is left is frames itself when nothing
+// goes.
+func settle(o *Outcome, frames []frame.Frame, t *shrink.Tape, keep map[uint64]bool) []frame.Frame {
+	if t == nil {
+		return frames
+	}
+	pooled := false
+	for _, f := range frames {
+		pooled = pooled || t.Pooled(f.Seq)
+	}
+	if !pooled {
+		return frames
+	}
+	stderr := o.DiffOptions.CompareStderr
+	mask := o.DiffOptions.Mask
+	said := map[string]int{}
+	for _, f := range o.filters.frames(o.Live(), stderr, false) {
+		if !f.IsEvent() && f.Dir != frame.In {
+			said[frameKey(&f, mask)]++
+		}
+	}
+	filtered := o.filters.frames(frames, stderr, false)
+	for i := range filtered {
+		f := &filtered[i]
+		if !f.IsEvent() && f.Dir != frame.In && !t.Pooled(f.Seq) {
+			said[frameKey(f, mask)]--
+		}
+	}
+	drop := map[uint64]bool{}
+	for i := range filtered {
+		f := &filtered[i]
+		if f.IsEvent() || f.Dir == frame.In || !t.Pooled(f.Seq) || keep[f.Seq] {
+			continue
+		}
+		if k := frameKey(f, mask); said[k] > 0 {
+			said[k]--
+			continue
+		}
+		drop[f.Seq] = true
+	}
+	if len(drop) == 0 {
+		return frames
+	}
+	return dropWithAnswers(frames, drop)
+}
+
+// frameKey is what a plugin frame says, for telling whether two say the
+// same: its JSON value with members sorted and a request's id left out
+// (the plugin's ids are its own), else its text.
+func frameKey(f *frame.Frame, mask func(string) string) string {
+	raw := string(bytes.TrimSuffix(f.Raw, []byte("\r")))
+	if mask != nil {
+		raw = mask(raw)
+	}
+	if f.Dir == frame.Err {
+		return "err:" + raw
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return "raw:" + raw
+	}
+	if obj, ok := v.(map[string]any); ok {
+		if _, call := obj["method"]; call {
+			delete(obj, "id")
+		}
+	}
+	b, _ := json.Marshal(v)
+	return "json:" + string(b)
+}
+
 // replayTest replays a candidate as replay would (the same command,
-// settings and ignore rules) and asks ok of the outcome.
-func replayTest(rec *Recording, opt *Options, ok func(*Outcome) bool) fails {
+// settings, ignore rules and filters) and asks ok of the outcome, once
+// the frames pooled over steps of t that the plugin did not say are out of
+// the comparison (see settle).
+func replayTest(rec *Recording, opt *Options, t *shrink.Tape, keep map[uint64]bool, ok func(*Outcome) bool) fails {
 	meta := *rec.Meta
 	meta.Fingerprint = nil // drift is not what is chased
 	return func(ctx context.Context, frames []frame.Frame) (bool, error) {
@@ -193,6 +319,9 @@ func replayTest(rec *Recording, opt *Options, ok func(*Outcome) bool) fails {
 		}
 		if o.Err != nil {
 			return false, o.Err
+		}
+		if settled := settle(o, frames, t, keep); len(settled) != len(frames) {
+			o.Diff = o.recompare(settled)
 		}
 		return ok(o), nil
 	}
@@ -247,22 +376,44 @@ func stepTimeoutFrom(live []frame.Frame) time.Duration {
 	return min(max(4*time.Duration(longest), time.Second), 30*time.Second).Round(time.Millisecond)
 }
 
-// target is the failure chased by default: a difference at a method and,
-// for a changed frame, at a path.
+// target is the failure chased by default: the same difference as the
+// whole replay's first, which is the same kind at the same method and,
+// for a changed frame, at the same path with the same recorded and live
+// values there (after ignore rules and filters); for a missing, moved or
+// extra frame the same frame, for an exit the same exits.
 type target struct {
 	kind   diff.Kind
 	method string
 	path   string
+	// old and new are the recorded and the live value at path (JSON, ""
+	// when absent), or the recorded and the live frame when there is no
+	// path.
+	old, new string
+	what     string // an exit difference's
+	seq      uint64 // the recorded frame's seq (0 when it has none)
 }
 
 func targetOf(d diff.Difference) target {
 	t := target{kind: d.Kind, method: d.Method}
-	if d.Kind == diff.Changed && len(d.Changes) > 0 {
-		t.path = d.Changes[0].Path
+	if d.Recorded != nil && d.Kind != diff.Exit {
+		t.seq = d.Recorded.Seq
+	}
+	switch {
+	case d.Kind == diff.Exit:
+		t.what = d.What
+	case d.Kind == diff.Changed && len(d.Changes) > 0:
+		c := d.Changes[0]
+		t.path = c.Path
+		t.old, t.new = valueAt(d.Recorded, c.Segments), valueAt(d.Live, c.Segments)
+	default:
+		t.old, t.new = sideContent(d.Recorded), sideContent(d.Live)
 	}
 	return t
 }
 
+// String names what is chased: the kind, the method and the path (the
+// values it must have there are not spelled: the first difference, shown
+// by replay, has them).
 func (t target) String() string {
 	method := t.method
 	if method == "" {
@@ -278,22 +429,89 @@ func (t target) String() string {
 // in reports whether a replay shows the same failure.
 func (t target) in(o *Outcome) bool {
 	for _, d := range o.Diff.Differences {
-		if d.Method != t.method {
+		if d.Kind != t.kind || d.Method != t.method {
 			continue
 		}
-		if t.path == "" {
-			if d.Kind == t.kind {
+		switch {
+		case t.kind == diff.Exit:
+			if d.What == t.what {
 				return true
 			}
-			continue
-		}
-		for _, ch := range d.Changes {
-			if ch.Path == t.path {
+		case t.path != "":
+			for _, c := range d.Changes {
+				if c.Path == t.path && valueAt(d.Recorded, c.Segments) == t.old && valueAt(d.Live, c.Segments) == t.new {
+					return true
+				}
+			}
+		default:
+			if sideContent(d.Recorded) == t.old && sideContent(d.Live) == t.new {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// valueAt is the value at segs in a side's JSON, spelled as JSON with
+// members sorted; "" when it is absent.
+func valueAt(side *diff.Side, segs []string) string {
+	v, ok := lookup(side, segs)
+	if !ok {
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// lookup is the value at segs in a side's JSON (numbers as json.Number).
+func lookup(side *diff.Side, segs []string) (any, bool) {
+	if side == nil || side.JSON == nil {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(side.JSON))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	for _, seg := range segs {
+		switch x := v.(type) {
+		case map[string]any:
+			e, ok := x[seg]
+			if !ok {
+				return nil, false
+			}
+			v = e
+		case []any:
+			k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(seg, "["), "]"))
+			if !isIndex(seg) || err != nil || k < 0 || k >= len(x) {
+				return nil, false
+			}
+			v = x[k]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// sideContent is what one side of a difference says: its JSON but for
+// its id (which the comparison numbers by order, and so renumbers once
+// steps are gone), else its text; "" for no side.
+func sideContent(side *diff.Side) string {
+	switch {
+	case side == nil:
+		return ""
+	case side.JSON != nil:
+		v, ok := lookup(side, nil)
+		if obj, isObj := v.(map[string]any); ok && isObj {
+			delete(obj, "id")
+			b, _ := json.Marshal(obj)
+			return "json:" + string(b)
+		}
+		return "json:" + string(side.JSON)
+	}
+	return "text:" + side.Pretty
 }
 
 func factsOf(o *Outcome) *shrink.Facts {

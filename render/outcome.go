@@ -203,13 +203,22 @@ func StderrTail(live []frame.Frame, n int) []string {
 
 // Noise prints what replaying again found.
 func Noise(w io.Writer, nr *playback.NoiseReport) {
-	if len(nr.Rules) == 0 {
+	if len(nr.Rules) == 0 && len(nr.Filters) == 0 {
 		fmt.Fprintf(w, "%d runs agree with each other: no noise to ignore\n", nr.Runs)
-	} else {
+	}
+	if len(nr.Filters) > 0 {
+		fmt.Fprintf(w, "%d runs differ from each other inside these strings; proposed filters:\n", nr.Runs)
+		for _, f := range nr.Filters {
+			fmt.Fprintf(w, "  %s  /%s/ → %s\n", escape.Text(f.At), escape.Text(f.Regex), escape.Text(f.Replacement))
+		}
+	}
+	if len(nr.Rules) > 0 {
 		fmt.Fprintf(w, "%d runs differ from each other at these paths; proposed ignore rules:\n", nr.Runs)
 		for _, r := range nr.Rules {
 			fmt.Fprintf(w, "  %s\n", escape.Text(r))
 		}
+	}
+	if len(nr.Rules)+len(nr.Filters) > 0 {
 		fmt.Fprintln(w, "(--write-config adds them to tapedeck.json)")
 	}
 	if len(nr.Stable) > 0 {
@@ -219,6 +228,19 @@ func Noise(w io.Writer, nr *playback.NoiseReport) {
 			fmt.Fprintf(w, "  %s:%s  %s → %s\n", escape.Text(OrAny(st.Method)), escape.Text(st.Path), escape.Text(OrAbsent(st.Old)), escape.Text(OrAbsent(st.New)))
 		}
 	}
+}
+
+// Proposals counts what --runs proposes: "1 ignore rules", "2 filters",
+// "1 ignore rules and 1 filters" (the first as replay has always said it).
+func Proposals(nr *playback.NoiseReport) string {
+	var parts []string
+	if len(nr.Rules) > 0 || len(nr.Filters) == 0 {
+		parts = append(parts, fmt.Sprintf("%d ignore rules", len(nr.Rules)))
+	}
+	if len(nr.Filters) > 0 {
+		parts = append(parts, Count(int64(len(nr.Filters)), "filter", "filters"))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // Differences prints an outcome's differences alone (no verdict, no
@@ -265,6 +287,7 @@ type outcomeJSON struct {
 	Exit       *frame.Frame            `json:"-"`
 	ElapsedMS  int64                   `json:"elapsedMs"`
 	Proposed   []string                `json:"proposedIgnores,omitempty"`
+	Filters    []playback.Filter       `json:"proposedFilters,omitempty"`
 	Stable     []playback.StableChange `json:"stableChanges,omitempty"`
 	TimedOut   bool                    `json:"timedOut,omitempty"`
 	Error      string                  `json:"error,omitempty"`
@@ -274,7 +297,7 @@ type outcomeJSON struct {
 func toJSON(o *playback.Outcome, nr *playback.NoiseReport) outcomeJSON {
 	j := outcomeJSON{Source: o.Recording.Name, Same: o.Same(), Differences: o.Diff.Differences, Compared: o.Diff.Compared, Drift: o.Drift}
 	if nr != nil {
-		j.Proposed, j.Stable = nr.Rules, nr.Stable
+		j.Proposed, j.Filters, j.Stable = nr.Rules, nr.Filters, nr.Stable
 	}
 	if o.Err != nil {
 		j.Error = o.Err.Error()

@@ -35,6 +35,20 @@ type step struct {
 	// pause and quiet are a host script's: wait this long before sending,
 	// and wait for this much silence first.
 	pause, quiet time.Duration
+	// took is how long the recording shows the plugin took to say what
+	// this step waits for: it bounds the wait (see Options.WaitFactor).
+	took took
+}
+
+// took is the recorded wait of a step: the time from the previous host
+// step to the last frame the step waits for (the last of its causes or,
+// for an answer, its request). A wait that includes the plugin's start
+// (the plugin had said no frame before) is counted from the plugin's first
+// line on stdout instead: how long a program takes to start says more
+// about the machine than about the plugin.
+type took struct {
+	d         time.Duration
+	fromStart bool // counted from the plugin's first line on stdout
 }
 
 // call is a request the plugin made in the recording, with the host's
@@ -43,8 +57,13 @@ type call struct {
 	method string
 	params string       // the params' key, for matching (see paramsKey)
 	seq    uint64       // the recorded request's seq
+	at     int64        // the recorded request's time
+	occ    int          // the recorded request is occurrence occ of its cause
 	answer *frame.Frame // nil: the host never answered it
 	used   bool         // a live request was matched to it
+	// lost is set once a wait gave up on its request: its answer's step
+	// does not wait for it again.
+	lost   bool
 	liveID json.RawMessage
 	// late is set once its answer step has been given up on: the answer is
 	// then sent as soon as the request comes.
@@ -57,8 +76,13 @@ type plan struct {
 	steps []step
 	calls map[string][]*call // by method, in recorded order
 	// tail are the causes after the last step: what the plugin said after
-	// the host's last frame, awaited before the replay ends.
-	tail []string
+	// the host's last frame, awaited before the replay ends; tailTook is
+	// how long that took in the recording.
+	tail     []string
+	tailTook took
+	// timed is set when the recording has times: its waits are bounded by
+	// them (a host script's are not).
+	timed bool
 	// A host script's plan also has answers matched by the live request's
 	// id, and results for requests that no answer takes.
 	script   bool
@@ -96,16 +120,27 @@ func makePlan(recorded []frame.Frame) *plan {
 	}
 	var reqs []req
 	msgs := make([]message.Message, len(recorded))
+	occ := map[string]int{} // frames of each cause so far
+	firstAt := int64(-1)    // the plugin's first line on stdout
 	for i := range recorded {
 		f := &recorded[i]
+		if f.At != 0 {
+			p.timed = true
+		}
+		if firstAt < 0 && f.Dir == frame.Out && !f.IsEvent() {
+			firstAt = f.At
+		}
 		if f.IsEvent() || f.Dir == frame.Err {
 			continue
 		}
 		msgs[i] = message.Parse(f.Raw)
 		m := &msgs[i]
+		if cause, ok := CauseOf(m); ok && f.Dir == frame.Out {
+			occ[cause]++
+		}
 		switch {
 		case f.Dir == frame.Out && m.Kind == message.Request:
-			c := &call{method: m.Method, params: paramsKey(m.Params), seq: f.Seq}
+			c := &call{method: m.Method, params: paramsKey(m.Params), seq: f.Seq, at: f.At, occ: occ["call "+m.Method]}
 			p.calls[m.Method] = append(p.calls[m.Method], c)
 			reqs = append(reqs, req{c, m.IDKey()})
 		case f.Dir == frame.In && m.IsReply():
@@ -121,8 +156,32 @@ func makePlan(recorded []frame.Frame) *plan {
 	}
 
 	var causes []string
+	// The recorded wait of a step runs from the previous step (prevAt) to
+	// the last frame it waits for (lastAt, -1: none).
+	var prevAt int64
+	lastAt := int64(-1)
+	spoke := false // the plugin said a frame before the steps so far
+	tookFor := func(lastAt int64) took {
+		t := took{fromStart: !spoke}
+		from := prevAt
+		if t.fromStart {
+			from = firstAt
+		}
+		if lastAt > from {
+			t.d = time.Duration(lastAt - from)
+		}
+		return t
+	}
 	add := func(s step) {
+		if s.kind == sendAnswer && s.call.at > lastAt {
+			lastAt = s.call.at
+		}
+		s.took = tookFor(lastAt)
+		if len(causes) > 0 {
+			spoke = true
+		}
 		s.causes, causes = causes, nil
+		prevAt, lastAt = s.frame.At, -1
 		p.steps = append(p.steps, s)
 	}
 	for i := range recorded {
@@ -138,6 +197,7 @@ func makePlan(recorded []frame.Frame) *plan {
 		case f.Dir == frame.Out:
 			if c, ok := CauseOf(&msgs[i]); ok {
 				causes = append(causes, c)
+				lastAt = f.At
 			}
 		case f.Dir == frame.In:
 			if c, ok := answered[f]; ok {
@@ -150,7 +210,7 @@ func makePlan(recorded []frame.Frame) *plan {
 			add(step{kind: sendFrame, frame: f})
 		}
 	}
-	p.tail = causes
+	p.tail, p.tailTook = causes, tookFor(lastAt)
 	return p
 }
 

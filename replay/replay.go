@@ -13,9 +13,12 @@
 // or a file is never overtaken, and one extra frame delays nothing. The
 // host's answer to a plugin request goes out at its recorded place once the
 // live plugin has made that request. A frame that never comes is given up
-// after the step timeout (and the diff reports it missing); an answer given
-// up on is still sent if the request comes later. Stray output and stderr
-// cause nothing: the host ignores them.
+// after the bound the recording sets (10 × how long it took there, at least
+// 2 s, at most the step timeout; see Options.WaitFactor), or at once when
+// the plugin has exited or closed its stdout, and the diff reports it
+// missing; an answer given up on is still sent if the request comes later,
+// and a request given up on is not waited for again. Stray output and
+// stderr cause nothing: the host ignores them.
 //
 // It takes frames, never a database, and never sleeps for a fixed time:
 // every wait ends on an event or a bound.
@@ -47,9 +50,35 @@ type Options struct {
 	Dir     string   // its working directory
 	Env     []string // its environment (nil: ours)
 
-	// StepTimeout bounds the wait for the plugin's frames before each host
-	// frame. Default 30 s: a frame that never comes costs it once.
+	// StepTimeout caps the wait for the plugin's frames before each host
+	// frame. Default 30 s. A recording's waits are bounded sooner, by what
+	// the recording shows (see WaitFactor); a host script's, which has no
+	// times, by StepTimeout alone.
 	StepTimeout time.Duration
+	// WaitFactor and MinWait bound each wait of a replay by the recording:
+	// before a host frame, the live plugin is given
+	//
+	//	min(StepTimeout, max(MinWait, WaitFactor × recorded wait))
+	//
+	// to say what it said before that frame, where the recorded wait is
+	// the time the recording shows from the previous host frame to the
+	// last of those frames. The live wait is measured alike: from when the
+	// previous host frame was sent. The plugin's start is not held to the
+	// recording (how long a program takes to start says more about the
+	// machine than about the plugin): until the plugin's first line on
+	// stdout a wait is bounded by StepTimeout alone, and the wait that
+	// includes the start is counted, live and in the recording, from that
+	// line. Defaults: WaitFactor 10, MinWait 2 s; a MinWait of StepTimeout
+	// or more waits StepTimeout each time. A recording without times
+	// (every frame at 0) is waited for StepTimeout.
+	WaitFactor float64
+	MinWait    time.Duration
+	// Waiting, when set, is called once by a wait that has lasted 2 s and
+	// goes on, from the replay's own goroutine (the one that called Run or
+	// Play), with what it waits for (the frames, the host frame or script
+	// line that waits, and how long it may wait) and how long it has
+	// waited: for a front-end to say, on a terminal, why nothing happens.
+	Waiting func(what string, waited time.Duration)
 	// Quiet, when set, makes each host frame also wait, once the frames
 	// before it have come, until the plugin has said nothing (stdout or
 	// stderr) for this long: for plugins whose readiness shows in no frame.
@@ -73,6 +102,12 @@ type Options struct {
 func (o *Options) defaults() {
 	if o.StepTimeout <= 0 {
 		o.StepTimeout = 30 * time.Second
+	}
+	if o.WaitFactor <= 0 {
+		o.WaitFactor = 10
+	}
+	if o.MinWait <= 0 {
+		o.MinWait = 2 * time.Second
 	}
 	if o.MaxGap <= 0 {
 		o.MaxGap = 2 * time.Second
@@ -157,11 +192,15 @@ type runner struct {
 	outEOF   bool      // the plugin's stdout is closed: no more frames can come
 	outEOFAt time.Time // when
 	lastSaid time.Time
+	firstOut time.Time // the plugin's first line on stdout
 	// need and have count, per cause, the frames the steps so far require
 	// and the frames the live plugin has produced; unmet is the number of
-	// causes with have < need.
-	need, have map[string]int
-	unmet      int
+	// causes with have < need. required counts what the steps so far
+	// required, given up on or not.
+	need, have, required map[string]int
+	unmet                int
+	// ended says how the last wait that was given up ended.
+	ended waitEnd
 	// owed are requests whose answers were given up on while the plugin
 	// waited for a later answer: the next host frame waits for them.
 	owed []*call
@@ -270,12 +309,13 @@ func start(opts Options) (Plugin, error) {
 func play(ctx context.Context, pl *plan, p Plugin, opts Options, queue int) (*Result, error) {
 	opts.defaults()
 	r := &runner{
-		opts:   opts,
-		plan:   pl,
-		plugin: p,
-		need:   map[string]int{},
-		have:   map[string]int{},
-		res:    Result{Pairs: map[uint64]uint64{}, Sent: map[uint64]uint64{}},
+		opts:     opts,
+		plan:     pl,
+		plugin:   p,
+		need:     map[string]int{},
+		have:     map[string]int{},
+		required: map[string]int{},
+		res:      Result{Pairs: map[uint64]uint64{}, Sent: map[uint64]uint64{}},
 	}
 	r.start = time.Now()
 	r.deadline = r.start.Add(opts.Timeout)
@@ -359,6 +399,14 @@ func (r *runner) play(ctx context.Context) error {
 	for i := range r.plan.steps {
 		st := &r.plan.steps[i]
 		r.require(st.causes)
+		if st.kind == sendAnswer && st.call.lost && !st.call.used {
+			// A wait gave up on the request this answers: it is not
+			// waited for again (it is answered if it comes), and what the
+			// plugin said before this answer is waited for by the next
+			// step.
+			st.call.late = true
+			continue
+		}
 		ready, err := r.waitFor(ctx, st)
 		if err != nil {
 			return err
@@ -381,7 +429,7 @@ func (r *runner) play(ctx context.Context) error {
 				r.forgiveCauses()
 				continue
 			}
-			r.note("%s sent %s: %s", r.plan.where(st), r.why(), r.forgive())
+			r.note("%s sent %s: %s", r.plan.where(st), r.why("what the plugin had said before it in the recording"), r.forgive())
 		}
 		if r.opts.Pace > 0 && performed {
 			gap := time.Duration(float64(st.frame.At-lastAt) / r.opts.Pace)
@@ -405,7 +453,7 @@ func (r *runner) play(ctx context.Context) error {
 		return err
 	}
 	if !ready && !r.exited {
-		r.note("the plugin's last frames were given up %s: %s", r.why(), r.forgive())
+		r.note("the plugin's last frames were given up %s: %s", r.why("them"), r.forgive())
 	}
 	// The host's ending: stdin closed, then its grace periods.
 	if !r.closed {
@@ -438,6 +486,7 @@ func (r *runner) play(ctx context.Context) error {
 // require adds causes to what the live plugin must have produced.
 func (r *runner) require(causes []string) {
 	for _, c := range causes {
+		r.required[c]++
 		n := r.need[c] + 1
 		r.need[c] = n
 		if n == r.have[c]+1 {
@@ -455,12 +504,40 @@ func (r *runner) saw(cause string) {
 	}
 }
 
-// why says why a wait ended before the plugin said what it was waited for.
-func (r *runner) why() string {
-	if r.outEOF {
-		return "without what the plugin had said before it in the recording, as the plugin closed its stdout"
+// waitEnd is how a wait that was given up ended.
+type waitEnd struct {
+	eof      bool          // the plugin closed its stdout
+	waited   time.Duration // how long it waited
+	recorded bool          // it was bounded by the recording
+	capped   bool          // by StepTimeout
+	took     time.Duration // the recorded wait
+}
+
+// why says why a wait ended before the plugin said what it was waited for
+// (what names that).
+func (r *runner) why(what string) string {
+	e := r.ended
+	switch {
+	case e.eof:
+		return fmt.Sprintf("without %s, as the plugin closed its stdout", what)
+	case e.recorded && !e.capped:
+		return fmt.Sprintf("after waiting %v for %s, which took %v in the recording (a wait is bounded by %g × its recorded time, at least %v)",
+			short(e.waited), what, short(e.took), r.opts.WaitFactor, short(r.opts.MinWait))
+	case e.recorded:
+		return fmt.Sprintf("after waiting %v (--step-timeout) for %s, which took %v in the recording", short(e.waited), what, short(e.took))
 	}
-	return fmt.Sprintf("after waiting %v (--step-timeout) for what the plugin had said before it in the recording", r.opts.StepTimeout)
+	return fmt.Sprintf("after waiting %v (--step-timeout) for %s", short(e.waited), what)
+}
+
+// short rounds d for a note.
+func short(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
 }
 
 // laterAnswerWaiting reports whether an answer step right after step i
@@ -490,8 +567,30 @@ func (r *runner) forgive() string {
 	return strings.Join(missing, ", ")
 }
 
-// forgiveCauses gives up on the causes still unmet and lists them.
+// forgiveCauses gives up on the causes still unmet and lists them. The
+// recorded requests among them are lost: their answers' steps do not wait
+// for them again.
 func (r *runner) forgiveCauses() []string {
+	missing := r.unmetCauses()
+	for c, n := range r.need {
+		if r.have[c] >= n {
+			continue
+		}
+		r.need[c] = r.have[c]
+		if method, ok := strings.CutPrefix(c, "call "); ok {
+			for _, cl := range r.plan.calls[method] {
+				if !cl.used && cl.occ <= r.required[c] {
+					cl.lost = true
+				}
+			}
+		}
+	}
+	r.unmet = 0
+	return missing
+}
+
+// unmetCauses lists the causes still unmet, sorted.
+func (r *runner) unmetCauses() []string {
 	var missing []string
 	for c, n := range r.need {
 		if h := r.have[c]; h < n {
@@ -500,12 +599,36 @@ func (r *runner) forgiveCauses() []string {
 				what = fmt.Sprintf("%d × %s", n-h, what)
 			}
 			missing = append(missing, what)
-			r.need[c] = h
 		}
 	}
-	r.unmet = 0
 	sort.Strings(missing)
 	return missing
+}
+
+// awaited says what a wait for step st (nil: the end of the recording)
+// still waits for, and until when, for Options.Waiting.
+func (r *runner) awaited(st *step, quiet, bound time.Duration) string {
+	what := r.unmetCauses()
+	if st != nil && st.kind == sendAnswer && !st.call.used {
+		if c := "call " + st.call.method; r.have[c] >= r.need[c] { // (else listed)
+			what = append(what, st.call.method+" request")
+		}
+	}
+	if st == nil || st.kind != sendAnswer {
+		for _, c := range r.owed {
+			if !c.used {
+				what = append(what, c.method+" request")
+			}
+		}
+	}
+	if len(what) == 0 {
+		what = append(what, fmt.Sprintf("%v of silence", short(quiet)))
+	}
+	where := "the end of the replay"
+	if st != nil {
+		where = r.plan.where(st)
+	}
+	return fmt.Sprintf("%s before %s (given up after %v)", strings.Join(what, ", "), where, short(bound))
 }
 
 // ready reports whether step st may go (nil: the end of the recording): the
@@ -527,40 +650,75 @@ func (r *runner) ready(st *step) bool {
 }
 
 // waitFor handles events until step st may go (true), or it cannot
-// (false): the step timeout passed, or the plugin closed its stdout (after
-// a moment for its exit to arrive: a plugin that closes stdout is usually
-// exiting), or it has exited. With Quiet set, a ready step also waits for
-// that much silence.
+// (false): its bound passed (see Options.WaitFactor), or the plugin closed
+// its stdout (after a moment for its exit to arrive: a plugin that closes
+// stdout is usually exiting), or it has exited. With Quiet set, a ready
+// step also waits for that much silence, for StepTimeout at most. A wait
+// given up on sets r.ended.
 func (r *runner) waitFor(ctx context.Context, st *step) (bool, error) {
-	limit := earlier(time.Now().Add(r.opts.StepTimeout), r.deadline)
-	timer := time.NewTimer(time.Until(limit))
+	begin := time.Now()
+	quietLimit := begin.Add(r.opts.StepTimeout) // for silence
+	tell := begin.Add(waitingAfter)             // for Options.Waiting
+	told := r.opts.Waiting == nil
+	quiet := r.opts.Quiet
+	if st != nil {
+		quiet = max(quiet, st.quiet)
+	}
+	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	armed := limit
+	var armed time.Time
 	for {
 		if r.exited {
 			return false, nil
 		}
-		wake := limit
-		if r.ready(st) {
-			quiet := r.opts.Quiet
-			if st != nil {
-				quiet = max(quiet, st.quiet)
-			}
+		now := time.Now()
+		from, bound, end := r.bound(st, begin) // (the plugin's first line moves it)
+		limit := from.Add(bound)               // for the frames waited for
+		ready := r.ready(st)
+		var settled time.Time
+		if ready {
 			if quiet <= 0 {
 				return true, nil
 			}
-			settled := r.lastSaid.Add(quiet)
-			if !time.Now().Before(settled) {
+			if settled = r.lastSaid.Add(quiet); !now.Before(settled) {
 				return true, nil
 			}
-			wake = earlier(wake, settled)
-		} else if r.outEOF {
-			gone := r.outEOFAt.Add(drain)
-			if !time.Now().Before(gone) {
-				return false, nil
-			}
-			wake = earlier(wake, gone)
 		}
+		if !now.Before(r.deadline) {
+			return false, errTimedOut
+		}
+		var wake time.Time
+		switch {
+		case ready && !now.Before(quietLimit):
+			r.ended = waitEnd{waited: now.Sub(begin)}
+			return false, nil
+		case ready:
+			wake = earlier(settled, quietLimit)
+		case r.outEOF && !now.Before(r.outEOFAt.Add(drain)):
+			r.ended = waitEnd{eof: true}
+			return false, nil
+		case !now.Before(limit):
+			end.waited = now.Sub(from)
+			r.ended = end
+			return false, nil
+		case r.outEOF:
+			wake = earlier(limit, r.outEOFAt.Add(drain))
+		default:
+			wake = limit
+		}
+		if !told && !now.Before(tell) {
+			told = true
+			until := limit
+			if ready {
+				until = quietLimit
+			}
+			r.opts.Waiting(r.awaited(st, quiet, until.Sub(begin)), now.Sub(begin))
+			continue
+		}
+		if !told {
+			wake = earlier(wake, tell)
+		}
+		wake = earlier(wake, r.deadline)
 		if !wake.Equal(armed) {
 			timer.Reset(time.Until(wake))
 			armed = wake
@@ -568,18 +726,44 @@ func (r *runner) waitFor(ctx context.Context, st *step) (bool, error) {
 		select {
 		case ev := <-r.events:
 			r.handle(ev)
-		case now := <-timer.C:
+		case <-timer.C:
 			armed = time.Time{}
-			switch {
-			case !now.Before(r.deadline):
-				return false, errTimedOut
-			case !now.Before(limit):
-				return false, nil
-			}
 		case <-ctx.Done():
 			return false, ctx.Err()
 		}
 	}
+}
+
+// waitingAfter is how long a wait lasts before Options.Waiting hears of it.
+const waitingAfter = 2 * time.Second
+
+// bound is how long the wait for step st (nil: the end of the recording)
+// that began at begin may last, counted from from: by the recording's time
+// for it when the recording has times, capped by StepTimeout. end
+// describes it for the notes.
+func (r *runner) bound(st *step, begin time.Time) (from time.Time, bound time.Duration, end waitEnd) {
+	t := r.plan.tailTook
+	if st != nil {
+		t = st.took
+	}
+	if !r.plan.timed || t.fromStart && r.firstOut.IsZero() {
+		return begin, r.opts.StepTimeout, waitEnd{}
+	}
+	from = begin
+	if t.fromStart {
+		from = r.firstOut
+	}
+	end = waitEnd{recorded: true, took: t.d}
+	allowed := r.opts.StepTimeout + begin.Sub(from) // the cap, counted from from
+	if f := r.opts.WaitFactor * float64(t.d); f < float64(allowed) {
+		bound = max(r.opts.MinWait, time.Duration(f))
+	} else {
+		bound = allowed
+	}
+	if bound >= allowed {
+		bound, end.capped = allowed, true
+	}
+	return from, bound, end
 }
 
 // drain is how long the plugin's pipes are read after its exit (a
@@ -650,6 +834,9 @@ func (r *runner) handle(ev event) {
 		r.lastSaid = ev.at
 		if ev.dir != frame.Out {
 			return
+		}
+		if r.firstOut.IsZero() {
+			r.firstOut = ev.at
 		}
 		m := message.Parse(ev.raw)
 		if c, ok := CauseOf(&m); ok {

@@ -2,7 +2,8 @@
 // way: it cuts a recording into host steps that can go without breaking
 // the tape (initialize and the final shutdown, stdin close and signals
 // stay; an answer goes with the request it answers; what the plugin said
-// goes with the step that caused it), and runs delta debugging (ddmin)
+// goes with the step that caused it, or is pooled over the steps the host
+// wrote ahead of it), and runs delta debugging (ddmin)
 // over those steps with a test it is given, in parallel, bounded in runs.
 // It also parses the predicates that say what "fails the same way" means
 // beyond the default. It takes frames and a test function: it never starts
@@ -19,10 +20,14 @@ type Tape struct {
 	frames []frame.Frame
 	// owner is, per frame, the unit it goes with; -1 for frames that stay
 	// whatever is removed (what the plugin said before the first host
-	// step, its closing and exit events).
-	owner []int
-	units []Unit
-	steps []int // the units that may go, in order
+	// step, its closing and exit events). from is, per frame, the first
+	// unit it may go with: below owner for a frame pooled over a run of
+	// steps the host wrote ahead of the plugin, which stays while any of
+	// them does.
+	owner, from []int
+	units       []Unit
+	steps       []int // the units that may go, in order
+	pooled      map[uint64]bool
 }
 
 // Unit is one host step and what goes with it.
@@ -39,16 +44,37 @@ type Unit struct {
 // request it answers; a host answer goes with the plugin request it
 // answers. The unit holding initialize and the trailing units that end
 // the session (shutdown, stdin close, signals) are fixed.
+//
+// When the host wrote ahead of the plugin (several host steps with
+// nothing from the plugin between them, as when all host lines are piped
+// at once), what the plugin said after them may have been caused by any
+// of them: when that run holds two steps or more that may go, those
+// frames (but replies, which go by id) are pooled over the run and stay
+// while any unit of the run does (see Pooled).
 func Split(recorded []frame.Frame) *Tape {
-	t := &Tape{frames: recorded, owner: make([]int, len(recorded))}
+	t := &Tape{frames: recorded, owner: make([]int, len(recorded)), from: make([]int, len(recorded)), pooled: map[uint64]bool{}}
 	cur := -1
-	hostReqs := map[string][]int{}   // host request id → units, in order
-	pluginReqs := map[string][]int{} // plugin request id → owners, in order
-	var answers []int                // host answers, settled once every request is known
+	type owners struct{ owner, from int }
+	hostReqs := map[string][]int{}      // host request id → units, in order
+	pluginReqs := map[string][]owners{} // plugin request id → owners, in order
+	var answers []int                   // host answers, settled once every request is known
 	curAt := make([]int, len(recorded))
+	var block []int // per unit: the first unit of the run the host wrote ahead in
+	heard := false  // the plugin said something since the current unit started
 	start := func(f *frame.Frame, what string) {
 		t.units = append(t.units, Unit{Seq: f.Seq, What: what})
-		cur = len(t.units) - 1
+		b := len(t.units) - 1
+		if cur >= 0 && !heard {
+			b = block[cur]
+		}
+		block = append(block, b)
+		cur, heard = len(t.units)-1, false
+	}
+	withCur := func(i int) {
+		t.owner[i], t.from[i] = cur, cur
+		if cur >= 0 {
+			t.from[i] = block[cur]
+		}
 	}
 	for i := range recorded {
 		f := &recorded[i]
@@ -56,13 +82,14 @@ func Split(recorded []frame.Frame) *Tape {
 		switch {
 		case f.Event == frame.EventEOF || f.Event == frame.EventSignal:
 			start(f, f.Event)
-			t.owner[i] = cur
+			t.owner[i], t.from[i] = cur, cur
 			continue
 		case f.IsEvent():
-			t.owner[i] = -1
+			t.owner[i], t.from[i] = -1, -1
 			continue
 		case f.Dir == frame.Err:
-			t.owner[i] = cur
+			withCur(i)
+			heard = true
 			continue
 		}
 		m := message.Parse(f.Raw)
@@ -75,27 +102,29 @@ func Split(recorded []frame.Frame) *Tape {
 				what = m.Kind.String()
 			}
 			start(f, what)
-			t.owner[i] = cur
+			t.owner[i], t.from[i] = cur, cur
 			if m.Kind == message.Request {
 				hostReqs[m.IDKey()] = append(hostReqs[m.IDKey()], cur)
 			}
 		case m.IsReply():
-			t.owner[i] = cur
+			heard = true
+			t.owner[i], t.from[i] = cur, cur
 			if q := hostReqs[m.IDKey()]; len(q) > 0 {
-				t.owner[i], hostReqs[m.IDKey()] = q[0], q[1:]
+				t.owner[i], t.from[i], hostReqs[m.IDKey()] = q[0], q[0], q[1:]
 			}
 		default:
-			t.owner[i] = cur
+			heard = true
+			withCur(i)
 			if m.Kind == message.Request {
-				pluginReqs[m.IDKey()] = append(pluginReqs[m.IDKey()], cur)
+				pluginReqs[m.IDKey()] = append(pluginReqs[m.IDKey()], owners{t.owner[i], t.from[i]})
 			}
 		}
 	}
 	for _, i := range answers {
 		m := message.Parse(recorded[i].Raw)
-		t.owner[i] = curAt[i]
+		t.owner[i], t.from[i] = curAt[i], curAt[i]
 		if q := pluginReqs[m.IDKey()]; len(q) > 0 {
-			t.owner[i], pluginReqs[m.IDKey()] = q[0], q[1:]
+			t.owner[i], t.from[i], pluginReqs[m.IDKey()] = q[0].owner, q[0].from, q[1:]
 		}
 	}
 	for i := range t.units {
@@ -121,8 +150,33 @@ func Split(recorded []frame.Frame) *Tape {
 			t.steps = append(t.steps, i)
 		}
 	}
+	// A run with fewer than two steps that may go pools nothing: what
+	// followed goes with its last unit, as without a run.
+	for i := range t.from {
+		if t.from[i] == t.owner[i] {
+			continue
+		}
+		removable := 0
+		for u := t.from[i]; u <= t.owner[i]; u++ {
+			if !t.units[u].Fixed {
+				removable++
+			}
+		}
+		if removable < 2 {
+			t.from[i] = t.owner[i]
+			continue
+		}
+		t.pooled[recorded[i].Seq] = true
+	}
 	return t
 }
+
+// Pooled reports whether the frame of recorded seq went with a run of
+// host steps the host wrote ahead of the plugin rather than with one step:
+// it may have been caused by any of them, so a candidate that keeps some
+// of them may rightly not say it (the caller compares it only when the
+// live plugin says it).
+func (t *Tape) Pooled(seq uint64) bool { return t.pooled[seq] }
 
 // Units lists every unit in recorded order.
 func (t *Tape) Units() []Unit { return t.units }
@@ -147,7 +201,11 @@ func (t *Tape) Keep(keep []int) []frame.Frame {
 	}
 	var out []frame.Frame
 	for i, o := range t.owner {
-		if o < 0 || kept[o] {
+		keep := o < 0 || kept[o]
+		for u := t.from[i]; !keep && u >= 0 && u < o; u++ {
+			keep = kept[u]
+		}
+		if keep {
 			out = append(out, t.frames[i])
 		}
 	}

@@ -1,0 +1,442 @@
+package playback
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tapedeck/tapedeck/diff"
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/jsonpath"
+)
+
+// Filter names noise inside a string, as insta's filters do: before
+// comparing, every match of Regex inside a JSON string value of what the
+// plugin said is replaced with Replacement, on both sides alike, so that
+// a random id or a time is compared as its placeholder while the rest of
+// the string still counts. In tapedeck.json:
+//
+//	{"filters": [
+//	  {"regex": "\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)?(?:Z|[+-]\\d{2}:\\d{2})", "replacement": "[time]"},
+//	  {"regex": "note [0-9a-z]{6}\\b", "replacement": "note [id]", "at": "terminal/send:params.text"}
+//	]}
+//
+// Regex is Go's syntax (package regexp) and may not match the empty
+// string; Replacement is expanded as regexp.ReplaceAllString does ($1 or
+// ${name} name a group, $$ is a dollar). At, when set, is a METHOD:PATH
+// rule, as ignore rules are spelled: the filter then applies only to the
+// string values it names or that lie below what it names, in messages of
+// that method (a response has the method of the request it answers).
+// Without At a filter applies to every string value, and to the whole
+// text of a line that is not JSON (stray output, and stderr lines when
+// they are compared).
+//
+// Filters apply in order, each to what the one before left. Member names
+// are never rewritten, nor anything but the string values: the JSON stays
+// valid and a frame that no filter matches is compared byte for byte as
+// it was. Host frames are left alone, and filters never touch what is
+// saved (pending updates, stored replays keep the real values).
+type Filter struct {
+	Regex       string `json:"regex"`
+	Replacement string `json:"replacement"`
+	At          string `json:"at,omitempty"`
+}
+
+// Label is how the filter is named in notes: its replacement, or when it
+// replaces with nothing its regular expression.
+func (f Filter) Label() string {
+	if f.Replacement == "" {
+		return "/" + f.Regex + "/"
+	}
+	return f.Replacement
+}
+
+// compiledFilter is a Filter ready to apply.
+type compiledFilter struct {
+	Filter
+	re *regexp.Regexp
+	at *jsonpath.Rule // nil: everywhere
+}
+
+// compile checks and compiles f; the error says what is wrong with it.
+func (f Filter) compile() (compiledFilter, error) {
+	c := compiledFilter{Filter: f}
+	if f.Regex == "" {
+		return c, fmt.Errorf("the regex is empty")
+	}
+	re, err := regexp.Compile(f.Regex)
+	if err != nil {
+		return c, fmt.Errorf("bad regex: %v", err)
+	}
+	if re.MatchString("") {
+		return c, fmt.Errorf("the regex matches the empty string (it would put %q between every character)", f.Replacement)
+	}
+	c.re = re
+	if f.At != "" {
+		r, err := jsonpath.ParseRule(f.At)
+		if err != nil {
+			return c, fmt.Errorf("at: %v", err)
+		}
+		c.at = &r
+	}
+	return c, nil
+}
+
+// filterSet is the filters a comparison applies, with how often each
+// applied.
+type filterSet struct {
+	filters []compiledFilter
+	scoped  bool  // some filter has At: paths and methods are needed
+	counts  []int // replacements made, per filter
+}
+
+// compileFilters compiles the filters of opt and those of the
+// tapedeck.json at cfgPath (cfg), naming the bad one. Nil when there are
+// none.
+func compileFilters(opt []Filter, cfg *Config, cfgPath string) (*filterSet, error) {
+	s := &filterSet{}
+	add := func(f Filter, where string) error {
+		c, err := f.compile()
+		if err != nil {
+			return fmt.Errorf("%s (regex %q): %v", where, f.Regex, err)
+		}
+		s.filters = append(s.filters, c)
+		s.scoped = s.scoped || c.at != nil
+		return nil
+	}
+	for i, f := range opt {
+		if err := add(f, fmt.Sprintf("filter %d of the options", i+1)); err != nil {
+			return nil, err
+		}
+	}
+	for i, f := range cfg.Filters {
+		if err := add(f, fmt.Sprintf("%s: filter %d", cfgPath, i+1)); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.filters) == 0 {
+		return nil, nil
+	}
+	s.counts = make([]int, len(s.filters))
+	return s, nil
+}
+
+// note is the line that says which filters applied and how often
+// (replacements, both sides together), "" when none did.
+func (s *filterSet) note() string {
+	if s == nil {
+		return ""
+	}
+	var labels []string
+	n := map[string]int{}
+	for i, f := range s.filters {
+		if s.counts[i] == 0 {
+			continue
+		}
+		l := f.Label()
+		if _, ok := n[l]; !ok {
+			labels = append(labels, l)
+		}
+		n[l] += s.counts[i]
+	}
+	if len(labels) == 0 {
+		return ""
+	}
+	parts := make([]string, len(labels))
+	for i, l := range labels {
+		parts[i] = fmt.Sprintf("%s ×%d", l, n[l])
+	}
+	return "filters applied: " + strings.Join(parts, ", ")
+}
+
+// frames returns frames with the filters applied to what the plugin said
+// on stdout (and on stderr when stderr is set): the same slice when
+// nothing matched, else a copy in which only the frames that changed have
+// new bytes. frames itself is never changed. count says whether the
+// replacements count towards the note.
+func (s *filterSet) frames(frames []frame.Frame, stderr, count bool) []frame.Frame {
+	if s == nil {
+		return frames
+	}
+	var out []frame.Frame
+	var hostCalls map[string]string // host request id → method
+	if s.scoped {
+		hostCalls = map[string]string{}
+	}
+	for i := range frames {
+		f := &frames[i]
+		if f.IsEvent() {
+			continue
+		}
+		if f.Dir == frame.In {
+			if hostCalls != nil {
+				if env, ok := envelopeOf(f.Raw); ok && env.Method != nil && len(env.ID) > 0 {
+					hostCalls[idKey(env.ID)] = *env.Method
+				}
+			}
+			continue
+		}
+		if f.Dir == frame.Err && !stderr {
+			continue
+		}
+		raw, changed := s.line(f, hostCalls, count)
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = append([]frame.Frame(nil), frames...)
+		}
+		out[i].Raw = raw
+	}
+	if out == nil {
+		return frames
+	}
+	return out
+}
+
+// line applies the filters to one plugin line.
+func (s *filterSet) line(f *frame.Frame, hostCalls map[string]string, count bool) ([]byte, bool) {
+	body, cr := f.Raw, false
+	if bytes.HasSuffix(body, []byte("\r")) {
+		body, cr = body[:len(body)-1], true
+	}
+	if f.Dir == frame.Err || f.Cut != nil || !json.Valid(body) {
+		t, ok := s.text(string(f.Raw), "", nil, count, false)
+		return []byte(t), ok
+	}
+	method := ""
+	if s.scoped {
+		if env, ok := envelopeOf(body); ok {
+			switch {
+			case env.Method != nil:
+				method = *env.Method
+			case len(env.ID) > 0:
+				method = hostCalls[idKey(env.ID)]
+			}
+		}
+	}
+	w := walker{in: body, apply: func(path []string, v string) (string, bool) {
+		return s.text(v, method, path, count, true)
+	}, paths: s.scoped}
+	w.value(0, nil)
+	if w.out == nil {
+		return nil, false
+	}
+	w.out = append(w.out, body[w.last:]...)
+	if cr {
+		w.out = append(w.out, '\r')
+	}
+	return w.out, true
+}
+
+// text applies the filters that reach a string value (inJSON) at path of
+// a message of method, or a whole line of text (only the filters without
+// At reach one).
+func (s *filterSet) text(v, method string, path []string, count, inJSON bool) (string, bool) {
+	changed := false
+	for i := range s.filters {
+		f := &s.filters[i]
+		if f.at != nil && (!inJSON || !f.at.MatchMethod(method) || !underRule(f.at.Path, path)) {
+			continue
+		}
+		m := f.re.FindAllStringIndex(v, -1)
+		if len(m) == 0 {
+			continue
+		}
+		if count {
+			s.counts[i] += len(m)
+		}
+		nv := f.re.ReplaceAllString(v, f.Replacement)
+		if nv != v {
+			v, changed = nv, true
+		}
+	}
+	return v, changed
+}
+
+// underRule reports whether path, or a path it lies below, is one p names.
+func underRule(p jsonpath.Path, path []string) bool {
+	for k := len(path); k >= 1; k-- {
+		if p.Match(path[:k]) {
+			return true
+		}
+	}
+	return false
+}
+
+// envelope is what filters and shrink read of a JSON-RPC message.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+}
+
+func envelopeOf(raw []byte) (envelope, bool) {
+	var env envelope
+	if json.Unmarshal(raw, &env) != nil {
+		return env, false
+	}
+	if string(env.ID) == "null" {
+		env.ID = nil
+	}
+	return env, true
+}
+
+// idKey spells a JSON-RPC id the same whatever its white space.
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+// walker rewrites the string values of one valid JSON text in place: it
+// copies in to out only once a value changed, and then only what is
+// before each changed string, so that the rest stays byte for byte.
+type walker struct {
+	in    []byte
+	out   []byte // nil until a string changed
+	last  int    // in[last:] is not yet in out
+	paths bool   // build the path of each value
+	apply func(path []string, v string) (string, bool)
+}
+
+// value walks the value at or after in[i] (white space first) and returns
+// the index past it. in is valid JSON.
+func (w *walker) value(i int, path []string) int {
+	i = skipSpace(w.in, i)
+	if i >= len(w.in) {
+		return i
+	}
+	switch w.in[i] {
+	case '{':
+		i++
+		for {
+			i = skipSpace(w.in, i)
+			if i >= len(w.in) || w.in[i] == '}' {
+				return i + 1
+			}
+			if w.in[i] == ',' {
+				i++
+				continue
+			}
+			end := stringEnd(w.in, i)
+			var sub []string
+			if w.paths {
+				sub = append(path[:len(path):len(path)], unquote(w.in[i:end]))
+			}
+			i = skipSpace(w.in, end)
+			i++ // the colon
+			i = w.value(i, sub)
+		}
+	case '[':
+		i++
+		for n := 0; ; {
+			i = skipSpace(w.in, i)
+			if i >= len(w.in) || w.in[i] == ']' {
+				return i + 1
+			}
+			if w.in[i] == ',' {
+				i++
+				continue
+			}
+			var sub []string
+			if w.paths {
+				sub = append(path[:len(path):len(path)], "["+strconv.Itoa(n)+"]")
+			}
+			i = w.value(i, sub)
+			n++
+		}
+	case '"':
+		end := stringEnd(w.in, i)
+		if v, ok := w.apply(path, unquote(w.in[i:end])); ok {
+			w.out = append(w.out, w.in[w.last:i]...)
+			w.out = appendJSONString(w.out, v)
+			w.last = end
+		}
+		return end
+	}
+	for i < len(w.in) && !strings.ContainsRune(" \t\r\n,:}]", rune(w.in[i])) {
+		i++
+	}
+	return i
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index past the JSON string that opens at b[i].
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// unquote is the contents of the JSON string q (quotes included).
+func unquote(q []byte) string {
+	if len(q) >= 2 && bytes.IndexByte(q, '\\') < 0 {
+		return string(q[1 : len(q)-1])
+	}
+	var s string
+	if json.Unmarshal(q, &s) != nil {
+		return string(q)
+	}
+	return s
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, every other byte as it is.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}
+
+// compareFiltered compares recorded with live under o.DiffOptions once
+// filters have rewritten copies of both, and notes which filters applied.
+// recorded and live themselves are left as they are: what is saved keeps
+// the real values.
+func (o *Outcome) compareFiltered(filters *filterSet, recorded, live []frame.Frame) {
+	o.filters = filters
+	stderr := o.DiffOptions.CompareStderr
+	o.Diff = diff.Frames(filters.frames(recorded, stderr, true), filters.frames(live, stderr, true), o.DiffOptions)
+	if n := filters.note(); n != "" {
+		o.Notes = append(o.Notes, n)
+	}
+}
+
+// recompare compares other recorded frames with the same live run, under
+// the same options and filters (counting nothing).
+func (o *Outcome) recompare(recorded []frame.Frame) diff.Result {
+	stderr := o.DiffOptions.CompareStderr
+	return diff.Frames(o.filters.frames(recorded, stderr, false), o.filters.frames(o.Live(), stderr, false), o.DiffOptions)
+}

@@ -1,0 +1,252 @@
+package playback
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tapedeck/tapedeck/frame"
+)
+
+func compiledOrFatal(t *testing.T, fs ...Filter) *filterSet {
+	t.Helper()
+	s, err := compileFilters(fs, &Config{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestFiltersRewriteStringValuesOnly: a filter rewrites matches inside
+// string values (escapes decoded and spelled again), never member names,
+// numbers or host frames; a frame it does not match keeps its bytes; the
+// JSON stays valid; At scopes a filter to a method and a path, a response
+// taking the method of the request it answers; a line that is not JSON is
+// filtered as text by filters without At; the note counts.
+func TestFiltersRewriteStringValuesOnly(t *testing.T) {
+	s := compiledOrFatal(t,
+		Filter{Regex: `\d{4}-\d{2}-\d{2}`, Replacement: "[date]"},
+		Filter{Regex: `id-[0-9a-z]+`, Replacement: "[id]", At: "session/get:result.turns[*]"},
+	)
+	frames := []frame.Frame{
+		{Seq: 1, Dir: frame.In, Raw: []byte(`{"jsonrpc":"2.0","id":7,"method":"session/get","params":{"on":"2026-01-02"}}`)},
+		{Seq: 2, Dir: frame.Out, Raw: []byte(`{"jsonrpc":"2.0","method":"ui/notify","params":{"message":"nothing to see"}}`)},
+		{Seq: 3, Dir: frame.Out, Raw: []byte(`{"jsonrpc":"2.0", "method":"ui/notify","params":{"2026-01-02":"on \"2026-01-02\"\n","n":20260102, "k":"id-abc"}}`)},
+		{Seq: 4, Dir: frame.Out, Raw: []byte(`{"jsonrpc":"2.0","id":7,"result":{"turns":[{"text":"id-x1 at 2026-03-04"}],"other":"id-x2"}}`)},
+		{Seq: 5, Dir: frame.Out, Raw: []byte(`plugin says 2026-05-06 and id-q9`)},
+		{Seq: 6, Dir: frame.Err, Raw: []byte(`log 2026-05-06`)},
+		{Seq: 7, Event: frame.EventEOF, Dir: frame.In},
+	}
+	orig := make([]string, len(frames))
+	for i, f := range frames {
+		orig[i] = string(f.Raw)
+	}
+	out := s.frames(frames, false, true)
+	want := []string{
+		orig[0],
+		orig[1],
+		`{"jsonrpc":"2.0", "method":"ui/notify","params":{"2026-01-02":"on \"[date]\"\n","n":20260102, "k":"id-abc"}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"turns":[{"text":"[id] at [date]"}],"other":"id-x2"}}`,
+		`plugin says [date] and id-q9`,
+		orig[5], // stderr is not compared
+		"",
+	}
+	for i := range out {
+		if got := string(out[i].Raw); got != want[i] {
+			t.Errorf("frame %d: %s\nwant      %s", i+1, got, want[i])
+		}
+		if i < 4 && !json.Valid(out[i].Raw) {
+			t.Errorf("frame %d is no longer JSON: %s", i+1, out[i].Raw)
+		}
+		if string(frames[i].Raw) != orig[i] {
+			t.Errorf("frame %d of the input changed", i+1)
+		}
+	}
+	if &out[1].Raw[0] != &frames[1].Raw[0] {
+		t.Error("a frame no filter matched was copied")
+	}
+	if got, want := s.note(), "filters applied: [date] ×3, [id] ×1"; got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	if got := s.frames(frames[1:2], false, true); &got[0] != &frames[1] {
+		t.Error("frames no filter matches were copied")
+	}
+	if out := s.frames(frames, true, false); string(out[5].Raw) != "log [date]" {
+		t.Errorf("compared stderr line: %s", out[5].Raw)
+	}
+}
+
+// TestBadFiltersAreRefused: a tapedeck.json filter that does not compile,
+// is empty, matches the empty string or has a bad "at" is refused in one
+// line naming the file and the filter.
+func TestBadFiltersAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ConfigName)
+	for _, c := range []struct{ json, want string }{
+		{`{"filters":[{"regex":"ok","replacement":"x"},{"regex":"(","replacement":"[p]"}]}`, `tapedeck.json: filter 2 (regex "("): bad regex: error parsing regexp: missing closing ): ` + "`(`"},
+		{`{"filters":[{"regex":"","replacement":"x"}]}`, `tapedeck.json: filter 1 (regex ""): the regex is empty`},
+		{`{"filters":[{"regex":"\\d*","replacement":"[n]"}]}`, `tapedeck.json: filter 1 (regex "\\d*"): the regex matches the empty string`},
+		{`{"filters":[{"regex":"x","replacement":"y","at":"params.text"}]}`, `tapedeck.json: filter 1 (regex "x"): at: bad path "params.text": want METHOD:PATH`},
+		{`{"filters":[{"regex":"x","placeholder":"y"}]}`, `unknown field "placeholder"`},
+	} {
+		os.WriteFile(path, []byte(c.json), 0o644)
+		_, err := ReadConfig(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s:\n got %v\nwant …%s…", c.json, err, c.want)
+		}
+	}
+}
+
+// TestConfigAddsFiltersOnce: AddToConfig keeps what the file has and adds
+// each new rule and filter once, and ReadConfig reads them back.
+func TestConfigAddsFiltersOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ConfigName)
+	os.WriteFile(path, []byte(`{"ignore":["a:b"]}`), 0o644)
+	f := Filter{Regex: `<\d+>`, Replacement: "[n]", At: "m:params.x"}
+	for range 2 {
+		if err := AddToConfig(path, []string{"a:b", "c:d"}, []Filter{f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := ReadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(cfg.Ignore, " ") != "a:b c:d" || len(cfg.Filters) != 1 || cfg.Filters[0] != f {
+		t.Errorf("config %+v", cfg)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), `"regex": "<\\d+>"`) {
+		t.Errorf("written as\n%s", b)
+	}
+}
+
+// promptTape is a recording of the prompt fixture: one click, which sends
+// "Summarise note 8f3k2q created 2026-12-01T10:00:00Z" to the terminal.
+func promptTape(t *testing.T) *Recording {
+	return writeTape(t,
+		initIn, initOut,
+		click("go"),
+		`out {"jsonrpc":"2.0","id":1,"method":"terminal/send","params":{"text":"Summarise note 8f3k2q created 2026-12-01T10:00:00Z"}}`,
+		`in {"jsonrpc":"2.0","id":1,"result":{}}`,
+		shutdown, "eof", "exit")
+}
+
+// TestNoiseProposesFiltersInsideAString: a prompt holding a random note
+// id and a time that differ on every run gets filters for those two parts
+// (not an ignore rule for the whole text); with them in tapedeck.json the
+// replay is the same and says which filters applied, and a change of
+// "Summarise" to "Summarize" in the same string still fails.
+func TestNoiseProposesFiltersInsideAString(t *testing.T) {
+	rec := promptTape(t)
+	ctx := context.Background()
+	opt := &Options{Env: fixtureEnv("prompt", "FIXTURE_COUNTER="+filepath.Join(t.TempDir(), "runs"))}
+	first := Replay(ctx, rec, opt)
+	if first.Err != nil || first.Same() {
+		t.Fatalf("first replay: err %v, same %v", first.Err, first.Same())
+	}
+	nr, err := Noise(ctx, rec, opt, first, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Filter{
+		{Regex: `note [0-9a-z]{6}\b`, Replacement: "note [id]", At: "terminal/send:params.text"},
+		{Regex: isoTimeShape, Replacement: "[time]", At: "terminal/send:params.text"},
+	}
+	if len(nr.Rules) != 0 || len(nr.Filters) != len(want) || nr.Filters[0] != want[0] || nr.Filters[1] != want[1] {
+		t.Fatalf("proposed rules %q and filters %+v;\nwant no rule and filters %+v", nr.Rules, nr.Filters, want)
+	}
+	if err := AddToConfig(first.ConfigPath, nr.Rules, nr.Filters); err != nil {
+		t.Fatal(err)
+	}
+
+	o := Replay(ctx, rec, opt)
+	if o.Err != nil || !o.Same() {
+		t.Fatalf("with the proposed filters the replay still differs: %v %+v", o.Err, o.Diff.Differences)
+	}
+	if note := strings.Join(o.Notes, "\n"); !strings.Contains(note, "filters applied: note [id] ×2, [time] ×2") {
+		t.Errorf("notes %q do not say which filters applied", o.Notes)
+	}
+	for _, f := range o.Run.Live {
+		if strings.Contains(string(f.Raw), "[time]") || strings.Contains(string(f.Raw), "[id]") {
+			t.Errorf("the live run itself was filtered: %s", f.Raw)
+		}
+	}
+
+	z := *opt
+	z.Env = append(opt.Env, "FIXTURE_VERB=Summarize")
+	o = Replay(ctx, rec, &z)
+	if o.Err != nil || o.Same() {
+		t.Fatalf("Summarise → Summarize passed the filters: %v", o.Err)
+	}
+	d := o.Diff.Differences
+	if len(d) != 1 || len(d[0].Changes) != 1 || d[0].Changes[0].Path != "params.text" ||
+		d[0].Changes[0].Old != `"Summarise note [id] created [time]"` || d[0].Changes[0].New != `"Summarize note [id] created [time]"` {
+		t.Fatalf("differences %+v", d)
+	}
+}
+
+// TestFiltersApplyToCompareAndNotToPending: Compare filters both sides as
+// a replay does; the pending update of a replay that differs keeps the
+// live run's real values where a filter applied.
+func TestFiltersApplyToCompareAndNotToPending(t *testing.T) {
+	rec := promptTape(t)
+	os.WriteFile(ConfigPath(rec.TapePath), []byte(`{"filters":[{"regex":"\\d{4}-\\d{2}-\\d{2}T[0-9:]+Z","replacement":"[time]"}]}`), 0o644)
+	other := writeTape(t,
+		initIn, initOut, click("go"),
+		`out {"jsonrpc":"2.0","id":1,"method":"terminal/send","params":{"text":"Summarise note 8f3k2q created 2027-01-01T00:00:00Z"}}`,
+		`in {"jsonrpc":"2.0","id":1,"result":{}}`, shutdown, "eof", "exit")
+	o, err := Compare(rec, other, nil)
+	if err != nil || !o.Same() || len(o.Notes) != 1 || o.Notes[0] != "filters applied: [time] ×2" {
+		t.Fatalf("compare: %v same %v notes %q", err, o.Same(), o.Notes)
+	}
+
+	live := Replay(context.Background(), rec, &Options{Env: fixtureEnv("prompt", "FIXTURE_ID=zz99aa", "FIXTURE_TIME=2030-05-05T05:05:05Z")})
+	if live.Err != nil || live.Same() {
+		t.Fatalf("replay: %v", live.Err)
+	}
+	if c := live.Diff.Differences[0].Changes[0]; c.Old != `"Summarise note 8f3k2q created [time]"` || c.New != `"Summarise note zz99aa created [time]"` {
+		t.Errorf("change %+v", c)
+	}
+	path, err := WritePending(live)
+	if err != nil || path == "" {
+		t.Fatalf("pending: %q %v", path, err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), "Summarise note zz99aa created 2030-05-05T05:05:05Z") || strings.Contains(string(b), "[time]") {
+		t.Errorf("the pending update does not keep the real values:\n%s", b)
+	}
+}
+
+// TestProposeStringFilters: the shapes recognised in what varied, and the
+// whole value varying falling back to an ignore rule (nil).
+func TestProposeStringFilters(t *testing.T) {
+	for _, c := range []struct {
+		values []string
+		want   []Filter // nil: an ignore rule
+	}{
+		{[]string{"req 6f1c2a9e-0b7d-4c3e-9a51-2f8e7d6c5b4a done", "req 0a9b8c7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d done"},
+			[]Filter{{Regex: uuidShape, Replacement: "[uuid]"}}},
+		{[]string{"took 41ms", "took 7ms"}, []Filter{{Regex: `took \d+ms\b`, Replacement: "took [number]ms"}}},
+		{[]string{"3 of 17 files", "12 of 17 files"}, []Filter{{Regex: `^\d+\b`, Replacement: "[number]"}}},
+		{[]string{"build deadbeef01 ok", "build 0123abcdef ok"}, []Filter{{Regex: `build [0-9a-f]{10}\b`, Replacement: "build [hex]"}}},
+		{[]string{"token: Ab_9-x!", "token: q-Z_1"}, []Filter{{Regex: `token: [0-9a-zA-Z_\-!]{5,7}$`, Replacement: "token: [varies]"}}},
+		{[]string{"on 2026-12-01", "on 2027-01-31"}, []Filter{{Regex: isoDateShape, Replacement: "[date]"}}},
+		{[]string{"x8Fa", "k2La"}, nil},
+		{[]string{"2026-12-01T10:00:00Z", "2026-12-01T10:00:05Z"}, nil},
+		{[]string{"7f-3a", "2b-9c"}, nil},
+	} {
+		got := proposeStringFilters(c.values)
+		if len(got) != len(c.want) || (c.want == nil) != (got == nil) {
+			t.Errorf("%q: proposed %+v, want %+v", c.values, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%q: proposed %+v, want %+v", c.values, got, c.want)
+			}
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package playback
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/tape"
+)
+
+// The test binary doubles as the fixture plugins of these tests: with
+// PLAYBACK_FIXTURE set, TestMain runs one of these instead of the tests.
+var fixtures = map[string]func() int{
+	// prompt answers initialize and, on the click "go", asks the host to
+	// send "VERB note ID created TIME" to the terminal: VERB is
+	// FIXTURE_VERB (default Summarise); ID and TIME are FIXTURE_ID and
+	// FIXTURE_TIME, or with FIXTURE_COUNTER (a file counting runs) a
+	// random-looking id and a time that differ on every run.
+	"prompt": func() int {
+		verb := envOr("FIXTURE_VERB", "Summarise")
+		id, at := os.Getenv("FIXTURE_ID"), os.Getenv("FIXTURE_TIME")
+		if path := os.Getenv("FIXTURE_COUNTER"); path != "" {
+			b, _ := os.ReadFile(path)
+			n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			os.WriteFile(path, []byte(strconv.Itoa(n+1)), 0o600)
+			ids := []string{"x7p2mz", "q0d9rk", "m4t8wa", "c2v6ne", "h9j1sd"}
+			id = ids[n%len(ids)]
+			at = time.Date(2026, 12, 2+n, 11, 30+n, 7*n, 0, time.UTC).Format(time.RFC3339)
+		}
+		text, _ := json.Marshal(verb + " note " + id + " created " + at)
+		return serve(func(m message) []string {
+			if m.Method == "ui/event" && m.Params.Element == "go" {
+				return []string{`{"jsonrpc":"2.0","id":1,"method":"terminal/send","params":{"text":` + string(text) + `}}`}
+			}
+			return nil
+		})
+	},
+	// badges sets the badge to each element clicked; with FIXTURE_BUG the
+	// click "fire" sets it to "boom".
+	"badges": func() int {
+		bug := os.Getenv("FIXTURE_BUG") != ""
+		return serve(func(m message) []string {
+			if m.Method != "ui/event" {
+				return nil
+			}
+			text := m.Params.Element
+			if bug && text == "fire" {
+				text = "boom"
+			}
+			return []string{`{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"` + text + `"}}`}
+		})
+	},
+	// files lists the files opened so far ("open:NAME" clicks) with their
+	// tone: "ok", "bad" for FIXTURE_BAD, "new" for FIXTURE_NEW.
+	"files": func() int {
+		var items []string
+		return serve(func(m message) []string {
+			name, ok := strings.CutPrefix(m.Params.Element, "open:")
+			if m.Method != "ui/event" || !ok {
+				return nil
+			}
+			tone := "ok"
+			switch name {
+			case os.Getenv("FIXTURE_BAD"):
+				tone = "bad"
+			case os.Getenv("FIXTURE_NEW"):
+				tone = "new"
+			}
+			items = append(items, fmt.Sprintf(`{"file":%q,"tone":%q}`, name, tone))
+			return []string{filesPanel(items)}
+		})
+	},
+}
+
+func filesPanel(items []string) string {
+	return `{"jsonrpc":"2.0","method":"ui/setPanel","params":{"items":[` + strings.Join(items, ",") + `]}}`
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Element string `json:"element"`
+	} `json:"params"`
+}
+
+// serve is a plugin's loop: it answers initialize, exits on shutdown or
+// the end of stdin, and writes what on says of every other line.
+func serve(on func(message) []string) int {
+	br := bufio.NewReader(os.Stdin)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return 0
+		}
+		var m message
+		if json.Unmarshal(line, &m) != nil {
+			continue
+		}
+		switch m.Method {
+		case "initialize":
+			os.Stdout.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}` + "\n")
+		case "shutdown":
+			return 0
+		default:
+			for _, l := range on(m) {
+				os.Stdout.WriteString(l + "\n")
+			}
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv("PLAYBACK_FIXTURE"); name != "" {
+		f, ok := fixtures[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "no fixture %q\n", name)
+			os.Exit(99)
+		}
+		os.Exit(f())
+	}
+	os.Exit(m.Run())
+}
+
+// fixtureEnv is the environment that makes the test binary the fixture
+// plugin name.
+func fixtureEnv(name string, env ...string) []string {
+	return append(append(os.Environ(), "PLAYBACK_FIXTURE="+name), env...)
+}
+
+// line is one recorded line: "in …", "out …", "err …", or "eof" and
+// "exit" for those events.
+type line = string
+
+// writeTape writes lines as a tape of the test binary (run as a fixture)
+// in a folder of its own and reads it back.
+func writeTape(t *testing.T, lines ...line) *Recording {
+	t.Helper()
+	code := 0
+	meta := &frame.Session{ID: frame.NewID(time.Now()), Command: []string{os.Args[0]}, Status: frame.StatusComplete, Started: time.Now()}
+	var frames []frame.Frame
+	for i, l := range lines {
+		f := frame.Frame{Seq: uint64(i + 1), At: int64(i) * int64(time.Millisecond)}
+		dir, raw, _ := strings.Cut(l, " ")
+		switch dir {
+		case "in":
+			f.Dir = frame.In
+		case "out":
+			f.Dir = frame.Out
+		case "err":
+			f.Dir = frame.Err
+		case "eof":
+			f.Event, f.Dir = frame.EventEOF, frame.In
+		case "exit":
+			f.Event, f.Code = frame.EventExit, &code
+		default:
+			t.Fatalf("bad line %q", l)
+		}
+		if !f.IsEvent() {
+			f.Raw = []byte(raw)
+			meta.Frames.Add(f.Dir, 1)
+		}
+		frames = append(frames, f)
+	}
+	path := filepath.Join(t.TempDir(), "session.jsonl")
+	file, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tape.NewWriter(file, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range frames {
+		if err := w.Write(&frames[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	file.Close()
+	rec, err := ReadTape(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+const (
+	initIn   = `in {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+	initOut  = `out {"jsonrpc":"2.0","id":1,"result":{}}`
+	shutdown = `in {"jsonrpc":"2.0","method":"shutdown","params":{}}`
+)
+
+func click(element string) line {
+	return `in {"jsonrpc":"2.0","method":"ui/event","params":{"element":"` + element + `","event":"click"}}`
+}

@@ -1,0 +1,177 @@
+package playback
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tapedeck/tapedeck/diff"
+	"github.com/tapedeck/tapedeck/frame"
+)
+
+// panelOf is a files panel notification as a recorded or live frame.
+func panelOf(seq uint64, dir frame.Dir, items ...string) frame.Frame {
+	var its []string
+	for _, it := range items {
+		file, tone, _ := strings.Cut(it, "=")
+		its = append(its, fmt.Sprintf(`{"file":%q,"tone":%q}`, file, tone))
+	}
+	return frame.Frame{Seq: seq, Dir: dir, Raw: []byte(filesPanel(its))}
+}
+
+// TestTargetIsTheSameDifference: the chased failure is the first
+// difference's kind, method, path and its recorded and live values there:
+// another item's tone, or the same path with other values, is another
+// failure.
+func TestTargetIsTheSameDifference(t *testing.T) {
+	outcome := func(rec, live frame.Frame) *Outcome {
+		return &Outcome{Diff: diff.Frames([]frame.Frame{rec}, []frame.Frame{live}, diff.Options{})}
+	}
+	first := outcome(panelOf(1, frame.Out, "a=ok", "b=ok"), panelOf(1, frame.Out, "a=ok", "b=bad"))
+	tg := targetOf(first.Diff.Differences[0])
+	if got, want := tg.String(), "changed ui/setPanel at params.items[1].tone"; got != want {
+		t.Errorf("target %q, want %q", got, want)
+	}
+	for _, c := range []struct {
+		rec, live []string
+		same      bool
+	}{
+		{[]string{"a=ok", "b=ok"}, []string{"a=ok", "b=bad"}, true},
+		{[]string{"c=ok", "b=ok"}, []string{"d=ok", "b=bad"}, true},    // more differs, the failure is there
+		{[]string{"a=ok", "b=ok"}, []string{"a=bad", "b=ok"}, false},   // another item's tone
+		{[]string{"a=ok", "c=ok"}, []string{"a=ok", "c=warn"}, false},  // the same path, other values
+		{[]string{"a=ok", "c=warn"}, []string{"a=ok", "c=bad"}, false}, // the same live value, another recorded one
+		{[]string{"a=ok", "b=ok"}, []string{"a=ok"}, false},            // removed, not changed
+	} {
+		o := outcome(panelOf(1, frame.Out, c.rec...), panelOf(1, frame.Out, c.live...))
+		if got := tg.in(o); got != c.same {
+			t.Errorf("%v → %v: same failure %v, want %v", c.rec, c.live, got, c.same)
+		}
+	}
+	missing := &Outcome{Diff: diff.Frames([]frame.Frame{panelOf(3, frame.Out, "a=ok")}, nil, diff.Options{})}
+	tm := targetOf(missing.Diff.Differences[0])
+	other := &Outcome{Diff: diff.Frames([]frame.Frame{panelOf(3, frame.Out, "b=ok")}, nil, diff.Options{})}
+	if !tm.in(missing) || tm.in(other) || tm.seq != 3 {
+		t.Errorf("a missing frame: the same %v, another %v, seq %d", tm.in(missing), tm.in(other), tm.seq)
+	}
+	// A missing request is the same once the requests before it are gone
+	// (the comparison numbers them by order).
+	req := func(seq uint64, id int, text string) frame.Frame {
+		return frame.Frame{Seq: seq, Dir: frame.Out, Raw: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"terminal/send","params":{"text":%q}}`, id, text)}
+	}
+	whole := &Outcome{Diff: diff.Frames([]frame.Frame{req(4, 1, "ls"), req(6, 2, "pwd")}, []frame.Frame{req(4, 1, "ls")}, diff.Options{})}
+	tr := targetOf(whole.Diff.Differences[0])
+	shrunk := &Outcome{Diff: diff.Frames([]frame.Frame{req(6, 2, "pwd")}, nil, diff.Options{})}
+	if tr.kind != diff.Missing || !tr.in(shrunk) {
+		t.Errorf("a missing request (%s) is not the same once the one before it is gone", tr)
+	}
+}
+
+// filesTape records the files fixture opening x, a, b, c and d, one step
+// at a time (each panel follows its click), with every tone ok.
+func filesTape(t *testing.T) *Recording {
+	lines := []line{initIn, initOut}
+	var items []string
+	for _, name := range []string{"x", "a", "b", "c", "d"} {
+		items = append(items, fmt.Sprintf(`{"file":%q,"tone":"ok"}`, name))
+		lines = append(lines, click("open:"+name), "out "+filesPanel(items))
+	}
+	return writeTape(t, append(lines, shutdown, "eof", "exit")...)
+}
+
+// TestShrinkKeepsTheFailure: b's tone is broken (items[2] after x and a)
+// and d's tone changed too. A candidate without x and a, where d's tone
+// shows at items[2], differs at the same path but is another failure: the
+// shrunk tape keeps x, a and b, and replays with b's tone at items[2].
+func TestShrinkKeepsTheFailure(t *testing.T) {
+	rec := filesTape(t)
+	env := fixtureEnv("files", "FIXTURE_BAD=b", "FIXTURE_NEW=d")
+	out := filepath.Join(t.TempDir(), "min.jsonl")
+	var chase string
+	res, err := Shrink(context.Background(), rec, &ShrinkOptions{
+		Replay: Options{Env: env}, Jobs: 1, Output: out,
+		OnStart: func(s ShrinkStart) { chase = s.Chase },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "changed ui/setPanel at params.items[2].tone (the first difference)"; chase != want {
+		t.Errorf("chasing %q, want %q", chase, want)
+	}
+	if got := strings.Join(res.Kept, ", "); got != "ui/event (seq 3), ui/event (seq 5), ui/event (seq 7)" {
+		t.Errorf("kept %s (%d of %d steps), want the clicks on x, a and b", got, res.Left, res.Steps)
+	}
+	min, err := ReadTape(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Replay(context.Background(), min, &Options{Env: env})
+	if o.Err != nil || len(o.Diff.Differences) != 1 {
+		t.Fatalf("replay of the shrunk tape: %v %+v", o.Err, o.Diff.Differences)
+	}
+	if c := o.Diff.Differences[0].Changes; len(c) != 1 || c[0].Path != "params.items[2].tone" || c[0].Old != `"ok"` || c[0].New != `"bad"` {
+		t.Errorf("the shrunk tape fails with %+v", c)
+	}
+}
+
+// badgesBatchTape is a recording of the badges fixture made with every
+// host line piped at once: the host wrote all of them before the plugin
+// said anything, so what the plugin said follows them all.
+func badgesBatchTape(t *testing.T) *Recording {
+	elements := []string{"e1", "e2", "e3", "e4", "e5", "e6", "fire", "e8", "e9", "e10"}
+	lines := []line{initIn}
+	for _, el := range elements {
+		lines = append(lines, click(el))
+	}
+	lines = append(lines, shutdown, "eof", initOut)
+	for _, el := range elements {
+		lines = append(lines, `out {"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"`+el+`"}}`)
+	}
+	return writeTape(t, append(lines, "exit")...)
+}
+
+// TestShrinkBatchRecordingToOneClick: in a batch recording every badge
+// follows the last host step; the failure needs the click on fire alone,
+// and the shrunk tape keeps only that click and its badge, so that it
+// replays clean without the bug and fails the same way with it.
+func TestShrinkBatchRecordingToOneClick(t *testing.T) {
+	rec := badgesBatchTape(t)
+	env := fixtureEnv("badges", "FIXTURE_BUG=1")
+	out := filepath.Join(t.TempDir(), "min.jsonl")
+	res, err := Shrink(context.Background(), rec, &ShrinkOptions{Replay: Options{Env: env}, Jobs: 2, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Left != 1 || strings.Join(res.Kept, ", ") != "ui/event (seq 8)" {
+		t.Fatalf("kept %d of %d steps: %v, want the click on fire (seq 8)", res.Left, res.Steps, res.Kept)
+	}
+	min, err := ReadTape(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, f := range min.Frames {
+		if !f.IsEvent() && f.Dir == frame.Out {
+			var m struct {
+				Method string
+				Params struct{ Text string }
+			}
+			if json.Unmarshal(f.Raw, &m); m.Method != "" {
+				said = append(said, m.Method+" "+m.Params.Text)
+			}
+		}
+	}
+	if got := strings.Join(said, ", "); got != "ui/setBadge fire" {
+		t.Errorf("the shrunk tape's plugin frames are %q, want the fire badge alone", got)
+	}
+	if o := Replay(context.Background(), min, &Options{Env: fixtureEnv("badges")}); o.Err != nil || !o.Same() {
+		t.Errorf("the shrunk tape without the bug: %v %+v", o.Err, o.Diff.Differences)
+	}
+	o := Replay(context.Background(), min, &Options{Env: env})
+	if o.Err != nil || len(o.Diff.Differences) != 1 || o.Diff.Differences[0].Changes[0].Old != `"fire"` || o.Diff.Differences[0].Changes[0].New != `"boom"` {
+		t.Errorf("the shrunk tape with the bug: %v %+v", o.Err, o.Diff.Differences)
+	}
+}
