@@ -60,7 +60,7 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 		return fail(2, "no tapes under %s (a tape is a .jsonl file from tapedeck export)", strings.Join(paths, ", "))
 	}
 	tapes = playback.Shard(tapes, k, n)
-	opts, err := v.options(nil, e.environ, c.String("store"), e.redactKey(), e.stderr, false)
+	opts, err := v.options(nil, e.environ, c.String("store"), e.redactKey(), e.stderr, true)
 	if err != nil {
 		return fail(2, "%v", err)
 	}

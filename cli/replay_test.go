@@ -586,38 +586,48 @@ func TestReplayOutputsHideNoControls(t *testing.T) {
 }
 
 // TestReplaySaysWhatItWaitsForOnATerminal: a wait longer than 2 s says, on
-// a terminal, what it waits for (a dropped notification, a floor of 2.5 s); into
-// a pipe it says nothing of it.
+// a terminal, what it waits for (a dropped notification, a floor of 2.5 s),
+// in replay and in test (which names the tape); into a pipe it says nothing
+// of it.
 func TestReplaySaysWhatItWaitsForOnATerminal(t *testing.T) {
 	t.Parallel()
 	tapePath := recordMini(t)
-	m, s, err := openPTY()
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	defer m.Close()
-	cmd := exec.Command(tapedeckBin, "--store", t.TempDir(), "replay", tapePath, "--min-wait", "2.5s")
-	cmd.Env = append(os.Environ(), "TAPEDECK_FIXTURE=mini", "FIXTURE_DROP=1")
-	var out bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, &out, s
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	seen := make(chan []byte, 1)
-	go func() {
-		b, _ := io.ReadAll(m) // ends with EIO once the replay has closed the terminal
-		seen <- b
-	}()
-	if err := cmd.Wait(); err == nil {
-		t.Fatalf("a plugin that drops a notification replayed the same:\n%s", out.Bytes())
-	}
-	m.Close()
-	terminal := <-seen
-	if !bytes.Contains(terminal, []byte("tapedeck: waiting 2")) || !bytes.Contains(terminal, []byte("before host frame seq")) {
-		t.Errorf("the terminal was not told what the replay waits for:\n%q", terminal)
-	}
-	if r := tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=mini", "FIXTURE_DROP=1"}, "replay", tapePath, "--min-wait", "2.5s"); bytes.Contains(r.stderr, []byte("tapedeck: waiting")) {
-		t.Errorf("into a pipe the wait was said: %s", r.stderr)
+	env := []string{"TAPEDECK_FIXTURE=mini", "FIXTURE_DROP=1"}
+	for _, args := range [][]string{{"replay", tapePath}, {"test", tapePath}} {
+		t.Run(args[0], func(t *testing.T) {
+			t.Parallel()
+			m, s, err := openPTY()
+			if err != nil {
+				t.Skipf("no pseudo-terminal: %v", err)
+			}
+			defer m.Close()
+			cmd := exec.Command(tapedeckBin, append([]string{"--store", t.TempDir()}, append(args, "--min-wait", "2.5s")...)...)
+			cmd.Env = append(os.Environ(), env...)
+			var out bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, &out, s
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			seen := make(chan []byte, 1)
+			go func() {
+				b, _ := io.ReadAll(m) // ends with EIO once the command has closed the terminal
+				seen <- b
+			}()
+			if err := cmd.Wait(); err == nil {
+				t.Fatalf("a plugin that drops a notification passed:\n%s", out.Bytes())
+			}
+			m.Close()
+			terminal := <-seen
+			if !bytes.Contains(terminal, []byte("tapedeck: waiting 2")) || !bytes.Contains(terminal, []byte("before host frame seq")) {
+				t.Errorf("the terminal was not told what %s waits for:\n%q", args[0], terminal)
+			}
+			if args[0] == "test" && !bytes.Contains(terminal, []byte(tapePath+": ")) {
+				t.Errorf("test's wait line does not name the tape:\n%q", terminal)
+			}
+			if r := tapedeck(t, t.TempDir(), nil, env, append(args, "--min-wait", "2.5s")...); bytes.Contains(r.stderr, []byte("tapedeck: waiting")) {
+				t.Errorf("into a pipe the wait was said: %s", r.stderr)
+			}
+		})
 	}
 }

@@ -142,8 +142,10 @@ func Parse(raw []byte) Message {
 	if !utf8.Valid(line) {
 		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
 	}
-	trimmed := bytes.TrimSpace(line)
-	if trimmed[0] != '{' {
+	// JSON's own white space only: the host's parser refuses a line that
+	// ends in a form feed or a no-break space.
+	trimmed := bytes.Trim(line, jsonSpace)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
 		if json.Valid(trimmed) {
 			if trimmed[0] == '[' {
 				return Message{Kind: Stray, Problem: "a JSON array (batches are not supported)"}
@@ -215,6 +217,9 @@ func Parse(raw []byte) Message {
 	}
 	return m
 }
+
+// jsonSpace is JSON's white space (RFC 8259): space, tab, LF, CR.
+const jsonSpace = " \t\n\r"
 
 // The members Parse looks at.
 const (

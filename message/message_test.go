@@ -82,8 +82,8 @@ func parseReference(raw []byte) Message {
 	if !utf8.Valid(line) {
 		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
 	}
-	trimmed := bytes.TrimSpace(line)
-	if trimmed[0] != '{' {
+	trimmed := bytes.Trim(line, " \t\n\r")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
 		if json.Valid(trimmed) {
 			if trimmed[0] == '[' {
 				return Message{Kind: Stray, Problem: "a JSON array (batches are not supported)"}

@@ -84,7 +84,8 @@ func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i i
 }
 
 // RunTape replays one tape, or says why it is skipped: its plugin's
-// program is not installed here.
+// program is not installed here. A wait it is told of (opt.Waiting) is
+// named after the tape.
 func RunTape(ctx context.Context, path string, opt *Options) TapeResult {
 	start := time.Now()
 	r := TapeResult{Tape: path}
@@ -101,6 +102,11 @@ func RunTape(ctx context.Context, path string, opt *Options) TapeResult {
 				return r
 			}
 		}
+	}
+	if opt != nil && opt.Waiting != nil {
+		o, say := *opt, opt.Waiting
+		o.Waiting = func(what string, waited time.Duration) { say(path+": "+what, waited) }
+		opt = &o
 	}
 	r.Outcome = Replay(ctx, rec, opt)
 	r.Elapsed = time.Since(start)
