@@ -201,13 +201,12 @@ func TestReplayUpdateAndNoise(t *testing.T) {
 // core: no run may differ. Among them are the waiter plugins, which answer
 // after a debounce timer, a child process and a long sleep.
 func TestBundledTapesReplayStably(t *testing.T) {
-	// Not parallel: it loads every core (busy) and asks every run to hold.
 	tapes, _ := filepath.Glob("testdata/tapes/*.jsonl")
 	if len(tapes) == 0 {
 		t.Fatal("no bundled tapes in testdata/tapes")
 	}
 	rounds := soakRounds(t, 20, 3)
-	busy(t)
+	soakLoad(t)
 	for _, tp := range tapes {
 		t.Run(filepath.Base(tp), func(t *testing.T) {
 			soakSubtest(t)

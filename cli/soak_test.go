@@ -18,11 +18,21 @@ func soakRounds(t *testing.T, full, few int) int {
 }
 
 // soakSubtest is called first in each subtest of a repeated-run proof:
-// with a few rounds the subtests run side by side (the proof's parent
-// stays out of the parallel phase, so its load is its own); at full
-// strength one after the other, each with the machine to itself.
+// with a few rounds the subtests run side by side; at full strength one
+// after the other, each with the busy machine to itself.
 func soakSubtest(t *testing.T) {
 	if os.Getenv("TAPEDECK_SOAK") == "" || testing.Short() {
 		t.Parallel()
 	}
+}
+
+// soakLoad is called first by a repeated-run proof: at full strength it
+// loads every core (busy) while its rounds run, and runs alone; with a few
+// rounds it runs in parallel with the other tests, which are load enough.
+func soakLoad(t *testing.T) {
+	if os.Getenv("TAPEDECK_SOAK") != "" && !testing.Short() {
+		busy(t)
+		return
+	}
+	t.Parallel()
 }

@@ -19,9 +19,8 @@ var waiters = []struct{ id, interpreter, main string }{
 // while busy goroutines load every core: every run is the same. (The
 // recorded command is replayed 20 times by TestBundledTapesReplayStably.)
 func TestWaitingPluginsReplayCleanWithTheirCommand(t *testing.T) {
-	// Not parallel: it loads every core (busy) and asks every run to hold.
 	rounds := soakRounds(t, 20, 3)
-	busy(t)
+	soakLoad(t)
 	for _, w := range waiters {
 		t.Run(w.id, func(t *testing.T) {
 			soakSubtest(t)

@@ -201,8 +201,12 @@ func TestMatchingAgreesWithDiff(t *testing.T) {
 		t.Fatalf("only %d valid values in the corpus", len(values))
 	}
 	for i, a := range values {
-		for _, b := range values[i:] {
-			checkAgreement(t, a, b)
+		for j, b := range values[i:] {
+			// Every pair of small values; a large one (some corpus files
+			// are 100 KB deep) against its neighbours, not all of them.
+			if len(a)+len(b) <= 8<<10 || j < 3 {
+				checkAgreement(t, a, b)
+			}
 		}
 		for _, r := range respell(a) {
 			checkAgreement(t, a, r)
