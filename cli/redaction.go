@@ -38,10 +38,10 @@ func (v *redactValues) config(cmd string, defaults bool) (redact.Config, error) 
 // redacted or st is nil. The placeholder key is $TAPEDECK_REDACT_KEY when
 // set, else the store's own key. A key that cannot be had is exit 1.
 func redactor(cfg redact.Config, key []byte, cmd string, st *store.Store) (*redact.Redactor, error) {
-	if st == nil || !wantsRedaction(cfg) {
+	if st == nil || !cfg.Wanted() {
 		return nil, nil // no store to record into, or nothing to redact
 	}
-	r, err := newRedactor(cfg, key, st)
+	r, err := redact.NewKeyed(cfg, key, st.RedactKey)
 	if err != nil {
 		return nil, fail(1, "%s: %v", cmd, err)
 	}
@@ -71,26 +71,6 @@ func redactConfig(cmd string, rules, regexps []string, defaults bool) (redact.Co
 		cfg.Regexps = append(cfg.Regexps, re)
 	}
 	return cfg, nil
-}
-
-func wantsRedaction(cfg redact.Config) bool {
-	return len(cfg.Rules) > 0 || len(cfg.Regexps) > 0 || cfg.Defaults
-}
-
-// newRedactor builds the redactor of cfg with the placeholder key:
-// $TAPEDECK_REDACT_KEY when set, else the store's own (made on first use,
-// which fails on a read-only or full store).
-func newRedactor(cfg redact.Config, key []byte, st *store.Store) (*redact.Redactor, error) {
-	if key != nil {
-		cfg.Key = key
-	} else {
-		k, err := st.RedactKey()
-		if err != nil {
-			return nil, err
-		}
-		cfg.Key = k
-	}
-	return redact.New(cfg)
 }
 
 // reportRedactions says on w what r redacted: one line per rule, the

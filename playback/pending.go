@@ -3,9 +3,7 @@ package playback
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -103,17 +101,10 @@ func FindPending(paths []string) ([]string, error) {
 			}
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != p) {
-				return filepath.SkipDir
-			}
-			if !d.IsDir() && strings.HasSuffix(path, ".jsonl"+PendingSuffix) {
+		err = eachFile(p, func(path string) {
+			if strings.HasSuffix(path, ".jsonl"+PendingSuffix) {
 				add(path)
 			}
-			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("find pending changes in %s: %w", p, err)

@@ -131,17 +131,10 @@ func FindTapes(paths []string) ([]string, error) {
 			tapes = append(tapes, p)
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != p) {
-				return filepath.SkipDir
-			}
-			if !d.IsDir() && strings.HasSuffix(path, ".jsonl") && IsTape(path) {
+		err = eachFile(p, func(path string) {
+			if strings.HasSuffix(path, ".jsonl") && IsTape(path) {
 				tapes = append(tapes, path)
 			}
-			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("find tapes in %s: %w", p, err)
@@ -149,4 +142,21 @@ func FindTapes(paths []string) ([]string, error) {
 	}
 	sort.Strings(tapes)
 	return tapes, nil
+}
+
+// eachFile calls fn with every file under root, passing over node_modules
+// and hidden folders (root itself may be one).
+func eachFile(root string, fn func(path string)) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != root) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			fn(path)
+		}
+		return nil
+	})
 }

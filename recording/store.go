@@ -38,8 +38,8 @@ func (s *session) startRecording(ctx context.Context) *recording {
 	o := &s.opt
 	var red *redact.Redactor
 	st, err := store.Open(o.StoreDir, nil)
-	if err == nil && wantsRedaction(o.Redact) {
-		if red, err = s.redactor(st); err != nil {
+	if err == nil && o.Redact.Wanted() {
+		if red, err = redact.NewKeyed(o.Redact, o.RedactKey, st.RedactKey); err != nil {
 			err = fmt.Errorf("--redact needs the store's redaction key: %w", err)
 		} else {
 			red.Session(s.meta) // the header is stored too: name, tags, command, environment
@@ -73,27 +73,6 @@ func (s *session) startRecording(ctx context.Context) *recording {
 		r.fp = startFingerprint(ctx, o.Command, s.meta.Cwd, s.env)
 	}
 	return r
-}
-
-// redactor builds the redactor of the options with the placeholder key:
-// RedactKey when set, else the store's own (made on first use, which fails
-// on a read-only or full store).
-func (s *session) redactor(st *store.Store) (*redact.Redactor, error) {
-	cfg := s.opt.Redact
-	if s.opt.RedactKey != nil {
-		cfg.Key = s.opt.RedactKey
-	} else {
-		k, err := st.RedactKey()
-		if err != nil {
-			return nil, err
-		}
-		cfg.Key = k
-	}
-	return redact.New(cfg)
-}
-
-func wantsRedaction(cfg redact.Config) bool {
-	return len(cfg.Rules) > 0 || len(cfg.Regexps) > 0 || cfg.Defaults
 }
 
 // sink is what the relay hands every line and event to: the recorder,

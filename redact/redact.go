@@ -96,6 +96,26 @@ type Redactor struct {
 // ErrNoKey is returned by New for a Config without a key.
 var ErrNoKey = errors.New("redaction needs a key")
 
+// Wanted reports whether cfg asks for any redaction at all: a rule, a
+// regular expression or the default rules.
+func (cfg Config) Wanted() bool {
+	return len(cfg.Rules) > 0 || len(cfg.Regexps) > 0 || cfg.Defaults
+}
+
+// NewKeyed is New with the placeholder key: key when it is not nil, else
+// what storeKey gives (a store's own key, made on first use, which fails
+// on a read-only or full store).
+func NewKeyed(cfg Config, key []byte, storeKey func() ([]byte, error)) (*Redactor, error) {
+	if key == nil {
+		var err error
+		if key, err = storeKey(); err != nil {
+			return nil, err
+		}
+	}
+	cfg.Key = key
+	return New(cfg)
+}
+
 // New returns a Redactor for cfg, or nil (and no error) when cfg redacts
 // nothing.
 func New(cfg Config) (*Redactor, error) {
