@@ -153,36 +153,24 @@ func (e *env) replayOne(ctx context.Context, rec *playback.Recording, run *repla
 	return "", 0
 }
 
-// update makes the live run the golden, to be reviewed: a tape's change is
-// written beside it as NAME.jsonl.new, which review accepts or rejects; a
-// stored session gets a new sibling session.
+// update makes the live run the golden, to be reviewed (playback.Update)
+// and says what it wrote.
 func (e *env) update(o *playback.Outcome, open func() (*store.Store, error)) (string, int) {
-	name := o.Recording.Name
-	if o.Recording.TapePath != "" {
-		path, err := playback.WritePending(o)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "tapedeck: update %s: %v\n", name, err)
-			return "", 2
-		}
-		if path == "" {
-			fmt.Fprintf(e.stderr, "tapedeck: %s has no difference: nothing to update\n", o.Recording.TapePath)
-			return "", 0
-		}
-		fmt.Fprintf(e.stderr, "tapedeck: wrote %s (%s)\n", path, render.CountDifferences(o.Diff))
-		return path, 0
-	}
-	st, err := open()
-	if err != nil {
-		fmt.Fprintf(e.stderr, "tapedeck: update %s: %s\n", name, err.Error())
+	u, err := playback.Update(o, open)
+	switch {
+	case err != nil:
+		fmt.Fprintf(e.stderr, "tapedeck: update %s: %v\n", o.Recording.Name, err)
 		return "", 2
+	case u.Stored != nil:
+		fmt.Fprintf(e.stderr, "tapedeck: stored the live run as session %s\n", u.Stored.ID)
+	case u.Pending != "":
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s (%s)\n", u.Pending, render.CountDifferences(o.Diff))
+	case o.Run.TimedOut:
+		fmt.Fprintf(e.stderr, "tapedeck: %s timed out: a killed plugin's run is no golden; nothing to update\n", o.Recording.Name)
+	default:
+		fmt.Fprintf(e.stderr, "tapedeck: %s has no difference: nothing to update\n", o.Recording.Name)
 	}
-	meta, err := playback.StoreLive(st, o)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "tapedeck: update %s: %v\n", name, err)
-		return "", 2
-	}
-	fmt.Fprintf(e.stderr, "tapedeck: stored the live run as session %s\n", meta.ID)
-	return "", 0
+	return u.Pending, 0
 }
 
 // splitCommand splits arguments at "--": what comes before, and the

@@ -75,7 +75,7 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	results := make([]playback.TapeResult, 0, len(tapes))
 	passed, failed, skipped, updated := 0, 0, 0, 0
 	differed := 0 // failures that ran and differed: an update can take them
-	err = playback.Suite(c.Context, tapes, &playback.SuiteOptions{Replay: *opts, Jobs: c.Int("jobs"), FailOnSkip: c.Bool("fail-on-skip")}, func(i int, r *playback.TapeResult) error {
+	err = playback.Suite(c.Context, tapes, &playback.SuiteOptions{Replay: *opts, Jobs: c.Int("jobs"), FailOnSkip: c.Bool("fail-on-skip"), Update: update}, func(i int, r *playback.TapeResult) error {
 		if progress {
 			fmt.Fprint(e.stderr, "\r\x1b[K")
 		}
@@ -109,16 +109,14 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 					render.OutcomeWith(e.stdout, r.Outcome, render.OutcomeOptions{Verbose: v.verbose})
 				}
 			}
-			if update && r.Outcome.Err == nil && r.Outcome.Run != nil && !r.Outcome.Run.TimedOut {
-				path, err := playback.WritePending(r.Outcome)
-				if err != nil {
-					return fail(1, "update %s: %v", r.Tape, err)
-				}
-				if path != "" {
-					updated++
-					fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", path)
-				}
+			if r.UpdateErr != nil {
+				return fail(1, "update %s: %v", r.Tape, r.UpdateErr)
 			}
+			if r.Pending != "" {
+				updated++
+				fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", r.Pending)
+			}
+
 		}
 		if progress && i+1 < len(tapes) {
 			fmt.Fprintf(e.stderr, "\r\x1b[K[%d/%d] %s", i+1, len(tapes), filepath.Base(tapes[i+1]))

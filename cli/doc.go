@@ -2,17 +2,16 @@
 // runs it, and maps what the commands return to exit codes (Run is the
 // only place that does).
 //
-// Each command has a file of its own, cmd_NAME.go, holding its flags, its
-// help and its action, and nothing another command uses: what two commands
-// share (opening the store and resolving a session, reading a tape,
-// running and reporting a replay, the timeline renderer, redaction flags,
-// ignore rules, writing files atomically) lives in a file named for what it
-// is, and escaping and fitting output to the terminal in the packages
-// escape and screen under internal/. deps_test.go checks that no file uses
-// what a command file declares.
-//
-// The work itself is done by the packages the commands call (proxy,
-// recorder, store, tape, replay, diff, check, …); this package only reads
-// flags, calls them and prints. Inside it, the identifier cli names
-// urfave/cli.
+// Each command has a file of its own, cmd_NAME.go: its flags, its help,
+// and an action that turns the flags into typed options, makes one call
+// into a use case (package recording or playback, or a library such as
+// store, check or wrap) and renders the result (package render). What two
+// commands share lives in a file named for what it is (replayflags.go,
+// the flags of the comparing commands bound to their values; store.go,
+// opening the store; redaction.go; pending.go; completion.go; args.go) and
+// never sees urfave/cli's Context. commandfiles_test.go holds that no
+// file uses what a command file declares, that only command files see the
+// Context, and that no command file is over 200 lines; deps_test.go at the
+// module root that cli imports none of the relay, recorder, spool, replay
+// or diff. Inside this package, the identifier cli names urfave/cli.
 package cli

@@ -16,16 +16,7 @@ import (
 func tapeOf(t testing.TB, meta frame.Session, frames []frame.Frame) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := tape.NewWriter(&buf, &meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range frames {
-		if err := w.Write(&frames[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
+	if err := tape.WriteAll(&buf, &meta, frames); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

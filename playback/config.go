@@ -72,14 +72,6 @@ func ConfigPath(tapePath string) string {
 	return filepath.Join(filepath.Dir(tapePath), ConfigName)
 }
 
-// AddIgnores adds rules to the tapedeck.json at path (keeping those it
-// has, in order, and adding each new one once).
-func AddIgnores(path string, rules []string) error { return AddToConfig(path, rules, nil) }
-
-// AddFilters adds filters to the tapedeck.json at path (keeping those it
-// has, in order, and adding each new one once).
-func AddFilters(path string, filters []Filter) error { return AddToConfig(path, nil, filters) }
-
 // AddToConfig adds ignore rules and filters (a NoiseReport's Rules and
 // Filters) to the tapedeck.json at path in one write, keeping what it
 // has, in order, and adding each new one once. Nothing to add leaves the

@@ -181,16 +181,7 @@ func writeTape(t *testing.T, lines ...line) *Recording {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := tape.NewWriter(file, meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range frames {
-		if err := w.Write(&frames[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
+	if err := tape.WriteAll(file, meta, frames); err != nil {
 		t.Fatal(err)
 	}
 	file.Close()

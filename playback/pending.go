@@ -34,6 +34,37 @@ func WritePending(o *Outcome) (string, error) {
 	return path, err
 }
 
+// Updated is what Update made of a replay's live run.
+type Updated struct {
+	Pending string         // the NAME.jsonl.new written beside a tape ("" when none)
+	Stored  *frame.Session // the new session of a stored session's live run
+}
+
+// Update makes the live run of a replay the golden, to be reviewed: a
+// tape's change is written beside it as NAME.jsonl.new (WritePending;
+// nothing when it has no difference), a stored session's live run is
+// stored as a new session of the store that open opens (StoreLive). A
+// replay that could not run or timed out updates nothing: what a killed
+// plugin said is no golden.
+func Update(o *Outcome, open func() (*store.Store, error)) (*Updated, error) {
+	if o.Err != nil || o.Run == nil || o.Run.TimedOut {
+		return &Updated{}, nil
+	}
+	if o.Recording.TapePath != "" {
+		path, err := WritePending(o)
+		return &Updated{Pending: path}, err
+	}
+	st, err := open()
+	if err != nil {
+		return nil, err
+	}
+	meta, err := StoreLive(st, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Updated{Stored: meta}, nil
+}
+
 // StoreLive stores the live run of a replay of a stored session as a new
 // session of st, tagged replay-of the recorded one, and returns it.
 func StoreLive(st *store.Store, o *Outcome) (*frame.Session, error) {

@@ -40,7 +40,7 @@ type LoadOptions struct {
 func Load(ref string, opt *LoadOptions) (*Recording, error) {
 	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
 		return ReadTape(ref)
-	} else if err := missingFile(ref, err); err != nil {
+	} else if err := MissingFile(ref, err); err != nil {
 		return nil, err
 	}
 	if opt == nil || opt.Store == nil {
@@ -85,19 +85,16 @@ func ReadTape(path string) (*Recording, error) {
 	return &Recording{Name: path, TapePath: path, Tape: tf, Meta: tf.Session, Frames: tf.Frames}, nil
 }
 
-// missingFile is the error for a reference that names a file (it has a
+// MissingFile is the error for a reference that names a file (it has a
 // folder in it, or a tape's extension) that does not exist, given what
 // os.Stat said of it: a missing file, not a session that is not stored.
 // It is nil for anything else.
-func missingFile(ref string, statErr error) error {
+func MissingFile(ref string, statErr error) error {
 	if !errors.Is(statErr, os.ErrNotExist) || !LooksLikePath(ref) {
 		return nil
 	}
 	return fmt.Errorf("%s: no such file", ref)
 }
-
-// MissingFile is missingFile for a reference the caller has stat'ed.
-func MissingFile(ref string, statErr error) error { return missingFile(ref, statErr) }
 
 // LooksLikePath reports whether ref names a file rather than a session:
 // it has a folder in it or a tape's extension.

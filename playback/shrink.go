@@ -564,18 +564,7 @@ func writeShrunk(w io.Writer, path string, rec *Recording, frames []frame.Frame)
 			}
 		}
 	}
-	write := func(w io.Writer) error {
-		tw, err := tape.NewWriter(w, &meta)
-		if err != nil {
-			return err
-		}
-		for i := range frames {
-			if err := tw.Write(&frames[i]); err != nil {
-				return err
-			}
-		}
-		return tw.Flush()
-	}
+	write := func(w io.Writer) error { return tape.WriteAll(w, &meta, frames) }
 	if path == "" {
 		return write(w)
 	}

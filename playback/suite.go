@@ -17,6 +17,11 @@ type TapeResult struct {
 	Outcome *Outcome // nil when skipped
 	Skip    string   // why it was skipped ("" when it ran)
 	Elapsed time.Duration
+	// Pending is the change written beside the tape for review, with
+	// SuiteOptions.Update ("" when none).
+	Pending string
+	// UpdateErr says why the change could not be written.
+	UpdateErr error
 }
 
 // SuiteOptions say how Suite runs tapes.
@@ -26,6 +31,9 @@ type SuiteOptions struct {
 	// FailOnSkip fails a tape whose plugin's program is not installed
 	// here, instead of skipping it.
 	FailOnSkip bool
+	// Update writes each failing tape's live run beside it as
+	// NAME.jsonl.new, for review (see Update).
+	Update bool
 }
 
 // Suite replays tapes, Jobs at a time, and calls each with every result in
@@ -51,6 +59,14 @@ func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i i
 			defer wg.Done()
 			for i := range work {
 				results[i] = RunTape(ctx, tapes[i], &opt.Replay)
+				if r := &results[i]; opt.Update && r.Outcome != nil && !r.Outcome.Same() {
+					u, err := Update(r.Outcome, nil)
+					if err != nil {
+						r.UpdateErr = err
+					} else {
+						r.Pending = u.Pending
+					}
+				}
 				close(done[i])
 			}
 		}()

@@ -108,6 +108,20 @@ func (w *Writer) Flush() error {
 
 // check says why f cannot be written after a frame with sequence number prev
 // (when any was written).
+// WriteAll writes a whole tape to w: the header of meta, then frames.
+func WriteAll(w io.Writer, meta *frame.Session, frames []frame.Frame) error {
+	tw, err := NewWriter(w, meta)
+	if err != nil {
+		return err
+	}
+	for i := range frames {
+		if err := tw.Write(&frames[i]); err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
+}
+
 func check(f *frame.Frame, prev uint64, wrote bool) error {
 	if f.Seq == 0 {
 		return errors.New("seq must be at least 1")
