@@ -66,7 +66,7 @@ func (e *env) ls(c *cli.Context) error {
 			s.Started.Local().Format("2006-01-02 15:04:05"),
 			render.Duration(s.Duration(now)),
 			strconv.FormatInt(s.Frames.In, 10), strconv.FormatInt(s.Frames.Out, 10), strconv.FormatInt(s.Frames.Err, 10),
-			escape.Text(s.Status), render.ExitLabel(s.Exit))
+			render.SessionStatus(s.Status, s.Lost), render.ExitLabel(s.Exit))
 	}
 	if width, ok := screen.Width(e.stdout); ok {
 		// Long names and plugin labels are cut (…) to fit the terminal.

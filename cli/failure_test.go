@@ -13,12 +13,14 @@ import (
 )
 
 // mountTmpfs mounts a tmpfs of size at dir, or skips the test saying why.
+// Its root is 0700 (a tmpfs's is 1777 unless told): a store refuses a
+// folder that others can write.
 func mountTmpfs(t *testing.T, dir, size string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })

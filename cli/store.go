@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
@@ -17,7 +18,8 @@ import (
 // left behind. A recovery failure is reported, not fatal: it never stops a
 // look at what is already stored. A damaged database is: the command ends
 // with one line saying so (exit 1), before anything reads it. A 0-byte
-// one is named on stderr, once, and read as empty.
+// one is named on stderr, once, and read as empty (nothing is ingested
+// into it).
 //
 // Commands that only read never create a store: a missing folder is "no
 // store at DIR" (exit 1). openOrMakeStore is for those that add sessions.
@@ -40,7 +42,10 @@ func (e *env) open(dir string, opts *store.Options) (*store.Store, error) {
 	}
 	switch err := st.Health(); {
 	case errors.Is(err, store.ErrEmpty):
+		// Nothing is written over it, so the spools wait: the line says
+		// so, once, instead of one more per spool that cannot go in.
 		fmt.Fprintf(e.stderr, "tapedeck: %v\n", err)
+		return st, nil
 	case err != nil:
 		return nil, fail(1, "%v", err)
 	}
@@ -76,6 +81,14 @@ func resolveSession(st *store.Store, cmd, ref string) (*frame.Session, error) {
 		return nil, fail(1, "%s: %v", cmd, err)
 	}
 	return nil, fail(1, "%s %s: %v", cmd, ref, err)
+}
+
+// homelessStoreDir is the store folder when there is no $HOME: one of the
+// user's own in the temporary folder (tapedeck-UID), never one shared by
+// every user. store.Open makes it 0700, and refuses it when it is there
+// already and someone else owns it or can write it.
+func homelessStoreDir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("tapedeck-%d", os.Geteuid()))
 }
 
 func isBrokenPipe(err error) bool {

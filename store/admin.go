@@ -81,7 +81,9 @@ func (s *Store) delete(id string) error {
 // renames it over the old file, so a crash leaves one or the other, never a
 // mix. It holds the store's lock throughout, so readers and ingests wait
 // (or, for a recorder, leave their spool for later), and it refuses with
-// ErrRecording while any session records. It returns the file's size
+// ErrRecording while any session records, and with ErrDamaged (naming the
+// session and the frame) when a frame's checksum does not match, or the
+// file's pages do not hold, changing nothing. It returns the file's size
 // before and after.
 func (s *Store) Compact() (before, after int64, err error) {
 	unlock, err := s.lock(true, s.lockTimeout)
@@ -115,7 +117,7 @@ func (s *Store) Compact() (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("compact: %w", err)
 	}
 	before = fi.Size()
-	if err := checkFile(s.dbPath(), true); err != nil {
+	if err := s.checkFile(true); err != nil {
 		return before, 0, fmt.Errorf("compact: %w", err)
 	}
 	var src *bolt.DB
@@ -130,6 +132,20 @@ func (s *Store) Compact() (before, after int64, err error) {
 	defer src.Close()
 	if err := checkSchema(src, false); err != nil {
 		return before, 0, fmt.Errorf("compact: %w", err)
+	}
+	// bbolt copies values as they are: a frame whose checksum does not
+	// match would go into the new file as if it were sound, and gc say
+	// all is well. Every frame is checked first; damage stops it.
+	v := &Verified{}
+	if err := safely(func() error { return src.View(v.sessions) }); err != nil {
+		v.note(err)
+	}
+	if len(v.Problems) > 0 {
+		more := ""
+		if len(v.Problems) > 1 {
+			more = fmt.Sprintf(", and %d more (tapedeck verify lists them)", len(v.Problems)-1)
+		}
+		return before, 0, fmt.Errorf("compact %s: %w; nothing was changed", s.dbPath(), damaged("%s%s", v.Problems[0], more))
 	}
 	tmp := s.dbPath() + ".compact"
 	os.Remove(tmp) // a leftover of a compaction that died

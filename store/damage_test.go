@@ -379,17 +379,11 @@ func FuzzDamagedFile(f *testing.F) {
 		s, _ := Open(t.TempDir(), &Options{LockTimeout: 100 * time.Millisecond})
 		os.WriteFile(s.dbPath(), db, 0o600)
 		s.Health()
-		// Verify first: it must end whatever the damage. bbolt's cursors
-		// loop for ever on a cycle of pages, which Verify reports; reads
-		// go on only where it found the tree's shape sound.
-		v, err := s.Verify()
-		if err != nil {
+		// Verify and every read must end whatever the damage: bbolt's
+		// cursors loop for ever on a cycle of pages, which every open
+		// now finds first (inspectFile).
+		if _, err := s.Verify(); err != nil {
 			t.Fatalf("Verify: %v", err)
-		}
-		for _, p := range v.Problems {
-			if strings.HasPrefix(p, "page ") {
-				return // the tree's shape is damaged
-			}
 		}
 		s.List(nil)
 		var got []frame.Frame

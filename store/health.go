@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Damage: what a command says when the database cannot be trusted. The
@@ -82,30 +83,75 @@ func parseMeta(b []byte) (m boltMeta, ok bool) {
 // not one. freelist asks to check the freelist too: bbolt reads it only for
 // a read-write open, and it can be long.
 func checkFile(path string, freelist bool) error {
+	_, err := inspectFile(path, freelist, nil)
+	return err
+}
+
+// fileStamp is one state of the database file: which file, its size and
+// modification time, and the transaction its newest meta page names. A
+// commit changes the transaction; bytes written over the file by anything
+// else change its time.
+type fileStamp struct {
+	dev, ino    uint64
+	size, mtime int64
+	txid        uint64
+}
+
+func stampOf(fi os.FileInfo, m boltMeta) fileStamp {
+	st := fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), txid: m.txid}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.dev, st.ino = uint64(sys.Dev), uint64(sys.Ino)
+	}
+	return st
+}
+
+// inspectFile does checkFile and, when sound is set, also walks the shape
+// of every B+tree of the file (checkTree), unless the file is still in the
+// state *sound names, which walked clean. bbolt's cursors loop for ever on
+// a cycle of pages (a descent to a first key growing its stack until the
+// process dies, a walk by Next starting over), and its reads follow a page
+// id outside the file into memory that is not there: only a tree whose
+// shape holds is handed to it. The returned stamp is the file's state.
+func inspectFile(path string, freelist bool, sound *fileStamp) (fileStamp, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return fileStamp{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return fileStamp{}, err
 	}
 	size := fi.Size()
 	if size == 0 {
-		return fmt.Errorf("%w: %s", ErrEmpty, path)
+		return fileStamp{}, fmt.Errorf("%w: %s", ErrEmpty, path)
 	}
 	best, err := newestMeta(f)
 	if err != nil {
-		return err
+		return fileStamp{}, err
 	}
 	if want := int64(best.hw) * int64(best.pageSize); size < want {
-		return damaged("%s: %d bytes, but its meta page says %d: the file was cut short", path, size, want)
+		return fileStamp{}, damaged("%s: %d bytes, but its meta page says %d: the file was cut short", path, size, want)
 	}
 	if err := checkPages(f, best, freelist); err != nil {
-		return damaged("%s: %v", path, err)
+		return fileStamp{}, damaged("%s: %v", path, err)
 	}
-	return nil
+	stamp := stampOf(fi, best)
+	if sound == nil || stamp == *sound {
+		return stamp, nil
+	}
+	problems, err := checkTree(f, best)
+	if err != nil {
+		return fileStamp{}, err
+	}
+	if len(problems) > 0 {
+		more := ""
+		if len(problems) > 1 {
+			more = fmt.Sprintf(", and %d more (tapedeck verify lists them)", len(problems)-1)
+		}
+		return fileStamp{}, damaged("%s: %s%s", path, problems[0], more)
+	}
+	return stamp, nil
 }
 
 // Page flags (bbolt internal/common/page.go).
@@ -172,7 +218,8 @@ func checkPages(f *os.File, m boltMeta, freelist bool) error {
 // Health checks the database file's meta pages against the file, cheaply
 // and without opening it with bbolt. It returns nil for a sound file or a
 // store with no database yet, an error wrapping ErrEmpty for a 0-byte file
-// (which the next write would silently start anew), and one wrapping
+// (which no write touches: tapedeck makes a database only where there is
+// no file), and one wrapping
 // ErrDamaged when the file cannot be opened safely. Damage inside pages
 // shows only when they are read (Verify reads them all).
 func (s *Store) Health() error {
@@ -182,7 +229,7 @@ func (s *Store) Health() error {
 	}
 	if errors.Is(err, ErrEmpty) {
 		spools, _ := filepath.Glob(filepath.Join(s.dir, spoolDir, "*.spool"))
-		return fmt.Errorf("%w: any sessions it held are gone and the next write starts it anew (%d not yet ingested wait in %s); move it aside to keep it",
+		return fmt.Errorf("%w: any sessions it held are gone, and tapedeck writes nothing over it (%d not yet ingested wait in %s): move it aside to record again",
 			err, len(spools), filepath.Join(s.dir, spoolDir))
 	}
 	return err

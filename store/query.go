@@ -25,6 +25,9 @@ import (
 var (
 	bucketIndex = []byte("index")
 	keyIndexed  = []byte("indexed")
+	// indexComplete is keyIndexed's value for an index whose entries say
+	// what each session lost; "1" marked one whose entries did not.
+	indexComplete = []byte("2")
 )
 
 const summaryVersion = 1
@@ -39,6 +42,8 @@ type Summary struct {
 	Status  string
 	Exit    frame.Exit
 	Frames  frame.Counts
+	// Lost is what the recording could not keep (a full disk), or nil.
+	Lost *frame.Lost
 }
 
 // Duration is how long the session ran (until now when it has not ended).
@@ -50,7 +55,7 @@ func (s *Summary) Duration(now time.Time) time.Duration {
 }
 
 func summarize(m *frame.Session) Summary {
-	return Summary{ID: m.ID, Name: m.Name, Plugin: m.Plugin, Started: m.Started, Ended: m.Ended, Status: m.Status, Exit: m.Exit, Frames: m.Frames}
+	return Summary{ID: m.ID, Name: m.Name, Plugin: m.Plugin, Started: m.Started, Ended: m.Ended, Status: m.Status, Exit: m.Exit, Frames: m.Frames, Lost: m.Lost}
 }
 
 func appendSummary(dst []byte, m *frame.Session) []byte {
@@ -74,6 +79,15 @@ func appendSummary(dst []byte, m *frame.Session) []byte {
 	}
 	for _, n := range []int64{m.Frames.In, m.Frames.Out, m.Frames.Err} {
 		dst = binary.AppendVarint(dst, n)
+	}
+	// What was lost comes last, after what the first entries held: a
+	// reader that knows no more stops before it.
+	if m.Lost != nil {
+		dst = append(dst, 1)
+		dst = binary.AppendVarint(dst, m.Lost.Frames)
+		dst = binary.AppendVarint(dst, m.Lost.Bytes)
+		dst = binary.AppendUvarint(dst, uint64(len(m.Lost.Reason)))
+		dst = append(dst, m.Lost.Reason...)
 	}
 	return dst
 }
@@ -148,6 +162,23 @@ func decodeSummary(id, b []byte) (Summary, error) {
 			return s, bad
 		}
 	}
+	if len(b) == 0 { // written before it said what was lost, or nothing was
+		return s, nil
+	}
+	if has, ok = flag(); !ok || !has {
+		return s, bad
+	}
+	var l frame.Lost
+	if l.Frames, ok = varint(); !ok {
+		return s, bad
+	}
+	if l.Bytes, ok = varint(); !ok {
+		return s, bad
+	}
+	if l.Reason, ok = str(); !ok {
+		return s, bad
+	}
+	s.Lost = &l
 	return s, nil
 }
 
@@ -155,7 +186,7 @@ func decodeSummary(id, b []byte) (Summary, error) {
 // marks the index complete. It runs inside a read-write transaction.
 func buildIndex(tx *bolt.Tx) error {
 	meta := tx.Bucket(bucketMeta)
-	if meta.Get(keyIndexed) != nil {
+	if bytes.Equal(meta.Get(keyIndexed), indexComplete) {
 		return nil
 	}
 	idx, err := tx.CreateBucketIfNotExists(bucketIndex)
@@ -163,8 +194,8 @@ func buildIndex(tx *bolt.Tx) error {
 		return err
 	}
 	err = tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-		if idx.Get(k) != nil {
-			return nil
+		if idx.Get(k) != nil && !bytes.Contains(v, []byte(`"lost":`)) {
+			return nil // an entry of the first index holds all there is
 		}
 		var m frame.Session
 		if err := json.Unmarshal(v, &m); err != nil {
@@ -175,12 +206,12 @@ func buildIndex(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	return meta.Put(keyIndexed, []byte("1"))
+	return meta.Put(keyIndexed, indexComplete)
 }
 
 // storedSummaries reads the summary of every stored session.
 func storedSummaries(tx *bolt.Tx, fn func(Summary) error) error {
-	if m := tx.Bucket(bucketMeta); m != nil && m.Get(keyIndexed) != nil {
+	if m := tx.Bucket(bucketMeta); m != nil && bytes.Equal(m.Get(keyIndexed), indexComplete) {
 		if idx := tx.Bucket(bucketIndex); idx != nil {
 			return idx.ForEach(func(k, v []byte) error {
 				s, err := decodeSummary(k, v)

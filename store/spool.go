@@ -372,8 +372,11 @@ func (s *Store) moveAside(path string) (string, error) {
 // database at the next look. A damaged spool does not stop it: it is stored
 // as far as it reads (or, when it is no spool at all, not) and moved into
 // spool/damaged/; the returned error says so, once, with the other
-// failures.
+// failures. A store that cannot be written is left as it is.
 func (s *Store) Recover() error {
+	if s.readOnly {
+		return nil // the spools are read where they are
+	}
 	paths, err := s.spools()
 	if err != nil {
 		return err

@@ -6,7 +6,9 @@
 // own layout around the frame package's encoding (checksum.go). It knows
 // nothing of processes. No caller keeps the database open: every operation takes the
 // store's lock file, opens bbolt, does one short piece of work and closes it,
-// so many recorders and readers share one store.
+// so many recorders and readers share one store. bbolt gets only a file
+// whose meta pages and tree shape hold (health.go, pages.go): on anything
+// else it faults, panics or loops.
 package store
 
 import (
@@ -16,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 
@@ -67,6 +70,8 @@ var (
 	ErrRemoved = errors.New("session was removed while it was read")
 	// ErrNoStore: Open with MustExist found no store folder.
 	ErrNoStore = errors.New("no store")
+	// ErrUnsafe: the store folder is not the user's alone (see Open).
+	ErrUnsafe = errors.New("unsafe store folder")
 )
 
 // Options tunes a Store. A nil *Options means the defaults.
@@ -88,15 +93,42 @@ type Store struct {
 	dir         string
 	lockTimeout time.Duration
 	noSync      bool
+	// readOnly: the folder cannot be written (a read-only file system, or
+	// a folder this user may only read); reads need no lock file there.
+	readOnly bool
+	// sound is the last state of the database file whose trees walked
+	// clean (inspectFile), so that the batches of one long read do not
+	// walk them again while nothing writes.
+	sound struct {
+		sync.Mutex
+		stamp fileStamp
+	}
 }
 
 // Open prepares the store in dir, creating the folder (0700) and its spool
 // folder when missing (unless opts.MustExist: then a missing folder is
 // ErrNoStore). It does not open the database.
+//
+// A store folder, or its spool folder, that others could write is refused
+// with ErrUnsafe before anything is read or made in it: whoever can write
+// there can put sessions in the store, or a database of their own, or
+// take the place of its files. So is one owned by another user (but
+// root). A folder that cannot be written (a read-only file system, one
+// this user may only read) opens for reading when opts.MustExist is set:
+// reads then take no lock file where none can be made, and nothing is
+// ingested.
 func Open(dir string, opts *Options) (*Store, error) {
-	if opts != nil && opts.MustExist {
-		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+	mustExist := opts != nil && opts.MustExist
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, os.ErrNotExist):
+		if mustExist {
 			return nil, fmt.Errorf("%w at %s", ErrNoStore, dir)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	default:
+		if err := checkFolder(dir, fi); err != nil {
+			return nil, err
 		}
 	}
 	s := &Store{dir: dir, lockTimeout: 10 * time.Second}
@@ -106,10 +138,47 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if opts != nil {
 		s.noSync = opts.NoSync
 	}
-	if err := os.MkdirAll(filepath.Join(dir, spoolDir), 0o700); err != nil {
-		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	spools := filepath.Join(dir, spoolDir)
+	if err := os.MkdirAll(spools, 0o700); err != nil {
+		if !mustExist || !cannotWrite(err) {
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
+		s.readOnly = true
+	}
+	if fi, err := os.Stat(spools); err == nil {
+		if err := checkFolder(spools, fi); err != nil {
+			return nil, err
+		}
+	}
+	if !s.readOnly && syscall.Access(dir, 2 /* W_OK */) != nil {
+		s.readOnly = true
 	}
 	return s, nil
+}
+
+// checkFolder refuses, with ErrUnsafe, a folder of the store that others
+// could write, or that another user (but root) owns.
+func checkFolder(path string, fi os.FileInfo) error {
+	if !fi.IsDir() {
+		return fmt.Errorf("open store %s: not a folder", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%w: %s can be written by others (mode %04o), who could put sessions or a database of their own in it; make it yours alone (chmod go-w %s) or choose another (--store DIR)",
+			ErrUnsafe, path, perm, path)
+	}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if owner, me := int(sys.Uid), os.Geteuid(); owner != me && owner != 0 {
+			return fmt.Errorf("%w: %s belongs to user %d, not to you (user %d), who could change what it holds; choose a store of your own (--store DIR)",
+				ErrUnsafe, path, owner, me)
+		}
+	}
+	return nil
+}
+
+// cannotWrite reports whether err says a file or folder cannot be written
+// or made: a read-only file system, or no permission.
+func cannotWrite(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, os.ErrPermission)
 }
 
 // Dir is the store folder.
@@ -125,8 +194,20 @@ func (s *Store) dbPath() string { return filepath.Join(s.dir, dbName) }
 // lock takes the store's lock file: shared for readers, exclusive for
 // writers. bbolt polls its own flock every 50 ms, unfairly; this lock polls
 // briefly and keeps every holder short.
+//
+// A reader of a store that cannot be written locks the lock file opened
+// for reading, or, where there is none and none can be made, takes no
+// lock of its own: bbolt's read-only open still locks the database file
+// shared, which keeps writers out while it reads.
 func (s *Store) lock(exclusive bool, timeout time.Duration) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	path := filepath.Join(s.dir, lockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil && !exclusive && cannotWrite(err) {
+		f, err = os.Open(path)
+		if err != nil && (errors.Is(err, os.ErrNotExist) || cannotWrite(err)) {
+			return func() {}, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock store %s: %w", s.dir, err)
 	}
@@ -169,13 +250,26 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 	// bbolt maps the file and reads it through the mapping: a file shorter
 	// than its meta page says would fault. Check it first; a writer never
 	// touches a damaged file, and a reader takes a 0-byte one for none.
-	switch err := checkFile(s.dbPath(), write); {
+	switch err := s.checkFile(write); {
 	case err == nil:
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, ErrEmpty):
+	case errors.Is(err, os.ErrNotExist):
 		if !write {
 			unlock()
 			return nil, nil, nil
 		}
+		if err := s.create(); err != nil {
+			unlock()
+			return nil, nil, err
+		}
+	case errors.Is(err, ErrEmpty):
+		unlock()
+		if !write {
+			return nil, nil, nil
+		}
+		// bbolt would start it anew, silently: a file emptied by
+		// something else keeps whatever a recovery tool could find.
+		return nil, nil, fmt.Errorf("%w; tapedeck writes nothing over it: move it aside (the next command starts a new database and takes the sessions waiting in %s)",
+			err, filepath.Join(s.dir, spoolDir))
 	case errors.Is(err, ErrDamaged):
 		unlock()
 		return nil, nil, err // it names the file
@@ -214,6 +308,52 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 		return nil, nil, err
 	}
 	return db, closeFn, nil
+}
+
+// checkFile is inspectFile on the database, with its trees walked unless
+// they walked clean in the state the file is still in.
+func (s *Store) checkFile(freelist bool) error {
+	s.sound.Lock()
+	known := s.sound.stamp
+	s.sound.Unlock()
+	stamp, err := inspectFile(s.dbPath(), freelist, &known)
+	if err == nil {
+		s.sound.Lock()
+		s.sound.stamp = stamp
+		s.sound.Unlock()
+	}
+	return err
+}
+
+// create makes the database, under the store's exclusive lock, when there
+// is none: bbolt writes its first pages into a file of its own, which is
+// then linked into place, so that tapedeck.db is never a file that bbolt
+// began and could not finish (a full disk leaves a 0-byte one), which the
+// next write would take for one emptied by something else.
+func (s *Store) create() error {
+	tmp, err := os.CreateTemp(s.dir, ".tapedeck.db-*")
+	if err != nil {
+		return fmt.Errorf("create %s: %w", s.dbPath(), err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	db, err := bolt.Open(tmp.Name(), 0o600, &bolt.Options{Timeout: time.Second})
+	if err == nil {
+		err = db.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", s.dbPath(), err)
+	}
+	if err := os.Link(tmp.Name(), s.dbPath()); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("create %s: %w", s.dbPath(), err)
+	}
+	if !s.noSync {
+		if d, err := os.Open(s.dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
+	}
+	return nil
 }
 
 func checkSchema(db *bolt.DB, write bool) error {

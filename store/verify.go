@@ -29,7 +29,8 @@ type Verified struct {
 // Verify reads the whole database: bbolt's consistency check of every page,
 // then every session record, index entry, frame and chunk, checking every
 // checksum. Damage is reported in Problems, not as the error, which is for
-// a store that could not be read at all (busy, unreadable). A store without
+// a store that could not be read at all (busy, unreadable: no finding
+// about the database, so no damage). A store without
 // a database verifies clean. It holds the store's shared lock throughout,
 // so recorders leave their spools for later while it runs.
 func (s *Store) Verify() (*Verified, error) {
@@ -39,11 +40,19 @@ func (s *Store) Verify() (*Verified, error) {
 	// checked first (a read-only open does not read them), then the shape
 	// of every tree, with plain reads: bbolt's cursors and its own check
 	// loop for ever on a cycle of pages.
-	if err := checkFile(s.dbPath(), true); errors.Is(err, ErrDamaged) {
+	switch err := checkFile(s.dbPath(), true); {
+	case err == nil, errors.Is(err, os.ErrNotExist), errors.Is(err, ErrEmpty):
+	case errors.Is(err, ErrDamaged):
 		note(err)
 		return v, nil
+	default: // it could not be read: that is no finding about it
+		return nil, fmt.Errorf("verify: cannot read %s: %w", s.dbPath(), err)
 	}
-	if problems, err := s.checkTree(); err != nil || len(problems) > 0 {
+	problems, err := s.checkTree()
+	if err != nil && !errors.Is(err, ErrDamaged) {
+		return nil, err
+	}
+	if err != nil || len(problems) > 0 {
 		v.Problems = append(v.Problems, problems...)
 		if err != nil {
 			note(err)
@@ -82,29 +91,30 @@ func (s *Store) Verify() (*Verified, error) {
 			note(err)
 		}
 	}
-	err = safely(func() error {
-		return db.View(func(tx *bolt.Tx) error {
-			sessions, frames, chunks := tx.Bucket(bucketSessions), tx.Bucket(bucketFrames), tx.Bucket(bucketChunks)
-			if sessions == nil || frames == nil {
-				return nil
-			}
-			index := tx.Bucket(bucketIndex)
-			var ids [][]byte
-			if err := sessions.ForEach(func(k, _ []byte) error { ids = append(ids, bytes.Clone(k)); return nil }); err != nil {
-				return err
-			}
-			for _, id := range ids {
-				if err := safely(func() error { return v.session(sessions, index, frames, chunks, id) }); err != nil {
-					note(fmt.Errorf("session %s: %w", id, err))
-				}
-			}
-			return nil
-		})
-	})
-	if err != nil {
+	if err := safely(func() error { return db.View(v.sessions) }); err != nil {
 		note(err)
 	}
 	return v, nil
+}
+
+// sessions verifies every session of tx: its record, index entry and
+// frames.
+func (v *Verified) sessions(tx *bolt.Tx) error {
+	sessions, frames, chunks := tx.Bucket(bucketSessions), tx.Bucket(bucketFrames), tx.Bucket(bucketChunks)
+	if sessions == nil || frames == nil {
+		return nil
+	}
+	index := tx.Bucket(bucketIndex)
+	var ids [][]byte
+	if err := sessions.ForEach(func(k, _ []byte) error { ids = append(ids, bytes.Clone(k)); return nil }); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := safely(func() error { return v.session(sessions, index, frames, chunks, id) }); err != nil {
+			v.note(fmt.Errorf("session %s: %w", id, err))
+		}
+	}
+	return nil
 }
 
 // session verifies one session: its record, its index entry, its frames.
@@ -219,12 +229,12 @@ func (s *Store) checkTree() ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
+		return nil, fmt.Errorf("verify: cannot read %s: %w", s.dbPath(), err)
 	}
 	defer f.Close()
 	m, err := newestMeta(f)
 	if err != nil {
 		return nil, err
 	}
-	return checkTree(f, m), nil
+	return checkTree(f, m)
 }
