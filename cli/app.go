@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -37,7 +38,11 @@ func Run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 // run is Run in the environment environ (what os.Environ gives a process):
 // the tests run commands in process with environments of their own.
 func run(args []string, stdin *os.File, stdout, stderr io.Writer, environ []string) int {
-	app := newApp(&env{stdin: stdin, stdout: stdout, stderr: stderr, args: args, environ: environ})
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args, environ: environ}
+	if slices.Contains(args, completeFlag) {
+		return e.completeOnly(args) // a shell's Tab: completion and nothing else, wherever the flag stands
+	}
+	app := newApp(e)
 	err := app.Run(intersperse(app, args))
 	if err == nil {
 		return 0
@@ -147,7 +152,9 @@ func newApp(e *env) *cli.App {
 			e.reviewCommand(),
 			e.coverageCommand(),
 			e.shrinkCommand(),
+			e.playCommand(),
 			e.completionCommand(),
+			e.textconvCommand(),
 		},
 	}
 	for _, c := range app.Commands {
@@ -167,7 +174,7 @@ func defaultStoreDir(getenv func(string) string) string {
 	}
 	home := getenv("HOME")
 	if home == "" {
-		return filepath.Join(os.TempDir(), "tapedeck")
+		return homelessStoreDir()
 	}
 	if runtime.GOOS == "darwin" {
 		return filepath.Join(home, "Library", "Application Support", "tapedeck")

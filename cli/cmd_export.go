@@ -11,6 +11,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
+	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/redact"
 	"github.com/tapedeck/tapedeck/store"
 	"github.com/tapedeck/tapedeck/tape"
@@ -112,6 +113,8 @@ func (e *env) export(c *cli.Context, redFlags *redactValues) error {
 		}
 	} else if err := atomicfile.Write(out, write); err != nil {
 		return fail(1, "export %s: %v", meta.ID, err)
+	} else {
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(out))
 	}
 	reportRedactions(e.stderr, "export", red)
 	return nil

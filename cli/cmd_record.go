@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/recording"
+	"github.com/tapedeck/tapedeck/render"
+	"github.com/tapedeck/tapedeck/store"
 )
 
 func (e *env) recordCommand() *cli.Command {
@@ -95,5 +99,25 @@ func (e *env) record(c *cli.Context, red *redactValues) error {
 	if res.StartFailure != "" {
 		return fail(res.Code, "%s", res.StartFailure)
 	}
+	if res.Recorded && screen.IsTerminal(e.stderr) {
+		e.recordedNews(opt.StoreDir, res.Session)
+	}
+	if opt.Host != nil && opt.Host.Failure() != "" {
+		return fail(max(res.Code, 1), "record --host: %s", opt.Host.Failure())
+	}
 	return &exitError{code: res.Code}
+}
+
+// recordedNews is the one line a person at a terminal reads once a
+// session is recorded: which, how many frames, which store (stdout is the
+// plugin's alone).
+func (e *env) recordedNews(storeDir, id string) {
+	st, err := store.Open(storeDir, &store.Options{MustExist: true})
+	if err != nil {
+		return
+	}
+	_ = st.Recover() // takes the spool in, as the next command would
+	if meta, err := st.Session(id); err == nil && meta != nil {
+		fmt.Fprintln(e.stderr, render.RecordedLine(meta, storeDir))
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/playback"
 	"github.com/tapedeck/tapedeck/render"
 	"github.com/tapedeck/tapedeck/store"
@@ -120,6 +121,7 @@ func (e *env) replayOne(ctx context.Context, rec *playback.Recording, run *repla
 		if err := render.ReplayHTML(run.html, o); err != nil {
 			return say(2, "replay %s: %v", rec.Name, err)
 		}
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(run.html))
 	}
 	var nr *playback.NoiseReport
 	if run.runs > 1 {
@@ -164,7 +166,7 @@ func (e *env) update(o *playback.Outcome, open func() (*store.Store, error)) (st
 	case u.Stored != nil:
 		fmt.Fprintf(e.stderr, "tapedeck: stored the live run as session %s\n", u.Stored.ID)
 	case u.Pending != "":
-		fmt.Fprintf(e.stderr, "tapedeck: wrote %s (%s)\n", u.Pending, render.CountDifferences(o.Diff))
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s (%s)\n", escape.Text(u.Pending), render.CountDifferences(o.Diff))
 	case o.Run.TimedOut:
 		fmt.Fprintf(e.stderr, "tapedeck: %s timed out: a killed plugin's run is no golden; nothing to update\n", o.Recording.Name)
 	default:

@@ -1,18 +1,14 @@
 package cli
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
+	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/playback"
-	"github.com/tapedeck/tapedeck/render"
 )
 
 func (e *env) reviewCommand() *cli.Command {
@@ -23,12 +19,17 @@ func (e *env) reviewCommand() *cli.Command {
 		Description: "Walks every pending change (NAME.jsonl.new beside NAME.jsonl) under the\n" +
 			"paths (default testdata/), shows its differences as replay does, and asks:\n" +
 			"a accept (the change replaces the tape), r reject (the change is deleted),\n" +
-			"s skip (it stays pending), d the full diff of the two files, q quit.\n" +
-			"--accept or --reject does it for all without asking.",
+			"s skip (it stays pending), d the diff of the two as tapedeck textconv prints\n" +
+			"them (through $PAGER on a terminal, else less -R), q quit. --accept or\n" +
+			"--reject does it for all without asking; --list lists what is pending (with\n" +
+			"--json, one JSON object per change). A pending change that is a symbolic\n" +
+			"link is refused.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "accept", Usage: "accept every pending change"},
 			&cli.BoolFlag{Name: "reject", Usage: "reject every pending change"},
 			&cli.BoolFlag{Name: "force", Usage: "allow accepting when CI is set"},
+			&cli.BoolFlag{Name: "list", Usage: "list the pending changes (tape, differences, file) and change nothing"},
+			&cli.BoolFlag{Name: "json", Usage: "with --list: one JSON object per pending change (JSON lines)"},
 		},
 		Action: e.review,
 	}
@@ -39,7 +40,14 @@ func (e *env) review(c *cli.Context) error {
 	if accept && reject {
 		return fail(2, "review: --accept and --reject together: choose one")
 	}
-	if e.getenv("CI") != "" && !reject && !c.Bool("force") {
+	list := c.Bool("list")
+	if list && (accept || reject) {
+		return fail(2, "review: --list changes nothing: give it without --accept and --reject")
+	}
+	if c.Bool("json") && !list {
+		return fail(2, "review: --json goes with --list")
+	}
+	if e.getenv("CI") != "" && !reject && !list && !c.Bool("force") {
 		return fail(2, "review: refusing while CI is set: golden tapes change only on purpose (add --force to override)")
 	}
 	paths := c.Args().Slice()
@@ -48,10 +56,19 @@ func (e *env) review(c *cli.Context) error {
 	}
 	pending, err := playback.FindPending(paths)
 	if err != nil {
-		return fail(2, "review: %v", err)
+		return fail(2, "review: %s", escape.Text(err.Error()))
+	}
+	if err := checkPendingFiles(pending); err != nil {
+		return fail(1, "review: %s", escape.Text(err.Error()))
+	}
+	if list {
+		if err := listPending(e.stdout, pending, c.Bool("json")); err != nil {
+			return fail(1, "review: %s", escape.Text(err.Error()))
+		}
+		return nil
 	}
 	if len(pending) == 0 {
-		fmt.Fprintf(e.stdout, "no pending changes under %s\n", strings.Join(paths, ", "))
+		fmt.Fprintf(e.stdout, "no pending changes under %s\n", escape.Text(strings.Join(paths, ", ")))
 		return nil
 	}
 	keys := newKeyReader(e.stdin)
@@ -61,8 +78,8 @@ func (e *env) review(c *cli.Context) error {
 		if !accept && !reject {
 			fmt.Fprintf(e.stdout, "\n[%d/%d] ", i+1, len(pending))
 		}
-		if err := e.showPending(tapePath, p); err != nil {
-			return fail(1, "review: %v", err)
+		if err := showPending(e.stdout, tapePath, p); err != nil {
+			return fail(1, "review: %s", escape.Text(err.Error()))
 		}
 		choice := byte('a')
 		switch {
@@ -70,12 +87,16 @@ func (e *env) review(c *cli.Context) error {
 			choice = 'r'
 		case !accept:
 			for {
-				fmt.Fprint(e.stdout, "a accept, r reject, s skip, d full diff, q quit: ")
+				fmt.Fprint(e.stdout, "a accept, r reject, s skip, d diff, q quit: ")
 				choice = keys.next()
 				fmt.Fprintln(e.stdout)
 				if choice == 'd' {
-					if err := e.fullDiff(tapePath, p); err != nil {
-						return fail(1, "review: %v", err)
+					text, err := prettyDiff(tapePath, p)
+					if err == nil {
+						err = page(e.stdout, e.stderr, e.getenv("PAGER"), text)
+					}
+					if err != nil {
+						return fail(1, "review: %s", escape.Text(err.Error()))
 					}
 					continue
 				}
@@ -87,101 +108,24 @@ func (e *env) review(c *cli.Context) error {
 		switch choice {
 		case 'a':
 			if err := os.Rename(p, tapePath); err != nil {
-				return fail(1, "review: accept %s: %v", p, err)
+				return fail(1, "review: accept %s: %v", escape.Text(p), err)
 			}
 			accepted++
-			fmt.Fprintf(e.stdout, "accepted %s\n", tapePath)
+			fmt.Fprintf(e.stdout, "accepted %s\n", escape.Text(tapePath))
 		case 'r':
 			if err := os.Remove(p); err != nil {
-				return fail(1, "review: reject %s: %v", p, err)
+				return fail(1, "review: reject %s: %v", escape.Text(p), err)
 			}
 			rejected++
-			fmt.Fprintf(e.stdout, "rejected %s\n", tapePath)
+			fmt.Fprintf(e.stdout, "rejected %s\n", escape.Text(tapePath))
 		case 'q', 0:
 			fmt.Fprintf(e.stdout, "accepted %d, rejected %d, skipped %d, %d left pending\n", accepted, rejected, skipped, len(pending)-i)
 			return nil
 		default:
 			skipped++
-			fmt.Fprintf(e.stdout, "skipped %s\n", tapePath)
+			fmt.Fprintf(e.stdout, "skipped %s\n", escape.Text(tapePath))
 		}
 	}
 	fmt.Fprintf(e.stdout, "accepted %d, rejected %d, skipped %d\n", accepted, rejected, skipped)
 	return nil
-}
-
-// showPending prints what accepting the pending change p of tapePath would
-// change, as replay prints a difference.
-func (e *env) showPending(tapePath, p string) error {
-	golden, err := playback.ReadTape(tapePath)
-	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(e.stdout, "%s: a new tape\n", tapePath)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	next, err := playback.ReadTape(p)
-	if err != nil {
-		return err
-	}
-	o, err := playback.Compare(golden, next, &playback.CompareOptions{CompareStderr: true, Names: [2]string{"golden", "pending"}})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "%s: %s pending\n", tapePath, render.Count(int64(len(o.Diff.Differences)), "difference", "differences"))
-	return render.Differences(e.stdout, o)
-}
-
-// fullDiff prints the line diff of the tape and its pending change.
-func (e *env) fullDiff(tapePath, p string) error {
-	a, err := os.ReadFile(tapePath)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return err
-	}
-	return render.Unified(e.stdout, string(a), string(b), tapePath, p)
-}
-
-// keyReader reads one answer at a time: a key press on a terminal (in raw
-// mode while it waits), else the first letter of a line. It returns 0 at
-// the end of the input.
-type keyReader struct {
-	f  *os.File
-	br *bufio.Reader
-}
-
-func newKeyReader(f *os.File) *keyReader {
-	return &keyReader{f: f, br: bufio.NewReader(f)}
-}
-
-func (k *keyReader) next() byte {
-	if k.f != nil && term.IsTerminal(int(k.f.Fd())) {
-		if state, err := term.MakeRaw(int(k.f.Fd())); err == nil {
-			defer term.Restore(int(k.f.Fd()), state)
-			b, err := k.br.ReadByte()
-			if err != nil || b == 3 || b == 4 { // Ctrl-C, Ctrl-D
-				return 0
-			}
-			return lower(b)
-		}
-	}
-	for {
-		line, err := k.br.ReadString('\n')
-		if s := strings.TrimSpace(line); s != "" {
-			return lower(s[0])
-		}
-		if err != nil {
-			return 0
-		}
-	}
-}
-
-func lower(b byte) byte {
-	if 'A' <= b && b <= 'Z' {
-		return b + 'a' - 'A'
-	}
-	return b
 }

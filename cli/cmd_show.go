@@ -2,12 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/check"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/playback"
 	"github.com/tapedeck/tapedeck/render"
@@ -59,6 +61,7 @@ func (e *env) show(c *cli.Context) error {
 		if err := render.SessionHTML(path, meta, frames); err != nil {
 			return fail(1, "show %s: %v", meta.ID, err)
 		}
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(path))
 		return nil
 	}
 	opts := render.TimelineOptions{

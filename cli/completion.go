@@ -7,6 +7,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -70,11 +71,92 @@ func (e *env) completeWord(cur string, what completes, app *cli.App, cmd *cli.Co
 		}
 		for _, s := range list {
 			fmt.Fprintln(e.stdout, s.ID)
-			if s.Name != "" && !strings.ContainsAny(s.Name, "\n\r\t ") {
+			if plainWord(s.Name) {
 				fmt.Fprintln(e.stdout, s.Name)
 			}
 		}
 	}
+}
+
+// plainWord reports whether a session's name can be offered as a
+// completion: it is not empty and every character is one a shell takes
+// as it is (letters, digits, ._:@%+=,/-), so that neither the shell nor
+// the terminal listing it reads anything into it.
+func plainWord(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:@%+=,/-", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// completeOnly answers a completion request: args holds
+// --generate-bash-completion somewhere (the scripts put it last). It runs
+// nothing but the completion code: urfave/cli v2 turns its completion off
+// once "--" appears and would then run the command with the flag as an
+// argument, so the request never reaches a command's action. The words
+// before the flag are the command line so far and the word being
+// completed; a word after "--" (or after the program record starts) is
+// another program's, and the answer is then empty (the shell completes
+// files). It always exits 0.
+func (e *env) completeOnly(args []string) int {
+	words := args[:slices.Index(args, completeFlag)]
+	e.args = append(slices.Clone(words), completeFlag)
+	app := newApp(e)
+	withoutActions(app)
+	if len(words) >= 2 && inProgramWords(app, words[1:len(words)-1]) {
+		return 0
+	}
+	_ = app.Run(intersperse(app, e.args)) // errors go unsaid: a completion answers or is empty
+	return 0
+}
+
+// withoutActions takes away everything app could do but complete: every
+// action, before and after hook, of the app and of each command (with no
+// action urfave/cli would print the help, nothing else).
+func withoutActions(app *cli.App) {
+	app.Action, app.Before, app.After = nil, nil, nil
+	var strip func([]*cli.Command)
+	strip = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			c.Action, c.Before, c.After = nil, nil, nil
+			strip(c.Subcommands)
+		}
+	}
+	strip(app.Commands)
+}
+
+// inProgramWords reports whether the word after before (the words typed
+// after the program's name) belongs to another program: before holds
+// "--", or it names record and a positional after it (record's program).
+func inProgramWords(app *cli.App, before []string) bool {
+	if slices.Contains(before, "--") {
+		return true
+	}
+	i := skipFlags(app.Flags, before)
+	if i >= len(before) || before[i] != "record" {
+		return false
+	}
+	cmd := app.Command("record")
+	rest := before[i+1:]
+	return cmd != nil && skipFlags(cmd.Flags, rest) < len(rest)
+}
+
+// skipFlags is the index of the first word of words that is neither a
+// flag of flags nor such a flag's value.
+func skipFlags(flags []cli.Flag, words []string) int {
+	i := 0
+	for i < len(words) && strings.HasPrefix(words[i], "-") && words[i] != "-" {
+		if !strings.Contains(words[i], "=") && takesValue(flags, words[i]) {
+			i++
+		}
+		i++
+	}
+	return i
 }
 
 // wordBeingCompleted is the word a completion request completes: the one
@@ -103,9 +185,18 @@ const bashCompletion = `# bash completion for tapedeck (tapedeck completion bash
 _tapedeck() {
 	local cur="${COMP_WORDS[COMP_CWORD]}"
 	local IFS=$'\n'
+	local w
+	for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
+		# After -- the words are another program's: never run them, the shell completes files.
+		[[ "$w" == "--" ]] && return 0
+	done
 	local opts
 	opts=$("${COMP_WORDS[@]:0:COMP_CWORD}" "$cur" ` + completeFlag + ` 2>/dev/null)
-	COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+	# Not compgen -W: it expands each word ($(…) in a session's name would run).
+	COMPREPLY=()
+	while IFS= read -r w; do
+		[[ -n "$w" && "$w" == "$cur"* ]] && COMPREPLY+=("$w")
+	done <<< "$opts"
 }
 complete -o bashdefault -o default -F _tapedeck tapedeck
 `
@@ -114,7 +205,12 @@ const zshCompletion = `#compdef tapedeck
 # zsh completion for tapedeck (tapedeck completion zsh)
 _tapedeck() {
 	local -a opts
-	opts=("${(@f)$(${words[1,CURRENT-1]} "${words[CURRENT]}" ` + completeFlag + ` 2>/dev/null)}")
+	# After -- the words are another program's: never run them, complete files.
+	if (( ${words[(i)--]} < CURRENT )); then
+		_files
+		return
+	fi
+	opts=("${(@f)$("${(@)words[1,CURRENT-1]}" "${words[CURRENT]}" ` + completeFlag + ` 2>/dev/null)}")
 	if [[ -n "${opts[1]}" ]]; then
 		compadd -a opts
 	else
@@ -131,6 +227,8 @@ fi
 const fishCompletion = `# fish completion for tapedeck (tapedeck completion fish)
 function __tapedeck_complete
 	set -l words (commandline -opc)
+	# After -- the words are another program's: never run them.
+	contains -- -- $words; and return
 	command $words (commandline -ct) ` + completeFlag + ` 2>/dev/null
 end
 complete -c tapedeck -a '(__tapedeck_complete)'

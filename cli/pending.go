@@ -1,15 +1,212 @@
 package cli
 
-import (
-	"fmt"
-	"strings"
+// Pending changes (NAME.jsonl.new beside NAME.jsonl), as review looks at
+// them: refused when not a plain file, compared with their tape, listed,
+// shown as a pretty diff through the pager, and the keys that answer.
 
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/term"
+
+	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/screen"
+	"github.com/tapedeck/tapedeck/playback"
 	"github.com/tapedeck/tapedeck/render"
 )
 
 // pendingHint is the line that says how many changes are pending and the
-// review command that walks them (review takes the paths given).
+// review command that walks them (review takes the paths given), escaped
+// for the terminal.
 func pendingHint(changes int, paths []string) string {
-	return fmt.Sprintf("tapedeck: %s pending: look at each and accept or reject it with: %s",
-		render.Count(int64(changes), "change", "changes"), strings.Join(append([]string{"tapedeck review"}, paths...), " "))
+	return escape.Text(fmt.Sprintf("tapedeck: %s pending: look at each and accept or reject it with: %s",
+		render.Count(int64(changes), "change", "changes"), strings.Join(append([]string{"tapedeck review"}, paths...), " ")))
+}
+
+// checkPendingFiles refuses pending changes that are not regular files: a
+// link (in a cloned repository, to any file of the user's) would be read,
+// shown and renamed over the tape as if test --update had written it.
+func checkPendingFiles(pending []string) error {
+	for _, p := range pending {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link, not a change test --update wrote: remove it (rm %s) and run test --update again",
+				escape.Text(p), render.ShellJoin([]string{escape.Text(p)}))
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("%s is not a regular file: remove it and run test --update again", escape.Text(p))
+		}
+	}
+	return nil
+}
+
+// comparePending compares the tape tapePath with its pending change p;
+// the outcome is nil for a new tape (none at tapePath).
+func comparePending(tapePath, p string) (*playback.Outcome, error) {
+	golden, err := playback.ReadTape(tapePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	next, err := playback.ReadTape(p)
+	if err != nil {
+		return nil, err
+	}
+	return playback.Compare(golden, next, &playback.CompareOptions{CompareStderr: true, Names: [2]string{"golden", "pending"}})
+}
+
+// showPending prints what accepting the pending change p of tapePath would
+// change, as replay prints a difference.
+func showPending(w io.Writer, tapePath, p string) error {
+	o, err := comparePending(tapePath, p)
+	if err != nil {
+		return err
+	}
+	if o == nil {
+		fmt.Fprintf(w, "%s: a new tape\n", escape.Text(tapePath))
+		return nil
+	}
+	fmt.Fprintf(w, "%s: %s pending\n", escape.Text(tapePath), render.Count(int64(len(o.Diff.Differences)), "difference", "differences"))
+	return render.Differences(w, o)
+}
+
+// pendingEntry is one line of review --list --json.
+type pendingEntry struct {
+	Tape        string         `json:"tape"`
+	Pending     string         `json:"pending"`
+	New         bool           `json:"new"`
+	Differences int            `json:"differences"`
+	Kinds       map[string]int `json:"kinds"`
+}
+
+// listPending prints each pending change, its tape and its differences:
+// a line each, or with asJSON a JSON object each (JSON lines).
+func listPending(w io.Writer, pending []string, asJSON bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, p := range pending {
+		tapePath := strings.TrimSuffix(p, playback.PendingSuffix)
+		o, err := comparePending(tapePath, p)
+		if err != nil {
+			return err
+		}
+		e := pendingEntry{Tape: tapePath, Pending: p, New: o == nil, Kinds: map[string]int{}}
+		what := "a new tape"
+		if o != nil {
+			e.Differences = len(o.Diff.Differences)
+			for _, d := range o.Diff.Differences {
+				e.Kinds[string(d.Kind)]++
+			}
+			what = render.Count(int64(e.Differences), "difference", "differences")
+			if e.Differences > 0 {
+				what += " (" + render.CountDifferences(o.Diff) + ")"
+			}
+		}
+		if asJSON {
+			b, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(append(escape.JSON(nil, b), '\n')); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", escape.Text(tapePath), what, escape.Text(p))
+	}
+	return tw.Flush()
+}
+
+// prettyDiff is the line diff of the tape and its pending change as
+// tapedeck textconv prints them (a frame per block), escaped.
+func prettyDiff(tapePath, p string) (string, error) {
+	golden, err := os.ReadFile(tapePath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err // a new tape has none: all of it is added
+	}
+	next, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := render.TapeDiff(&b, golden, next, tapePath, p); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// page shows text to the person at stdout: on a terminal through $PAGER
+// (run by sh, as git and man do), or less -R when PAGER is unset and less
+// is installed, else written out; elsewhere written out as it is.
+func page(stdout, stderr io.Writer, pager, text string) error {
+	if screen.IsTerminal(stdout) {
+		if pager == "" {
+			if _, err := exec.LookPath("less"); err == nil {
+				pager = "less -R"
+			}
+		}
+		if pager != "" && pager != "cat" {
+			cmd := exec.Command("/bin/sh", "-c", pager)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), stdout, stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("pager %q: %w", pager, err)
+			}
+			return nil
+		}
+	}
+	_, err := io.WriteString(stdout, text)
+	return err
+}
+
+// keyReader reads one answer at a time: a key press on a terminal (in raw
+// mode while it waits), else the first letter of a line. It returns 0 at
+// the end of the input.
+type keyReader struct {
+	f  *os.File
+	br *bufio.Reader
+}
+
+func newKeyReader(f *os.File) *keyReader {
+	return &keyReader{f: f, br: bufio.NewReader(f)}
+}
+
+func (k *keyReader) next() byte {
+	if k.f != nil && term.IsTerminal(int(k.f.Fd())) {
+		if state, err := term.MakeRaw(int(k.f.Fd())); err == nil {
+			defer term.Restore(int(k.f.Fd()), state)
+			b, err := k.br.ReadByte()
+			if err != nil || b == 3 || b == 4 { // Ctrl-C, Ctrl-D
+				return 0
+			}
+			return lower(b)
+		}
+	}
+	for {
+		line, err := k.br.ReadString('\n')
+		if s := strings.TrimSpace(line); s != "" {
+			return lower(s[0])
+		}
+		if err != nil {
+			return 0
+		}
+	}
+}
+
+func lower(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
 }

@@ -3,9 +3,14 @@ package recording
 // A host script plays the host through pipes while the session records.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
@@ -19,21 +24,102 @@ import (
 // for; see replay.Script), for Options.Host.
 type HostScript struct {
 	script *replay.Script
+	// awaits says, by script line, what the line waits for ("ui/setPanel",
+	// "the reply to request 2"), for the error a wait that timed out is.
+	awaits map[int]string
+	// failure is set by the one Run that plays the script: the first line
+	// whose wait timed out, "" when every wait was met.
+	failure string
 }
+
+// Failure says, once Run has returned, which script line waited in vain:
+// "script line 3 waited 30s (--step-timeout) for ui/setPanel, which never
+// came", with how many more did; "" when every line's wait was met. The
+// session's end record says it too (its error).
+func (h *HostScript) Failure() string { return h.failure }
 
 // ReadHostScript reads the host script at path. Its errors say what is
 // wrong as the record command's --host flag reports it.
 func ReadHostScript(path string) (*HostScript, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--host: %w", err)
 	}
-	defer f.Close()
-	s, err := replay.ReadScript(f)
+	s, err := replay.ReadScript(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("--host %s: %w", path, err)
 	}
-	return &HostScript{script: s}, nil
+	return &HostScript{script: s, awaits: scriptAwaits(data)}, nil
+}
+
+// scriptAwaits reads what each line of a valid script waits for, numbered
+// as replay.ReadScript numbers them: its "after" (methods, or {"reply":
+// ID}), or for an answer line the request it answers.
+func scriptAwaits(data []byte) map[int]string {
+	awaits := map[int]string{}
+	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+		var l struct {
+			After  json.RawMessage `json:"after"`
+			Answer *string         `json:"answer"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(line), &l) != nil {
+			continue
+		}
+		var what []string
+		var one json.RawMessage = l.After
+		var many []json.RawMessage
+		if json.Unmarshal(l.After, &many) != nil {
+			many = []json.RawMessage{one}
+		}
+		for _, a := range many {
+			var method string
+			var reply struct {
+				Reply json.RawMessage `json:"reply"`
+			}
+			switch {
+			case json.Unmarshal(a, &method) == nil && method != "":
+				what = append(what, method)
+			case json.Unmarshal(a, &reply) == nil && len(reply.Reply) > 0:
+				what = append(what, "the reply to request "+string(reply.Reply))
+			}
+		}
+		if len(what) == 0 && l.Answer != nil {
+			what = append(what, "the plugin's request "+*l.Answer)
+		}
+		if len(what) > 0 {
+			awaits[i+1] = escape.Text(strings.Join(what, " and "))
+		}
+	}
+	return awaits
+}
+
+// timedOutLine matches replay's note about a script line sent once its
+// wait ran out: "script line 2 sent after waiting 30s (--step-timeout)…".
+var timedOutLine = regexp.MustCompile(`^script line (\d+) sent after waiting (\S+) \(--step-timeout\)`)
+
+// noteFailure keeps, from the notes of a played script, the first line
+// whose wait timed out as h's failure.
+func (h *HostScript) noteFailure(notes []string) {
+	var failed []string
+	for _, n := range notes {
+		m := timedOutLine.FindStringSubmatch(n)
+		if m == nil {
+			continue
+		}
+		line, _ := strconv.Atoi(m[1])
+		what, ok := h.awaits[line]
+		if !ok {
+			what = "what the plugin said before it"
+		}
+		failed = append(failed, fmt.Sprintf("script line %d waited %s (--step-timeout) for %s, which never came; the line was sent anyway", line, m[2], what))
+	}
+	switch len(failed) {
+	case 0:
+	case 1:
+		h.failure = failed[0]
+	default:
+		h.failure = fmt.Sprintf("%s (and %d more lines waited in vain)", failed[0], len(failed)-1)
+	}
 }
 
 // playHost runs the relay of cfg with the host script on its host side:
@@ -88,6 +174,7 @@ func (s *session) playHost(ctx context.Context, cfg proxy.Config, sigs chan os.S
 		for _, n := range played.Notes {
 			fmt.Fprintf(s.log, "tapedeck: record --host: %s\n", escape.Text(n))
 		}
+		s.opt.Host.noteFailure(played.Notes)
 	}
 	return r.res, r.err
 }

@@ -43,6 +43,48 @@ func ExitLabel(e frame.Exit) string {
 	return "-"
 }
 
+// RecordedLine is the line record ends with on a terminal: the session
+// (its name and id), its frames, the store it is in.
+func RecordedLine(s *frame.Session, storeDir string) string {
+	who := s.ID
+	if s.Name != "" {
+		who = escape.Text(s.Name) + " (" + s.ID + ")"
+	}
+	n := s.Frames.In + s.Frames.Out + s.Frames.Err
+	return fmt.Sprintf("tapedeck: recorded %s: %s (%d in, %d out, %d err) in %s", who, Count(n, "frame", "frames"),
+		s.Frames.In, s.Frames.Out, s.Frames.Err, escape.Text(storeDir))
+}
+
+// SessionStatus is a session's status as ls and show print it: the status,
+// and what the recording lost when it lost anything (a session whose
+// spool filled the disk ends complete, but without those frames).
+func SessionStatus(status string, lost *frame.Lost) string {
+	s := escape.Text(status)
+	if lost == nil {
+		return s
+	}
+	if lost.Frames == 0 {
+		return s + ", not all recorded"
+	}
+	return s + ", " + Count(lost.Frames, "frame", "frames") + " lost"
+}
+
+// LostLine is the line show prints under a session's header line about
+// what the recording lost, with its reason, or "" when it lost nothing.
+func LostLine(lost *frame.Lost) string {
+	if lost == nil {
+		return ""
+	}
+	why := ""
+	if lost.Reason != "" {
+		why = ": " + escape.Text(lost.Reason)
+	}
+	if lost.Frames == 0 {
+		return "lost         the end of the recording" + why
+	}
+	return fmt.Sprintf("lost         %s, %s, not recorded%s", Count(lost.Frames, "frame", "frames"), Count(lost.Bytes, "byte", "bytes"), why)
+}
+
 func Duration(d time.Duration) string {
 	switch {
 	case d < time.Second:

@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/tapedeck/tapedeck/internal/screen"
@@ -47,4 +49,32 @@ func (p *ShrinkProgress) End() {
 	if p.tty {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
+}
+
+// List joins items with commas and, when more were left out, says how
+// many: "a, b, … and 249,990 more".
+func List(items []string, more int) string {
+	s := strings.Join(items, ", ")
+	if more > 0 {
+		s += ", … and " + Thousands(more) + " more"
+	}
+	return s
+}
+
+// Thousands spells n with commas between groups of three digits: 249,990.
+func Thousands(n int) string {
+	digits := strconv.Itoa(n)
+	neg := strings.HasPrefix(digits, "-")
+	digits = strings.TrimPrefix(digits, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, d := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	return b.String()
 }

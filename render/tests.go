@@ -62,7 +62,7 @@ func JUnit(w io.Writer, results []playback.TapeResult) error {
 	var total time.Duration
 	for _, r := range results {
 		total += r.Elapsed
-		jc := junitCase{Name: r.Tape, Class: "tapedeck", Time: fmt.Sprintf("%.3f", r.Elapsed.Seconds())}
+		jc := junitCase{Name: escape.Text(r.Tape), Class: "tapedeck", Time: fmt.Sprintf("%.3f", r.Elapsed.Seconds())}
 		switch {
 		case r.Skip != "":
 			suite.Skipped++
@@ -106,18 +106,18 @@ func JUnit(w io.Writer, results []playback.TapeResult) error {
 // after the tape) and an index.html that links them under the heading
 // summary.
 func TestHTML(dir string, results []playback.TapeResult, summary string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil { // less the umask
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	taken := map[string]bool{"index.html": true}
 	entries := make([]report.IndexEntry, 0, len(results))
 	for _, r := range results {
-		e := report.IndexEntry{Name: r.Tape}
+		e := report.IndexEntry{Name: escape.Text(r.Tape)}
 		switch {
 		case r.Skip != "":
-			e.Status, e.Detail = "skip", r.Skip
+			e.Status, e.Detail = "skip", escape.Text(r.Skip)
 		case r.Outcome.Err != nil:
-			e.Status, e.Detail = "error", "could not run: "+r.Outcome.Err.Error()
+			e.Status, e.Detail = "error", "could not run: "+escape.Text(r.Outcome.Err.Error())
 		case r.Outcome.Same():
 			e.Status, e.Detail = "ok", "same ("+Duration(r.Elapsed)+")"
 		default:

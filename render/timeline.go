@@ -373,7 +373,7 @@ func (p *Timeline) header(m *frame.Session) {
 	if l := PluginLabel(m.Plugin); l != "" {
 		parts = append(parts, escape.Text(l))
 	}
-	parts = append(parts, "started "+m.Started.Local().Format("2006-01-02 15:04:05"), escape.Text(m.Status))
+	parts = append(parts, "started "+m.Started.Local().Format("2006-01-02 15:04:05"), SessionStatus(m.Status, m.Lost))
 	if m.Unreadable > 0 {
 		parts = append(parts, fmt.Sprintf("%d bytes of its spool unreadable", m.Unreadable))
 	}
@@ -381,6 +381,12 @@ func (p *Timeline) header(m *frame.Session) {
 		parts = append(parts, "exit "+x)
 	}
 	fmt.Fprintln(p.w, p.paint(cBold, strings.Join(parts, " · ")))
+	if l := LostLine(m.Lost); l != "" {
+		fmt.Fprintln(p.w, l)
+	}
+	if m.Error != "" {
+		fmt.Fprintln(p.w, "error        "+escape.Text(m.Error))
+	}
 	for _, l := range TriageHeader(m) {
 		fmt.Fprintln(p.w, escape.Text(l))
 	}

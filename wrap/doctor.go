@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// checkTimeout bounds each program Doctor runs (sh -n, tapedeck --version).
+// checkTimeout bounds each program Doctor runs (sh -n, which only parses).
 const checkTimeout = 5 * time.Second
 
 // Check is one thing Doctor looked at.
@@ -50,7 +50,9 @@ func (r *Report) Problems() []string {
 // Doctor checks a wrapped plugin folder without starting the plugin: the
 // manifest points at the launcher; the original manifest is kept; the
 // launcher is an executable sh script that sh can parse and that names
-// tapedeck, a store and a command; tapedeck runs (`--version`); the store
+// tapedeck, a store and a command; that tapedeck is an executable outside
+// the folder, owned by root or this user (looked at, never run: Doctor
+// executes nothing a plugin folder names); the store
 // can be written (a temporary file is created and removed); the
 // interpreter and the plugin's main exist. Names without a slash
 // (python3) are looked up with f (nil means NewFinder()) as the host would.
@@ -96,8 +98,12 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 	default:
 		add("manifest", fmt.Sprintf("runtime %q, main %q", m.Runtime, m.Main), "")
 	}
-	if m != nil && m.ID != filepath.Base(abs) {
-		add("plugin id", m.ID, fmt.Sprintf("differs from the folder name %q: the host loads a plugin only when they match", filepath.Base(abs)))
+	// The host's rule decides, as in wrap (host-behaviour.md, "Starting":
+	// the manifest's id must equal the folder name).
+	if m != nil {
+		if problem := idFolderProblem(m.ID, abs); problem != "" {
+			add("plugin id", m.ID, problem)
+		}
 	}
 	if oerr != nil {
 		add("original", OrigFile, "missing: unwrap cannot restore the manifest; restore it by hand")
@@ -129,22 +135,15 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 	}
 	l := r.Launch
 
-	// tapedeck.
-	switch {
-	case !filepath.IsAbs(l.Tapedeck):
-		add("tapedeck", l.Tapedeck, "not an absolute path, and the host's PATH may not find it: "+redo)
-	case isExecutable(l.Tapedeck) != nil:
-		add("tapedeck", l.Tapedeck, fmt.Sprintf("%v: put tapedeck back there, or %s", isExecutable(l.Tapedeck), redo))
-	default:
-		if out, err := run(ctx, l.Tapedeck, "--version"); err != nil {
-			add("tapedeck", l.Tapedeck, fmt.Sprintf("does not run (%v): %s", err, out))
-		} else {
-			add("tapedeck", l.Tapedeck+" ("+out+")", "")
-		}
+	// tapedeck: looked at, never run (a cloned folder names it).
+	detail, problem := tapedeckCheck(l.Tapedeck, abs)
+	if problem != "" {
+		problem += ": " + redo
 	}
+	add("tapedeck", detail, problem)
 
 	// The store.
-	detail, problem := storeCheck(l.Store)
+	detail, problem = storeCheck(l.Store)
 	add("store", detail, problem)
 
 	// What tapedeck runs: the interpreter and the plugin's main.
@@ -185,6 +184,116 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// idFolderProblem is what is wrong when a plugin's id differs from the
+// name of its folder dir, "" when they are the same. The host's rule
+// decides, for wrap and doctor alike: /work/shared/protocol/
+// host-behaviour.md, "Starting": the manifest's `id` "must equal the
+// folder name"; the host does not start a plugin that breaks it.
+func idFolderProblem(id, dir string) string {
+	base := filepath.Base(dir)
+	if id == base {
+		return ""
+	}
+	return fmt.Sprintf("the plugin id %q differs from its folder name %q, and the host starts a plugin only when its id equals its folder name (Agentty's host behaviour, \"Starting\"): rename the folder to %s, or set \"id\" to %q in %s",
+		id, base, Quote(filepath.Join(filepath.Dir(dir), id)), base, ManifestFile)
+}
+
+// tapedeckCheck says whether the tapedeck a launcher names is one the
+// host may run, by looking at it only: Doctor never executes what a
+// plugin folder names, since the folder may be someone else's clone. It
+// must be an absolute path outside /proc (a /proc/self/… path resolves
+// in whichever process reads it: in the host's, whose working folder is
+// the plugin's), that neither lies nor, through links, resolves inside
+// the plugin folder; a regular executable file owned by root or by this
+// user and writable by no one else.
+func tapedeckCheck(path, pluginDir string) (detail, problem string) {
+	if !filepath.IsAbs(path) {
+		return path, "not an absolute path, and the host's PATH may not find it"
+	}
+	if throughProc(path) {
+		return path, "a /proc path resolves in the process that runs it (for the host, into the plugin folder): doctor does not run it"
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return path, fmt.Sprintf("%v: put tapedeck back there", bare(err))
+	}
+	for _, dir := range []string{pluginDir, evalOr(pluginDir)} {
+		if within(filepath.Clean(path), dir) || within(resolved, dir) {
+			return path, fmt.Sprintf("is inside the plugin folder %s (resolves to %s): a plugin folder cannot bring the tapedeck the host runs, and doctor does not run it", dir, resolved)
+		}
+	}
+	if err := isExecutable(resolved); err != nil {
+		return path, fmt.Sprintf("%v: put tapedeck back there", err)
+	}
+	if p := foreignOwner(resolved); p != "" {
+		return path, p + ": doctor does not run it"
+	}
+	detail = path
+	if resolved != path {
+		detail += " = " + resolved
+	}
+	if self, err := os.Executable(); err == nil && evalOr(self) == resolved {
+		return detail + " (this tapedeck; not run)", ""
+	}
+	return detail + " (an executable file; not run)", ""
+}
+
+// throughProc reports whether path is in /proc or reaches it through a
+// link (a link to /proc/self/cwd is resolved by each reader in its own
+// process). It follows at most 40 links, as the kernel does.
+func throughProc(path string) bool {
+	p := filepath.Clean(path)
+	for range 40 {
+		if within(p, "/proc") {
+			return true
+		}
+		link, rest, ok := firstLink(p)
+		if !ok {
+			return false
+		}
+		target, err := os.Readlink(link)
+		if err != nil {
+			return false
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(link), target)
+		}
+		p = filepath.Join(target, rest)
+	}
+	return true // a loop of links: nothing the host could run either
+}
+
+// firstLink is the shortest prefix of the clean absolute path p that is a
+// symbolic link, and the rest of p after it.
+func firstLink(p string) (link, rest string, ok bool) {
+	parts := strings.Split(strings.TrimPrefix(p, string(filepath.Separator)), string(filepath.Separator))
+	for i := range parts {
+		prefix := string(filepath.Separator) + filepath.Join(parts[:i+1]...)
+		fi, err := os.Lstat(prefix)
+		if err != nil {
+			return "", "", false
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return prefix, filepath.Join(parts[i+1:]...), true
+		}
+	}
+	return "", "", false
+}
+
+// within reports whether path is dir or lies under it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// evalOr is p with its links resolved, or p when they cannot be.
+func evalOr(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }
 
 // storeCheck says whether a store folder can take sessions: it creates

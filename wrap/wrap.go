@@ -196,8 +196,11 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 	if p.Wrapped, err = m.Splice(RuntimeExecutable, LauncherFile); err != nil {
 		return nil, refuse("%w", err)
 	}
-	if base := filepath.Base(abs); base != m.ID {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("the plugin id %q differs from its folder name %q: the host loads a plugin only when they match", m.ID, base))
+	// The host's rule decides, as in Doctor: a manifest's id must equal
+	// the folder name (host-behaviour.md, "Starting"), else the host never
+	// starts the plugin and there is nothing to record.
+	if problem := idFolderProblem(m.ID, abs); problem != "" {
+		return nil, refuse("%w: %s", ErrManifest, problem)
 	}
 	return p, nil
 }

@@ -651,7 +651,7 @@ func TestDoctor(t *testing.T) {
 		details = append(details, c.What+" "+c.Detail)
 	}
 	all := strings.Join(details, "\n")
-	for _, want := range []string{"python3 = " + python + " (the login-shell PATH)", "tapedeck version test", "created by the first session"} {
+	for _, want := range []string{"python3 = " + python + " (the login-shell PATH)", "(an executable file; not run)", "created by the first session"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("checks lack %q:\n%s", want, all)
 		}
