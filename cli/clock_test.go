@@ -144,7 +144,7 @@ func TestPinnedClockIsShownAndSaidWithV(t *testing.T) {
 		t.Fatalf("import: %s", r.stderr)
 	}
 	r := tapedeck(t, store, nil, nil, "show", "last")
-	if !strings.Contains(string(r.stdout), "\nclock        pinned to ") || !strings.Contains(string(r.stdout), " + elapsed, seed ") {
+	if !strings.Contains(string(r.stdout), "\nclock        pinned to ") || !strings.Contains(string(r.stdout), " + recorded time, seed ") {
 		t.Errorf("show does not name the pinned clock:\n%s", r.stdout)
 	}
 	var lines []json.RawMessage

@@ -455,8 +455,13 @@ func TestReplayUpdateKeepsUnchangedLines(t *testing.T) {
 	if len(a) != len(b) {
 		t.Fatalf("a changed label changed the number of lines: %d → %d", len(a), len(b))
 	}
+	// The header takes the live run's fingerprint (so that later drift is
+	// told against what was accepted); nothing else in it changes.
+	if withoutFingerprint(t, a[0]) != withoutFingerprint(t, b[0]) {
+		t.Errorf("the header changed beyond its fingerprint:\n%s\n%s", a[0], b[0])
+	}
 	var differ []int
-	for i := range a {
+	for i := 1; i < len(a); i++ {
 		if a[i] != b[i] {
 			differ = append(differ, i)
 		}
@@ -539,8 +544,10 @@ func TestReplayAppliesOnlyAgenttyVariables(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: the tape's variables reached the plugin?\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(string(r.stdout), "also sets LD_PRELOAD, NODE_OPTIONS, PATH: not applied") {
-		t.Errorf("no note on the ignored variables:\n%s", r.stdout)
+	for _, k := range []string{"LD_PRELOAD", "NODE_OPTIONS", "PATH"} {
+		if !strings.Contains(string(r.stdout), "note: the recording's environment sets \""+k+"\": not applied") {
+			t.Errorf("no note line on the ignored variable %s:\n%s", k, r.stdout)
+		}
 	}
 	if !strings.Contains(string(r.stderr), "adding  AGENTTY_PLUGIN_ID=envy\n") {
 		t.Errorf("-v does not say what is added:\n%s", r.stderr)
@@ -629,4 +636,19 @@ func TestReplaySaysWhatItWaitsForOnATerminal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withoutFingerprint is a tape header line without its fingerprint, as
+// canonical JSON.
+func withoutFingerprint(t *testing.T, header string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(header), &m); err != nil {
+		t.Fatalf("header %q: %v", header, err)
+	}
+	if session, ok := m["session"].(map[string]any); ok {
+		delete(session, "fingerprint")
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }

@@ -48,6 +48,7 @@ type replayValues struct {
 	pace                        string
 	pinClock                    bool
 	pinClockSet                 int // times --pin-clock was given
+	freshDirs                   cli.StringSlice
 	cwd                         string
 }
 
@@ -61,6 +62,7 @@ func (v *replayValues) flags() []cli.Flag {
 		&cli.StringFlag{Name: "pace", Destination: &v.pace, Value: "asap", Usage: "asap, realtime, or xN (the recorded gaps divided by N)"},
 		&cli.DurationFlag{Name: "max-gap", Destination: &v.maxGap, Value: 2 * time.Second, Usage: "clamp each paced gap to this"},
 		&cli.BoolFlag{Name: "pin-clock", Destination: &v.pinClock, Count: &v.pinClockSet, Usage: "pin the plugin's clock as recorded (the default when the tape was recorded with --pin-clock); --pin-clock=false runs it on the real clock; on a tape recorded without it, pins the clock to the recorded start"},
+		&cli.StringSliceFlag{Name: "fresh-dir", Destination: &v.freshDirs, Usage: "set the variable `NAME` to a new, empty folder for each run, removed after it: the data folder a plugin takes from NAME (say COSMICA_HOME), so that a pinned replay's file names collide with nothing the recording left (repeatable)"},
 	)
 }
 
@@ -94,6 +96,7 @@ func (v *replayValues) options(argv, environ []string, storeDir string, redactKe
 		MaxGap:        v.maxGap,
 		StoreDir:      storeDir,
 		RedactKey:     redactKey,
+		FreshDirs:     v.freshDirs.Value(),
 	}
 	if v.verbose {
 		o.AlwaysDrift = true

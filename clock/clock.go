@@ -1,11 +1,14 @@
 // Package clock owns tapedeck's pinned clock for Node and Python plugins:
 // two small preload files embedded in tapedeck (a --require module for
 // Node, a sitecustomize for Python) that make the plugin's wall clock read
-// a session's recorded start plus the real elapsed time, and seed its
-// random numbers from the session. It installs them into a private
-// temporary folder and spells the environment that loads them: it adds to
-// NODE_OPTIONS and PYTHONPATH (keeping what the user has there) and sets
-// two TAPEDECK_CLOCK_* variables. It never touches the bytes a plugin
+// the session's recorded start plus the recorded time of the last line the
+// host gave the plugin (published, before the line is written, into a
+// small file of the preload's folder: the "now" file), and seed its random
+// numbers (Math.random, crypto.randomUUID and getRandomValues; random,
+// os.urandom, uuid.uuid4) from the session. It installs them into a
+// private temporary folder and spells the environment that loads them: it
+// adds to NODE_OPTIONS and PYTHONPATH (keeping what the user has there) and
+// sets the TAPEDECK_CLOCK_* variables. It never touches the bytes a plugin
 // says or hears, and it takes nothing from a tape but two numbers.
 package clock
 
@@ -14,7 +17,6 @@ import (
 	"embed"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,8 +32,15 @@ var preload embed.FS
 // The variables the preloads read.
 const (
 	EnvOrigin = "TAPEDECK_CLOCK_ORIGIN_MS" // the recorded start, Unix milliseconds
-	EnvSeed   = "TAPEDECK_CLOCK_SEED"      // the seed of Math.random / random
+	EnvSeed   = "TAPEDECK_CLOCK_SEED"      // the seed of the random numbers; unset: not seeded
+	EnvNow    = "TAPEDECK_CLOCK_NOW_FILE"  // the file the pinned time is published in
 )
+
+// nowFile is the name of the file, in the preload's folder, that holds the
+// pinned time: "NS NS\n", the same Unix nanoseconds twice, each 20 digits
+// wide (a reader that sees the two differ caught a write half done and
+// reads again).
+const nowFile = "now"
 
 // New pins a clock to start with a fresh random seed.
 func New(start time.Time) frame.Clock {
@@ -40,9 +49,12 @@ func New(start time.Time) frame.Clock {
 	return frame.Clock{Origin: start, Seed: binary.LittleEndian.Uint32(b[:])}
 }
 
-// Preload is the preload files installed in a folder of their own.
+// Preload is the preload files installed in a folder of their own, and
+// the now file the pinned time is published in.
 type Preload struct {
 	dir string
+	now *os.File
+	buf [42]byte
 }
 
 // Install writes the preload files into a new private temporary folder
@@ -60,14 +72,36 @@ func Install() (*Preload, error) {
 			return nil, fmt.Errorf("install the clock preload: %w", err)
 		}
 	}
-	return &Preload{dir: dir}, nil
+	now, err := os.OpenFile(filepath.Join(dir, nowFile), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("install the clock preload: %w", err)
+	}
+	return &Preload{dir: dir, now: now}, nil
 }
 
 // Dir is the folder the preload files are in.
 func (p *Preload) Dir() string { return p.dir }
 
 // Close removes the preload files.
-func (p *Preload) Close() error { return os.RemoveAll(p.dir) }
+func (p *Preload) Close() error {
+	p.now.Close()
+	return os.RemoveAll(p.dir)
+}
+
+// Publish makes the plugin's pinned clock read t from now on. Call it
+// before the plugin can see the line it stamps (before writing the line
+// to the plugin's stdin), from one goroutine at a time. It is one pwrite
+// of a few bytes; an error is the file system's (the pin then stays at
+// what was published before).
+func (p *Preload) Publish(t time.Time) error {
+	ns := max(t.UnixNano(), 0)
+	b := fmt.Appendf(p.buf[:0], "%020d %020d\n", ns, ns)
+	if _, err := p.now.WriteAt(b, 0); err != nil {
+		return fmt.Errorf("publish the pinned time: %w", err)
+	}
+	return nil
+}
 
 // Env returns env (nil: ours) with the pin added: NODE_OPTIONS gains
 // --require of the Node preload after whatever the user has there, so the
@@ -84,7 +118,7 @@ func (p *Preload) Env(env []string, c frame.Clock) []string {
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "NODE_OPTIONS", "PYTHONPATH", EnvOrigin, EnvSeed:
+		case "NODE_OPTIONS", "PYTHONPATH", EnvOrigin, EnvSeed, EnvNow:
 			continue
 		}
 		out = append(out, kv)
@@ -97,12 +131,16 @@ func (p *Preload) Env(env []string, c frame.Clock) []string {
 	if hasPy && pyPath != "" {
 		py += string(os.PathListSeparator) + pyPath
 	}
-	return append(out,
+	out = append(out,
 		"NODE_OPTIONS="+req,
 		"PYTHONPATH="+py,
 		EnvOrigin+"="+strconv.FormatInt(c.Origin.UnixMilli(), 10),
-		EnvSeed+"="+strconv.FormatUint(uint64(c.Seed), 10),
+		EnvNow+"="+filepath.Join(p.dir, nowFile),
 	)
+	if !c.Unseeded {
+		out = append(out, EnvSeed+"="+strconv.FormatUint(uint64(c.Seed), 10))
+	}
+	return out
 }
 
 // lookup reads key from env; the last one wins, as for exec.
@@ -126,23 +164,32 @@ func nodeQuote(s string) string {
 }
 
 // Describe spells a pinned clock for show and -v:
-// "pinned to 2026-11-30T15:04:08.346Z + elapsed, seed 1234567".
+// "pinned to 2026-11-30T15:04:08.346Z + recorded time, seed 1234567".
 func Describe(c *frame.Clock) string {
 	if c == nil {
 		return ""
 	}
-	return fmt.Sprintf("pinned to %s + elapsed, seed %d", c.Origin.UTC().Format("2006-01-02T15:04:05.000Z"), c.Seed)
+	seed := fmt.Sprintf("seed %d", c.Seed)
+	if c.Unseeded {
+		seed = "randomness not seeded"
+	}
+	return fmt.Sprintf("pinned to %s + recorded time, %s", c.Origin.UTC().Format("2006-01-02T15:04:05.000Z"), seed)
 }
 
 // Pin installs the preloads and returns env with c pinned in it, and the
-// preload to close once the plugin is done. With c nil it returns env as
-// it is and a nil closer: nothing is pinned.
-func Pin(env []string, c *frame.Clock) ([]string, io.Closer, error) {
+// preload to publish the pinned time in and to close once the plugin is
+// done; the pinned clock reads c's origin until the first Publish. With c
+// nil it returns env as it is and a nil preload: nothing is pinned.
+func Pin(env []string, c *frame.Clock) ([]string, *Preload, error) {
 	if c == nil {
 		return env, nil, nil
 	}
 	p, err := Install()
 	if err != nil {
+		return env, nil, err
+	}
+	if err := p.Publish(c.Origin); err != nil {
+		p.Close()
 		return env, nil, err
 	}
 	return p.Env(env, *c), p, nil

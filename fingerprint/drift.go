@@ -10,9 +10,13 @@ import (
 
 // Drift is what differs between a recording's fingerprint and a replay's.
 type Drift struct {
-	// Summary is one line for a person: "main.mjs changed; node 20.11.1 →
-	// 22.3.0; 2 files added". Empty when nothing drifted.
+	// Summary is one line for a person: "COSMICA_HOME not set now;
+	// main.mjs changed; node 20.11.1 → 22.3.0; TZ Europe/Berlin →
+	// America/New_York; 2 files added". Empty when nothing drifted.
 	Summary string `json:"summary"`
+	// Unset names the variables the recording's environment had that the
+	// replay's lacks (names only, never values).
+	Unset []string `json:"unsetNow,omitempty"`
 	// Changes are the differences other than files, one line each:
 	// "node 20.11.1 → 22.3.0", "linux/amd64 → darwin/arm64".
 	Changes []string `json:"changes,omitempty"`
@@ -26,12 +30,14 @@ type Drift struct {
 
 // None reports whether nothing drifted.
 func (d *Drift) None() bool {
-	return d == nil || len(d.Changes) == 0 && len(d.Changed) == 0 && len(d.Added) == 0 && len(d.Removed) == 0
+	return d == nil || len(d.Changes) == 0 && len(d.Changed) == 0 && len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Unset) == 0
 }
 
 // Compare says what drifted from rec (the recording's fingerprint) to live
 // (the replay's). Either may be nil: a recording without a fingerprint has
-// nothing to compare, and Compare returns nil.
+// nothing to compare, and Compare returns nil. Files a fingerprint leaves
+// out by name (tapedeck's own, dotfiles, secrets) are compared on neither
+// side, for a fingerprint an older tapedeck took.
 func Compare(rec, live *frame.Fingerprint) *Drift {
 	if rec == nil || live == nil {
 		return nil
@@ -39,7 +45,19 @@ func Compare(rec, live *frame.Fingerprint) *Drift {
 	d := &Drift{}
 	// Files: only those both sides could hash when either was capped.
 	capped := rec.Capped > 0 || live.Capped > 0
+	data := append(append([]string(nil), rec.DataDirs...), live.DataDirs...)
+	own := func(p string) bool {
+		for _, d := range data {
+			if strings.HasPrefix(p, d+"/") {
+				return true
+			}
+		}
+		return ownFile(p)
+	}
 	for p, sum := range rec.Files {
+		if own(p) {
+			continue
+		}
 		switch ls, ok := live.Files[p]; {
 		case !ok && !capped:
 			d.Removed = append(d.Removed, p)
@@ -49,7 +67,7 @@ func Compare(rec, live *frame.Fingerprint) *Drift {
 	}
 	if !capped {
 		for p := range live.Files {
-			if _, ok := rec.Files[p]; !ok {
+			if _, ok := rec.Files[p]; !ok && !own(p) {
 				d.Added = append(d.Added, p)
 			}
 		}
@@ -91,6 +109,8 @@ func Compare(rec, live *frame.Fingerprint) *Drift {
 	if rec.OS != live.OS || rec.Arch != live.Arch {
 		d.Changes = append(d.Changes, fmt.Sprintf("%s/%s → %s/%s", rec.OS, rec.Arch, live.OS, live.Arch))
 	}
+	d.Changes = append(d.Changes, localeChanges(rec, live)...)
+	d.Unset = unsetNames(rec, live)
 	d.Summary = d.summary()
 	return d
 }
@@ -99,6 +119,13 @@ func Compare(rec, live *frame.Fingerprint) *Drift {
 // most), then the other changes, then counts of added and removed files.
 func (d *Drift) summary() string {
 	var parts []string
+	if n := len(d.Unset); n > 0 {
+		names, more := d.Unset, ""
+		if n > 5 {
+			names, more = names[:5], fmt.Sprintf(" and %d more", n-5)
+		}
+		parts = append(parts, strings.Join(names, ", ")+more+" not set now (the recording had "+map[bool]string{true: "it", false: "them"}[n == 1]+")")
+	}
 	if n := len(d.Changed); n > 0 {
 		names := d.Changed
 		more := ""
@@ -119,6 +146,65 @@ func (d *Drift) summary() string {
 		parts = append(parts, countFiles(d.Removed, "removed"))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// localeChanges spells the changes of TZ and the locale: "TZ
+// Europe/Berlin → (unset)". A recording that did not take them (an older
+// tapedeck) has nothing to compare.
+func localeChanges(rec, live *frame.Fingerprint) []string {
+	if rec.Locale == nil && rec.EnvNames == nil {
+		return nil
+	}
+	keys := map[string]bool{}
+	for k := range rec.Locale {
+		keys[k] = true
+	}
+	for k := range live.Locale {
+		keys[k] = true
+	}
+	var out []string
+	for _, k := range sortedKeys(keys) {
+		r, rok := rec.Locale[k]
+		l, lok := live.Locale[k]
+		if r != l || rok != lok {
+			out = append(out, fmt.Sprintf("%s %s → %s", k, orUnset(r, rok), orUnset(l, lok)))
+		}
+	}
+	return out
+}
+
+// unsetNames are the names of rec's variables that live lacks.
+func unsetNames(rec, live *frame.Fingerprint) []string {
+	have := map[string]bool{}
+	for _, k := range live.EnvNames {
+		have[k] = true
+	}
+	var out []string
+	for _, k := range rec.EnvNames {
+		if !have[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func orUnset(v string, ok bool) string {
+	switch {
+	case !ok:
+		return "(unset)"
+	case v == "":
+		return `""`
+	}
+	return v
 }
 
 // countFiles names one file, counts more: "notes.txt added", "2 files added".

@@ -1,7 +1,10 @@
 // Package fingerprint owns taking a plugin run's environment fingerprint
 // (the machine, the interpreter found the way the command runs and its
-// version, the manifest's identity, the SHA-256 of every file in the
-// plugin's folder that the plugin could load, the vendored SDK's version)
+// version, the manifest's identity, the SHA-256 of the files in the
+// plugin's folder that the plugin could load, never a dotfile, a key or a
+// credential, what .gitignore excludes, tapedeck's own files or the
+// plugin's data; the vendored SDK's version; TZ and the locale; the names,
+// never the values, of the other variables)
 // and comparing two of them to say what drifted between a recording and a
 // replay. It reads files and runs the interpreter's --version, nothing
 // else: it never starts the plugin, and it knows nothing of relays, stores
@@ -49,11 +52,10 @@ type Options struct {
 	// the bytes read (0: DefaultMaxBytes).
 	MaxFiles int
 	MaxBytes int64
+	// DataDirs are folders of the plugin's data (a replay's fresh folders),
+	// left out beside those a variable of Env names.
+	DataDirs []string
 }
-
-// skipDirs are folders whose files a plugin does not ship as its own code
-// or that change on every run.
-var skipDirs = map[string]bool{"node_modules": true, ".git": true, ".tapedeck": true, "__pycache__": true}
 
 // Take fingerprints the run of opts.Command in opts.Dir. It blocks while it
 // reads the plugin's folder and runs the interpreter's --version (bounded
@@ -74,6 +76,7 @@ func Take(ctx context.Context, opts Options) (*frame.Fingerprint, error) {
 		dir = abs
 	}
 	fp := &frame.Fingerprint{OS: runtime.GOOS, Arch: runtime.GOARCH}
+	fp.Locale, fp.EnvNames = environment(opts.Env)
 	if len(opts.Command) == 0 {
 		return fp, nil
 	}
@@ -131,7 +134,11 @@ func Take(ctx context.Context, opts Options) (*frame.Fingerprint, error) {
 		return fp, nil
 	}
 	fp.Manifest = readManifest(filepath.Join(root, ManifestName))
-	if err := hashFiles(ctx, fp, root, opts.MaxFiles, opts.MaxBytes); err != nil {
+	skip := newSkipper(root, dir, opts.Env, opts.DataDirs)
+	if main != "" {
+		skip.main = relTo(root, main)
+	}
+	if err := hashFiles(ctx, fp, skip, opts.MaxFiles, opts.MaxBytes); err != nil {
 		return nil, err
 	}
 	fp.SDK = sdkVersion(root)
@@ -313,10 +320,11 @@ func readManifest(path string) *frame.ManifestID {
 	return &frame.ManifestID{ID: m.ID, Version: m.Version, APIVersion: m.APIVersion}
 }
 
-// hashFiles hashes every regular file under root but the skipped folders
-// (and Python's byte code), in lexical order, up to the caps; past them it
-// counts what it left out in fp.Capped.
-func hashFiles(ctx context.Context, fp *frame.Fingerprint, root string, maxFiles int, maxBytes int64) error {
+// hashFiles hashes every regular file under skip's root but those skip
+// leaves out, in lexical order, up to the caps; past them it counts what
+// it left out in fp.Capped.
+func hashFiles(ctx context.Context, fp *frame.Fingerprint, skip *skipper, maxFiles int, maxBytes int64) error {
+	root := skip.root
 	fp.Files = map[string]string{}
 	var read int64
 	capped := false
@@ -332,12 +340,15 @@ func hashFiles(ctx context.Context, fp *frame.Fingerprint, root string, maxFiles
 			return ctx.Err()
 		}
 		if d.IsDir() {
-			if path != root && skipDirs[d.Name()] {
+			if path != root && skip.dir(path, relTo(root, path), d.Name()) {
+				if skip.data[filepath.Clean(path)] {
+					fp.DataDirs = append(fp.DataDirs, relTo(root, path))
+				}
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || strings.HasSuffix(d.Name(), ".pyc") {
+		if !d.Type().IsRegular() || skip.file(relTo(root, path), d.Name()) {
 			return nil
 		}
 		if capped {

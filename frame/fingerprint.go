@@ -24,6 +24,17 @@ type Fingerprint struct {
 	Capped int `json:"capped,omitempty"`
 	// SDK is the version the plugin's vendored SDK declares, "" when none.
 	SDK string `json:"sdkVersion,omitempty"`
+	// DataDirs are the plugin's data folders inside Root (relative to it)
+	// that were left out: a variable of the environment named them. Drift
+	// leaves files under them out on both sides.
+	DataDirs []string `json:"dataDirs,omitempty"`
+	// Locale holds the variables that change how a plugin spells times,
+	// numbers and text: TZ, LANG and every LC_* it had (name → value).
+	Locale map[string]string `json:"locale,omitempty"`
+	// EnvNames are the names (never the values) of the variables the
+	// plugin's environment had, less those of the terminal session and of
+	// tapedeck itself, sorted: a replay without one of them says so.
+	EnvNames []string `json:"envNames,omitempty"`
 	// Notes say what could not be taken (an interpreter that would not tell
 	// its version, an unreadable file).
 	Notes []string `json:"notes,omitempty"`
@@ -44,9 +55,13 @@ type ManifestID struct {
 }
 
 // Clock is a pinned clock: the plugin's wall clock reads Origin plus the
-// real time elapsed since it started, and its random numbers come from
-// Seed, in the recording and in every replay of it.
+// recorded time of the last line the host gave it, and its random numbers
+// come from Seed, in the recording and in every replay of it.
 type Clock struct {
 	Origin time.Time `json:"origin"`
 	Seed   uint32    `json:"seed"`
+	// Unseeded pins the clock only: the plugin's random numbers stay
+	// random (a replay's --pin-clock of a recording made without a pin,
+	// whose randomness was never seeded). Never stored.
+	Unseeded bool `json:"-"`
 }

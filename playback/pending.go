@@ -1,6 +1,9 @@
 package playback
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -8,10 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tapedeck/tapedeck/fingerprint"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/golden"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
 	"github.com/tapedeck/tapedeck/store"
+	"github.com/tapedeck/tapedeck/tape"
 )
 
 // PendingSuffix marks a tape's pending change, written by test --update
@@ -20,7 +25,9 @@ const PendingSuffix = ".new"
 
 // WritePending writes the live run of a replay that differed beside its
 // tape as NAME.jsonl.new (every line of a frame that did not change kept
-// byte for byte; nothing else changed); "" when there is nothing to write.
+// byte for byte; the header's counts, exit and fingerprint say the live
+// run's, so that accepting the change makes the replay's surroundings the
+// ones later drift is told against); "" when there is nothing to write.
 func WritePending(o *Outcome) (string, error) {
 	if o.Recording.Tape == nil || o.Run == nil {
 		return "", nil
@@ -28,6 +35,9 @@ func WritePending(o *Outcome) (string, error) {
 	data, err := golden.Update(o.Recording.Tape, golden.Replay{Live: o.Run.Live, Pairs: o.Run.Pairs, Sent: o.Run.Sent}, o.Diff, golden.Options{Stderr: o.DiffOptions.CompareStderr})
 	if err != nil || data == nil {
 		return "", err
+	}
+	if data, err = withFingerprint(data, liveFingerprint(o)); err != nil {
+		return "", fmt.Errorf("%s: %w", o.Recording.Name, err)
 	}
 	path := o.Recording.TapePath + PendingSuffix
 	err = atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(data); return err })
@@ -85,6 +95,9 @@ func StoreLive(st *store.Store, o *Outcome) (*frame.Session, error) {
 	meta.Started, meta.Ended = now.Add(-o.Run.Elapsed), &now
 	meta.Status = frame.StatusComplete
 	meta.Tags = map[string]string{"replay-of": o.Recording.Meta.ID}
+	if fp := liveFingerprint(o); fp != nil {
+		meta.Fingerprint = fp
+	}
 	i := 0
 	err := st.Put(meta, func() (*frame.Frame, error) {
 		if i == len(o.Run.Live) {
@@ -97,6 +110,45 @@ func StoreLive(st *store.Store, o *Outcome) (*frame.Session, error) {
 		return nil, err
 	}
 	return &meta, nil
+}
+
+// liveFingerprint is the replay's own fingerprint, taken now when the
+// replay did not take it (it was the same, without -v); nil when the
+// recording has none (it was recorded with --no-fingerprint) or it ran
+// nothing.
+func liveFingerprint(o *Outcome) *frame.Fingerprint {
+	if o.Fingerprint == nil && o.Run != nil && o.Recording.Meta.Fingerprint != nil && len(o.takeFingerprint.Command) > 0 {
+		o.Fingerprint, _ = fingerprint.Take(context.Background(), o.takeFingerprint)
+	}
+	return o.Fingerprint
+}
+
+// withFingerprint is the tape data with fp as its header's fingerprint,
+// the data itself when fp is nil or the header already says it.
+func withFingerprint(data []byte, fp *frame.Fingerprint) ([]byte, error) {
+	if fp == nil {
+		return data, nil
+	}
+	f, err := tape.ReadFile(data)
+	if err != nil {
+		return nil, fmt.Errorf("updated tape does not read back: %w", err)
+	}
+	old, _ := json.Marshal(f.Session.Fingerprint)
+	now, _ := json.Marshal(fp)
+	if bytes.Equal(old, now) {
+		return data, nil
+	}
+	meta := *f.Session
+	meta.Fingerprint = fp
+	var b bytes.Buffer
+	tw, err := tape.NewWriter(&b, &meta)
+	if err == nil {
+		err = tw.Flush()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(b.Bytes(), data[len(f.Header)+1:]...), nil
 }
 
 // FindPending lists the pending changes under paths (a path may also name a

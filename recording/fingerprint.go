@@ -3,10 +3,12 @@ package recording
 import (
 	"bytes"
 	"context"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/tapedeck/tapedeck/clock"
 	"github.com/tapedeck/tapedeck/fingerprint"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/proxy"
@@ -109,3 +111,74 @@ func (s *startAfterOut) Flush() {
 		s.fl.Flush()
 	}
 }
+
+// pinnedSink publishes, before the relay writes a host line to the plugin
+// (the relay hands a line to its sink first), the time the recorder stamps
+// that line with to the pinned clock's now file, then passes everything on
+// to s (nil: nothing recorded). A replay publishes the same time, read
+// back from the frame, before it writes the line: the plugin's clock
+// reads the same in both. Without a pinned clock it is s.
+func pinnedSink(s proxy.Sink, pin io.Closer, origin time.Time) proxy.Sink {
+	p, ok := pin.(*clock.Preload)
+	if !ok || p == nil {
+		return s
+	}
+	if s == nil {
+		s = discard{}
+	}
+	fl, _ := s.(proxy.Flusher)
+	b, _ := s.(proxy.Batcher)
+	return &publishIn{Sink: s, fl: fl, b: b, pin: p, origin: origin}
+}
+
+type publishIn struct {
+	proxy.Sink
+	fl     proxy.Flusher
+	b      proxy.Batcher
+	pin    *clock.Preload
+	origin time.Time
+}
+
+// publish publishes the time of a host line as the recorder stamps it.
+func (s *publishIn) publish(at time.Time) {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	_ = s.pin.Publish(s.origin.Add(at.Sub(s.origin)))
+}
+
+// Lines implements proxy.Batcher.
+func (s *publishIn) Lines(st proxy.Stream, block []byte, n int, at time.Time) {
+	if st == proxy.Stdin {
+		s.publish(at)
+	}
+	if s.b != nil {
+		s.b.Lines(st, block, n, at)
+		return
+	}
+	l := proxy.Line{Stream: st, Done: true, EOL: true, Time: at}
+	for len(block) > 0 {
+		i := bytes.IndexByte(block, '\n')
+		l.Bytes, block = block[:i], block[i+1:]
+		s.Sink.Line(&l)
+	}
+}
+
+func (s *publishIn) Line(l *proxy.Line) {
+	if l.Stream == proxy.Stdin && l.Done {
+		s.publish(l.Time)
+	}
+	s.Sink.Line(l)
+}
+
+// Flush implements proxy.Flusher for a sink that batches.
+func (s *publishIn) Flush() {
+	if s.fl != nil {
+		s.fl.Flush()
+	}
+}
+
+type discard struct{}
+
+func (discard) Line(*proxy.Line)  {}
+func (discard) Event(proxy.Event) {}

@@ -233,7 +233,7 @@ func (s *session) relay(ctx context.Context, sink proxy.Sink, sigs chan os.Signa
 		Stdin:   s.opt.Stdin,
 		Stdout:  s.opt.Stdout,
 		Stderr:  s.opt.Stderr,
-		Sink:    sink,
+		Sink:    pinnedSink(sink, s.preload, s.meta.Started),
 		Signals: sigs,
 	}
 	if s.opt.Host != nil {
@@ -258,6 +258,9 @@ func (s *session) result(res proxy.Result, err error) *Result {
 // end is the session's end record for the run that ended as r.
 func (s *session) end(r *Result) frame.End {
 	end := frame.End{Ended: time.Now(), Status: frame.StatusComplete}
+	if s.opt.Host != nil {
+		end.Error = s.opt.Host.Failure() // a script line that waited in vain (host.go)
+	}
 	switch {
 	case r.StartFailure != "":
 		end.Status, end.Error = frame.StatusFailedToStart, r.StartFailure

@@ -2,10 +2,16 @@
 sitecustomize by `tapedeck record --pin-clock` and by replays of a tape
 recorded so. The wall clock (time.time, time.time_ns, time.localtime,
 time.gmtime, time.ctime, time.strftime, time.asctime, datetime.now,
-datetime.utcnow, datetime.today, date.today) reads the session's recorded
-start plus the real time elapsed since this process started, and the
-random module is seeded from the session. Monotonic clocks and sleeps are
-left alone. A sitecustomize of the user's found later on the path is run
+datetime.utcnow, datetime.today, date.today) reads the recorded time of
+the last line the host gave the plugin: tapedeck writes it into the file
+TAPEDECK_CLOCK_NOW_FILE names before it writes the line, when recording
+and when replaying alike. While the plugin works on a line the clock
+stands still; only a plugin that keeps reading it (each read within half a
+second of the last) for more than a second sees it move on, at real speed;
+it never goes back. The random module and
+os.urandom (so uuid.uuid4) are seeded from the session unless
+TAPEDECK_CLOCK_SEED is unset. Monotonic clocks and sleeps are left
+alone. A sitecustomize of the user's found later on the path is run
 first, so both apply.
 """
 
@@ -32,19 +38,54 @@ def _pin():
 
     try:
         origin_ns = int(os.environ["TAPEDECK_CLOCK_ORIGIN_MS"]) * 1000000
-        seed = int(os.environ["TAPEDECK_CLOCK_SEED"])
     except (KeyError, ValueError):
         return
     import datetime as _dt
-    import random
     import time
 
     monotonic_ns = time.monotonic_ns
     m0 = monotonic_ns()
     localtime, gmtime, strftime = time.localtime, time.gmtime, time.strftime
 
+    # The now file: "NS NS\n", 20 digits each, the recorded time of the
+    # last line the host gave the plugin; the two differ only while a write
+    # is half done.
+    fd = -1
+    try:
+        fd = os.open(os.environ["TAPEDECK_CLOCK_NOW_FILE"], os.O_RDONLY)
+    except (KeyError, OSError):
+        pass
+    # The clock stands still at the published time while the plugin works;
+    # only reads that keep coming (each within gap of the one before) for
+    # more than grace move it on, at real speed, so that a loop waiting for
+    # the clock ends. It never goes back.
+    grace_ns, gap_ns = 1000000000, 500000000
+    state = {"published": origin_ns, "run": m0, "read": None, "last": 0}
+
+    def read_published():
+        for _ in range(5):
+            try:
+                b = os.pread(fd, 41, 0)
+            except OSError:
+                break
+            if len(b) == 41 and b[:20] == b[21:41]:
+                try:
+                    return int(b[:20])
+                except ValueError:
+                    pass
+        return state["published"]
+
     def time_ns():
-        return origin_ns + (monotonic_ns() - m0)
+        m = monotonic_ns()
+        if fd < 0:
+            return origin_ns + (m - m0)
+        p = read_published()
+        if p != state["published"] or state["read"] is None or m - state["read"] > gap_ns:
+            state["run"] = m
+        state["published"], state["read"] = p, m
+        run = m - state["run"]
+        state["last"] = max(state["last"], p + (run - grace_ns if run > grace_ns else 0))
+        return state["last"]
 
     def now():
         return time_ns() / 1e9
@@ -60,18 +101,23 @@ def _pin():
 
     real_datetime, real_date = _dt.datetime, _dt.date
 
+    def stamp(cls, tz=None):
+        ns = time_ns()
+        d = cls.fromtimestamp(ns // 1000000000, tz)
+        return d.replace(microsecond=(ns // 1000) % 1000000)
+
     class datetime(real_datetime):
         @classmethod
         def now(cls, tz=None):
-            return cls.fromtimestamp(now(), tz)
+            return stamp(cls, tz)
 
         @classmethod
         def utcnow(cls):
-            return cls.fromtimestamp(now(), _dt.timezone.utc).replace(tzinfo=None)
+            return stamp(cls, _dt.timezone.utc).replace(tzinfo=None)
 
         @classmethod
         def today(cls):
-            return cls.fromtimestamp(now())
+            return stamp(cls)
 
     class date(real_date):
         @classmethod
@@ -82,7 +128,25 @@ def _pin():
     date.__name__ = date.__qualname__ = "date"
     datetime.__module__ = date.__module__ = "datetime"
     _dt.datetime, _dt.date = datetime, date
-    random.seed(seed)
+
+    seed = os.environ.get("TAPEDECK_CLOCK_SEED", "")
+    if not seed.isdigit():
+        return  # the clock only: random numbers stay random
+    import random
+
+    random.seed(int(seed))
+    # Random bytes come from a generator of their own, so that random
+    # draws the same numbers whether or not the plugin asks for bytes;
+    # uuid.uuid4 takes its bytes from os.urandom.
+    byte_source = random.Random(int(seed) ^ 0x5BD1E995)
+
+    def urandom(n):
+        n = int(n)
+        if n < 0:
+            raise ValueError("negative argument not allowed")
+        return byte_source.getrandbits(n * 8).to_bytes(n, "little") if n else b""
+
+    os.urandom = urandom
 
 
 try:

@@ -1,0 +1,105 @@
+package playback
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/tapedeck/tapedeck/clock"
+	"github.com/tapedeck/tapedeck/frame"
+)
+
+// tapeEnvKey is what a variable of a tape's environment must be named to
+// be applied: a tape is a file anyone can write, and a name such as
+// "AGENTTY_B\nLD_PRELOAD" must never reach the plugin's environment.
+var tapeEnvKey = regexp.MustCompile(`^AGENTTY_[A-Z0-9_]+$`)
+
+// envName is what a --fresh-dir variable must be named.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// runEnv is the environment one replay runs its plugin in, and what to
+// undo once it is over: the pinned clock's preload, the fresh folders.
+type runEnv struct {
+	env   []string
+	added []string // the recording's variables added
+	notes []string
+	clock *frame.Clock
+	fresh []string // the fresh folders made for this run
+	pin   *clock.Preload
+}
+
+// prepareEnv makes the environment of a replay of rec: opt.Env (nil:
+// ours), the recording's AGENTTY_* variables (others reported in notes,
+// one line each, and skipped), a new empty folder for each variable of
+// opt.FreshDirs, and the pinned clock. Close undoes it.
+func prepareEnv(rec *Recording, opt *Options) (*runEnv, error) {
+	e := &runEnv{}
+	var ignored []string
+	e.env, e.added, ignored = environment(rec, opt.Env)
+	for _, k := range ignored {
+		e.notes = append(e.notes, fmt.Sprintf("the recording's environment sets %s: not applied (a replay applies only AGENTTY_[A-Z0-9_]+ variables, without NUL)", k))
+	}
+	for _, name := range opt.FreshDirs {
+		if !envName.MatchString(name) || name == "PATH" || strings.HasPrefix(name, "TAPEDECK_") || name == "NODE_OPTIONS" || name == "PYTHONPATH" {
+			e.Close()
+			return nil, fmt.Errorf("--fresh-dir %q: want the name of the variable the plugin reads its data folder from, such as COSMICA_HOME", name)
+		}
+		dir, err := os.MkdirTemp("", "tapedeck-fresh-"+strings.ToLower(name)+"-")
+		if err != nil {
+			e.Close()
+			return nil, fmt.Errorf("--fresh-dir %s: %w", name, err)
+		}
+		e.fresh = append(e.fresh, dir)
+		e.env = setEnv(e.env, name, dir)
+	}
+	e.clock = clockFor(rec.Meta, opt.PinClock)
+	env, pin, err := clock.Pin(e.env, e.clock)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("%s: %w", rec.Name, err)
+	}
+	e.env, e.pin = env, pin
+	return e, nil
+}
+
+// delivering is the replay engine's hook: told the recorded time of each
+// host line just before it is written to the plugin, it publishes that
+// time to the pinned clock. nil when the clock is not pinned.
+func (e *runEnv) delivering() func(at int64) {
+	if e.pin == nil {
+		return nil
+	}
+	origin := e.clock.Origin
+	return func(at int64) { _ = e.pin.Publish(origin.Add(time.Duration(at))) }
+}
+
+// Close removes the preload and the fresh folders.
+func (e *runEnv) Close() {
+	if e.pin != nil {
+		e.pin.Close()
+	}
+	for _, d := range e.fresh {
+		os.RemoveAll(d)
+	}
+}
+
+// setEnv is env with key set to value, every earlier setting removed.
+func setEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != key {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
+}
+
+// spellKey quotes a tape's variable name for a note, at most 64 bytes of it.
+func spellKey(k string) string {
+	if len(k) > 64 {
+		return fmt.Sprintf("%q… (%d bytes)", k[:64], len(k))
+	}
+	return fmt.Sprintf("%q", k)
+}
