@@ -599,9 +599,13 @@ func renderPage(w io.Writer, title, kind, data string) error {
 	if err != nil {
 		return fmt.Errorf("read report assets: %w", err)
 	}
-	js, err := assets.ReadFile("assets/report.js")
+	page, err := assets.ReadFile("assets/report.js")
 	if err != nil {
 		return fmt.Errorf("read report assets: %w", err)
+	}
+	js, err := Script(page)
+	if err != nil {
+		return err
 	}
 	t, err := template.ParseFS(assets, "assets/page.html")
 	if err != nil {
@@ -627,4 +631,56 @@ func renderPage(w io.Writer, title, kind, data string) error {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
+}
+
+// Script is the script of a page that draws panels or timelines: the
+// shared panel renderer (assets/panel.js: helpers, UI trees, badge,
+// toasts) and timeline (assets/timeline.js), then the page's own code, in
+// one strict function scope. The report and the playground both draw
+// with it, so there is one copy of each.
+func Script(page []byte) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("(function () {\n  'use strict';\n")
+	for _, name := range []string{"assets/panel.js", "assets/timeline.js"} {
+		part, err := assets.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("read report assets: %w", err)
+		}
+		b.Write(part)
+		b.WriteByte('\n')
+	}
+	b.Write(page)
+	b.WriteString("\n})();\n")
+	return b.Bytes(), nil
+}
+
+// CSS is the style sheet of the report, which the playground's page uses
+// too (panels, timeline, findings).
+func CSS() ([]byte, error) {
+	css, err := assets.ReadFile("assets/report.css")
+	if err != nil {
+		return nil, fmt.Errorf("read report assets: %w", err)
+	}
+	return css, nil
+}
+
+// Live derives timeline entries one frame at a time, as a session happens
+// (the playground's live timeline): a response's entry names its request
+// (P) and latency (L) as in a report; a request's entry cannot name its
+// response yet, so a page sets it when the response comes.
+type Live struct{ tl *timeliner }
+
+// NewLive returns a Live for a new session.
+func NewLive() *Live { return &Live{tl: newTimeline()} }
+
+// Entry is the timeline entry of the session's next frame, as JSON in
+// the report's own shape (the page's script reads it as it reads a
+// report's frames).
+func (l *Live) Entry(f *frame.Frame) (json.RawMessage, error) {
+	d := l.tl.entry(f)
+	js, err := json.Marshal(&d)
+	if err != nil {
+		return nil, fmt.Errorf("encode frame %d: %w", f.Seq, err)
+	}
+	return js, nil
 }

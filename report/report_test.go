@@ -193,13 +193,15 @@ func TestContentSecurityPolicyAllowsOnlyThePageScript(t *testing.T) {
 // TestScriptUsesNoMarkupAPIs keeps the page's script on DOM APIs: nothing
 // that parses a string as HTML or as code.
 func TestScriptUsesNoMarkupAPIs(t *testing.T) {
-	js, err := assets.ReadFile("assets/report.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setAttribute('on", "createContextualFragment", "DOMParser", "srcdoc", "</script", "<!--"} {
-		if bytes.Contains(js, []byte(bad)) {
-			t.Errorf("report.js uses %s", bad)
+	for _, name := range []string{"panel.js", "timeline.js", "report.js"} {
+		js, err := assets.ReadFile("assets/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setAttribute('on", "createContextualFragment", "DOMParser", "srcdoc", "</script", "<!--"} {
+			if bytes.Contains(js, []byte(bad)) {
+				t.Errorf("%s uses %s", name, bad)
+			}
 		}
 	}
 }

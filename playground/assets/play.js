@@ -1,0 +1,375 @@
+// tapedeck play: the page is the host. It draws the plugin's panel with
+// the report's renderer (drawPanel, live), its toasts and badge, and the
+// report's timeline, live; what the person does goes to the playground,
+// which writes the exact frames the host writes.
+
+  var params = new URLSearchParams(location.search);
+  var token = params.get('token') || '';
+  var app = document.getElementById('app');
+
+  // What the tests read: every frame as it arrived, with the time.
+  var received = [];
+  window.tapedeckPlay = { received: received };
+
+  var S = null; // the last reset, kept up to date
+  var frames = []; // the current run's timeline entries
+  var findings = new Map();
+  var tl = null;
+  var panelFrames = []; // indexes of ui/setPanel frames the host took
+  var dom = {};
+  var typed = {}; // input id → text typed, kept across redraws
+
+  function status(text, isError) {
+    dom.status.textContent = text;
+    dom.status.classList.toggle('error', !!isError);
+  }
+
+  function post(body) {
+    return fetch('api', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Tapedeck-Token': token },
+      body: JSON.stringify(body)
+    }).then(function (r) {
+      return r.json().then(function (j) {
+        if (!r.ok) throw new Error(j.error || ('HTTP ' + r.status));
+        return j;
+      });
+    }).catch(function (e) {
+      status(String(e.message || e), true);
+      throw e;
+    });
+  }
+
+  function act(element, event, extra) {
+    var b = { do: 'ui', element: element, event: event };
+    if (extra && extra.value !== undefined) b.value = extra.value;
+    if (extra && extra.item !== undefined) b.item = extra.item;
+    if (extra && extra.action !== undefined) b.action = extra.action;
+    if (event === 'change' && extra && typeof extra.value === 'string') typed[element] = extra.value;
+    post(b).then(function () { status('sent ui/event ' + element + ' ' + event); }, function () {});
+  }
+
+  function button(text, onClick, cls) {
+    var b = el('button', cls || '', text);
+    b.type = 'button';
+    b.addEventListener('click', onClick);
+    return b;
+  }
+
+  // ---------- the layout ----------
+
+  function build() {
+    app.replaceChildren();
+    var top = el('header', 'play-top');
+    dom.title = el('h1', '', 'tapedeck play');
+    dom.state = el('span', 'state', '');
+    var keep = el('span', 'keep');
+    dom.keepName = el('input', 'keep-name');
+    dom.keepName.type = 'text';
+    dom.keepName.placeholder = 'name';
+    dom.keepName.value = 'session';
+    dom.keepButton = button('Keep it', function () {
+      status('keeping ' + dom.keepName.value + '…');
+      post({ do: 'keep', name: dom.keepName.value }).then(function (k) {
+        status('kept ' + k.tape + ' and ' + k.script + ' · ' + k.test.split('\n')[0], !k.same);
+      }, function () {});
+    }, 'primary keep-button');
+    dom.keepButton.title = 'End the session the host\'s way, write its host script and golden tape into the tapes folder, replay the tape, and start afresh';
+    add(keep, dom.keepName, ' ', dom.keepButton);
+    add(top, dom.title, dom.state, el('span', 'spacer'),
+      button('Restart', function () { post({ do: 'restart' }).catch(function () {}); }, 'restart'),
+      button('Shutdown', function () { post({ do: 'shutdown' }).catch(function () {}); }, 'shutdown'),
+      keep,
+      button('Quit', function () { post({ do: 'quit' }).then(function () { status('the playground has ended; close this tab'); }, function () {}); }, 'quit'));
+
+    var main = el('div', 'play-main');
+    var left = el('div', 'play-left');
+    dom.panelBox = el('section', 'live-panel');
+    dom.panelTitle = el('span', 'panel-title', 'Panel');
+    dom.badge = el('span', 'badge-slot');
+    dom.panelNote = el('span', 'panel-note', '');
+    add(dom.panelBox, add(el('div', 'panel-head'), dom.panelTitle, dom.badge, dom.panelNote));
+    dom.panel = el('div', 'panel-slot');
+    dom.rejected = el('div', 'rejected-note');
+    dom.toasts = el('div', 'toasts');
+    add(dom.panelBox, dom.panel, dom.rejected, dom.toasts);
+
+    var host = el('section', 'host');
+    add(host, el('h3', '', 'The host'));
+    dom.hostButtons = el('div', 'buttons');
+    dom.commands = el('div', 'buttons commands');
+    var url = el('div', 'url');
+    dom.url = el('input', 'url-input');
+    dom.url.type = 'text';
+    add(url, dom.url, button('url/open', function () { post({ do: 'url/open', url: dom.url.value }).catch(function () {}); }, 'url-open'));
+    dom.context = el('textarea', 'context');
+    dom.context.rows = 3;
+    dom.context.spellcheck = false;
+    add(host, dom.hostButtons, dom.commands, url,
+      add(el('p', 'muted'), 'Context (context/get answers it; every event carries it):'), dom.context,
+      button('context/changed', function () {
+        var c;
+        try { c = JSON.parse(dom.context.value); } catch (e) { status('the context is not JSON: ' + e.message, true); return; }
+        post({ do: 'context/changed', context: c }).catch(function () {});
+      }, 'context-changed'));
+    add(dom.hostButtons,
+      button('panel/open', function () { post({ do: 'panel/open' }).catch(function () {}); }, 'panel-open'),
+      button('panel/close', function () { post({ do: 'panel/close' }).catch(function () {}); }, 'panel-close'));
+
+    var answers = el('section', 'answers');
+    dom.method = el('select', 'answer-method');
+    dom.answer = el('textarea', 'answer-text');
+    dom.answer.rows = 4;
+    dom.answer.spellcheck = false;
+    dom.method.addEventListener('change', showAnswer);
+    add(answers, el('h3', '', 'Host answers'),
+      add(el('p', 'muted'), 'What the host answers each request of the plugin\'s: {"result": …} or {"error": {"code": N, "message": "…"}}. Requests the manifest has no permission for are refused with -32001, unknown methods with -32601, as the host does.'),
+      dom.method, dom.answer,
+      button('Set answer', function () {
+        var a;
+        try { a = JSON.parse(dom.answer.value); } catch (e) { status('the answer is not JSON: ' + e.message, true); return; }
+        post({ do: 'answer', method: dom.method.value, answer: a }).then(function () { status('the host now answers ' + dom.method.value + ' with ' + JSON.stringify(a)); }, function () {});
+      }, 'set-answer'));
+
+    dom.watch = el('section', 'watch');
+    dom.watch.hidden = true;
+    dom.kept = el('section', 'kept-list');
+    add(left, dom.panelBox, host, answers, dom.watch, dom.kept);
+
+    var right = el('div', 'play-right');
+    dom.timeline = el('div', 'timeline-slot');
+    dom.timeline.style.cssText = 'flex:1;min-height:0;display:flex;flex-direction:column';
+    dom.findings = el('section', 'findings-live');
+    add(right, dom.timeline, dom.findings);
+    add(main, left, right);
+    dom.status = el('div', 'play-status', 'connected');
+    add(app, top, main, dom.status);
+  }
+
+  function showAnswer() {
+    var m = dom.method.value;
+    dom.answer.value = S && S.answers[m] ? JSON.stringify(S.answers[m]) : '';
+  }
+
+  function drawAnswers() {
+    var keep = dom.method.value;
+    dom.method.replaceChildren();
+    Object.keys(S.answers).sort().forEach(function (m) {
+      var o = el('option', S.edited[m] ? 'edited' : '', m + (S.edited[m] ? ' (edited)' : ''));
+      o.value = m;
+      dom.method.appendChild(o);
+    });
+    dom.method.value = keep && S.answers[keep] ? keep : 'prompt/inject';
+    showAnswer();
+  }
+
+  function drawState(st) {
+    if (!st) return;
+    S.state = st;
+    dom.state.className = 'state ' + (st.running ? 'running' : 'exited');
+    dom.state.textContent = 'run ' + st.run + (st.running ? ' · running' : ' · ' + (st.exit || 'exited')) + (st.session ? ' · session ' + st.session : '');
+    document.body.dataset.running = String(st.running);
+    document.body.dataset.run = String(st.run);
+    if (st.session) document.body.dataset.session = st.session;
+  }
+
+  function drawKept() {
+    dom.kept.replaceChildren();
+    if (!S.kept.length) return;
+    add(dom.kept, el('h3', '', 'Kept'));
+    S.kept.forEach(function (k) {
+      add(dom.kept, el('div', '', k.name + ': ' + k.tape + ' · ' + k.script), el('pre', k.same ? 'ok' : 'fail', k.test));
+    });
+  }
+
+  function drawWatch(w) {
+    dom.watch.hidden = !S.watch;
+    dom.watch.replaceChildren();
+    add(dom.watch, el('h3', '', 'Watch'));
+    if (!w) {
+      add(dom.watch, el('p', 'muted', 'Watching the plugin\'s files: a change starts it again and plays the actions so far.'));
+      return;
+    }
+    add(dom.watch, el('p', w.same ? 'same' : 'differs', visible(w.why) + ': ' + (w.same ? 'the plugin said the same again' : 'the plugin said something else')), el('pre', 'watch-diff', visible(w.text)));
+  }
+
+  // ---------- the panel, its toasts and badge ----------
+
+  function currentTree() {
+    for (var k = panelFrames.length - 1; k >= 0; k--) {
+      var f = frames[panelFrames[k]];
+      if (f.p && frames[f.p - 1] && frames[f.p - 1].k === 'error') continue;
+      if (f.refused) continue;
+      return { tree: treeOf(f), index: panelFrames[k] };
+    }
+    return null;
+  }
+
+  function redraw() {
+    var focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.id : null;
+    var caret = focused ? document.activeElement.selectionStart : null;
+    var cur = currentTree();
+    dom.panel.replaceChildren();
+    if (!cur) {
+      add(dom.panel, el('p', 'panel-note', 'The plugin has not set a panel yet.'));
+      return;
+    }
+    var p = drawPanel(cur.tree, act);
+    dom.panel.appendChild(p);
+    p.dataset.seq = String(frames[cur.index].s);
+    // A field keeps what the person typed while it has the focus, and when
+    // the plugin does not set its value.
+    Array.prototype.forEach.call(p.querySelectorAll('input.field[data-id]'), function (i) {
+      var id = i.dataset.id;
+      if (id === focused) {
+        i.value = typed[id] !== undefined ? typed[id] : i.value;
+        i.focus();
+        if (caret !== null) i.setSelectionRange(caret, caret);
+      } else if (!i.value && typed[id] !== undefined) {
+        i.value = typed[id];
+      }
+    });
+  }
+
+  function toast(i) {
+    var f = frames[i];
+    var m = parseLine(f);
+    var t = drawToast(m && m.params, false);
+    t.dataset.index = String(i);
+    dom.toasts.appendChild(t);
+    while (dom.toasts.children.length > 4) dom.toasts.firstChild.remove();
+    setTimeout(function () { t.remove(); }, 5000);
+  }
+
+  function badge(i) {
+    var m = parseLine(frames[i]);
+    dom.badge.replaceChildren(drawBadge(m && m.params ? m.params.text : ''));
+  }
+
+  // ---------- frames and findings ----------
+
+  function take(f, live) {
+    var i = frames.length;
+    f.at = Date.now();
+    if (live) received.push({ s: f.s, at: f.at, d: f.d, m: f.m || '', r: f.r || '' });
+    if (tl && live) tl.append(f);
+    else {
+      frames.push(f);
+      if ((f.k === 'response' || f.k === 'error') && f.p > 0 && frames[f.p - 1]) {
+        frames[f.p - 1].p = i + 1;
+        frames[f.p - 1].l = f.l;
+      }
+    }
+    if (isSetPanel(f)) {
+      panelFrames.push(i);
+      if (live) redraw();
+    } else if ((f.k === 'error') && f.p > 0 && isSetPanel(frames[f.p - 1])) {
+      dom.rejected.textContent = 'The host refused the ui/setPanel of frame ' + frames[f.p - 1].s + ' (' + summary(f) + '): the old panel stays.';
+      if (live) redraw();
+    } else if (live && isCall(f, 'ui/notify')) {
+      toast(i);
+    } else if (isCall(f, 'ui/setBadge')) {
+      badge(i);
+    } else if (live && isCall(f, 'ui/showPanel')) {
+      dom.panelBox.classList.add('shown');
+      dom.panelNote.textContent = 'the plugin asked the host to show its panel (frame ' + f.s + ')';
+      setTimeout(function () { dom.panelBox.classList.remove('shown'); }, 1500);
+    } else if (f.d === 'in' && (f.k === 'notification') && (f.m === 'panel/open' || f.m === 'panel/close')) {
+      dom.panelBox.classList.toggle('closed', f.m === 'panel/close');
+      dom.panelNote.textContent = f.m === 'panel/close' ? 'closed by the host' : '';
+    }
+  }
+
+  function finding(x) {
+    if (x.index >= 0) {
+      if (!findings.has(x.index)) findings.set(x.index, []);
+      findings.get(x.index).push(x);
+    }
+    var line = findingLine(x);
+    if (x.index >= 0) {
+      add(line, ' ', linkButton('frame ' + x.seq, function () { tl.jump(x.index); }));
+    }
+    if (!dom.findings.firstChild) add(dom.findings, el('h3', '', 'check, live'));
+    dom.findings.appendChild(line);
+    if (x.rule === 'notify-dropped') {
+      var t = dom.toasts.querySelector('.toast[data-index="' + x.index + '"]');
+      if (t) {
+        t.classList.add('dropped');
+        add(t, el('span', 'toast-dropped', 'dropped by the host: within 700 ms of the last one shown'));
+      }
+      document.body.dataset.dropped = String((Number(document.body.dataset.dropped) || 0) + 1);
+    }
+    if (x.index >= 0 && x.level === 'error' && /^ui-/.test(x.rule) && frames[x.index] && isSetPanel(frames[x.index]) && frames[x.index].k === 'notification') {
+      frames[x.index].refused = true;
+      dom.rejected.textContent = 'The host drops the ui/setPanel of frame ' + x.seq + ' (' + x.rule + '): the old panel stays.';
+      redraw();
+    }
+    if (tl) tl.render();
+  }
+
+  function reset(r) {
+    S = r;
+    frames = [];
+    findings = new Map();
+    panelFrames = [];
+    dom.findings.replaceChildren();
+    dom.rejected.textContent = '';
+    dom.toasts.replaceChildren();
+    dom.badge.replaceChildren();
+    dom.panelBox.classList.remove('closed');
+    var p = r.plugin;
+    dom.title.textContent = 'tapedeck play · ' + visible([p.name || p.id, p.version].filter(Boolean).join(' '));
+    dom.panelTitle.textContent = p.name || p.id;
+    document.title = 'tapedeck play · ' + p.id;
+    dom.commands.replaceChildren();
+    (p.commands || []).forEach(function (c) {
+      var b = button('command/execute ' + c.id, function () { post({ do: 'command/execute', command: c.id }).catch(function () {}); }, 'command');
+      b.dataset.command = c.id;
+      if (c.title) b.title = c.title;
+      dom.commands.appendChild(b);
+    });
+    if (!dom.url.value) dom.url.value = 'agentty://plugin/' + p.id + '/open?from=playground';
+    dom.context.value = JSON.stringify(r.context);
+    drawAnswers();
+    r.frames.forEach(function (f) { take(f, false); });
+    r.findings.forEach(function (x) { finding(x); });
+    tl = new Timeline(frames, { findings: findings, live: true, laneNote: ' (and stderr)' });
+    dom.timeline.replaceChildren(tl.el);
+    tl.render();
+    drawState(r.state);
+    drawKept();
+    drawWatch(r.watched);
+    redraw();
+    document.body.dataset.ready = String(Math.round(performance.now()));
+  }
+
+  function onMessage(ev) {
+    var m = JSON.parse(ev.data);
+    switch (m.t) {
+      case 'reset': reset(m); break;
+      case 'frame': if (S && m.run === S.run) take(m.f, true); break;
+      case 'finding': if (S && m.run === S.run) finding(m.x); break;
+      case 'state': if (S && m.run === S.run) drawState(m); break;
+      case 'context': S.context = m.context; dom.context.value = JSON.stringify(m.context); break;
+      case 'answer': S.answers[m.method] = m.answer; S.edited[m.method] = true; drawAnswers(); break;
+      case 'kept': S.kept.push(m); drawKept(); break;
+      case 'watch': S.watched = m; drawWatch(m); document.body.dataset.watched = String(Number(document.body.dataset.watched || 0) + 1); break;
+    }
+  }
+
+  try {
+    build();
+    var es = new EventSource('events?token=' + encodeURIComponent(token));
+    es.onmessage = function (ev) {
+      try {
+        onMessage(ev);
+      } catch (e) {
+        document.body.dataset.error = String((e && e.stack) || e);
+        status('could not draw: ' + document.body.dataset.error, true);
+      }
+    };
+    es.onerror = function () { status('the connection to tapedeck play is lost; it reconnects when it can', true); };
+  } catch (e) {
+    document.body.dataset.error = String((e && e.stack) || e);
+    app.prepend(el('pre', 'error', 'The playground could not be drawn: ' + document.body.dataset.error));
+  }
