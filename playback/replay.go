@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tapedeck/tapedeck/clock"
 	"github.com/tapedeck/tapedeck/diff"
 	"github.com/tapedeck/tapedeck/fingerprint"
 	"github.com/tapedeck/tapedeck/frame"
@@ -63,6 +62,11 @@ type Options struct {
 	// false runs on the real clock; true on a recording without a pin pins
 	// the clock to its recorded start.
 	PinClock *bool
+	// FreshDirs name variables that each get a new, empty folder for the
+	// run (removed after it): the data folder of a plugin that keeps state,
+	// so that a pinned replay's names collide with nothing the recording
+	// left.
+	FreshDirs []string
 
 	// RedactKey is this machine's redaction key; nil reads the key file of
 	// the store in StoreDir, if any. A replay never makes a key.
@@ -111,14 +115,22 @@ type Outcome struct {
 	// Drift is what changed in the plugin's surroundings since the
 	// recording, taken when the replay differs (or with AlwaysDrift).
 	Drift *fingerprint.Drift
+	// Fingerprint is the replay's own, taken with the drift: an update
+	// (WritePending, StoreLive) stores it.
+	Fingerprint *frame.Fingerprint
 
 	// filters are the filters it compared under (nil: none).
 	filters *filterSet
+	// takeFingerprint says how to fingerprint the replay's run, for an
+	// update of a replay whose drift was not taken (see liveFingerprint).
+	takeFingerprint fingerprint.Options
 }
 
-// Same reports whether it ran and nothing differs.
+// Same reports whether it ran and nothing differs: a replay that timed out
+// or whose plugin said more on stdout than the recording can explain (see
+// replay.Unkept) is not the same.
 func (o *Outcome) Same() bool {
-	return o.Err == nil && o.Diff.Same() && (o.Run == nil || !o.Run.TimedOut)
+	return o.Err == nil && o.Diff.Same() && (o.Run == nil || !o.Run.TimedOut && !o.Run.UnkeptOut.Any())
 }
 
 // Live is what the plugin said this time: the replay's timeline, or for a
@@ -163,19 +175,14 @@ func Replay(ctx context.Context, rec *Recording, opt *Options) *Outcome {
 		return o
 	}
 	o.Notes = notes
-	env, added, ignored := environment(rec, opt.Env)
-	if len(ignored) > 0 {
-		o.Notes = append(o.Notes, fmt.Sprintf("the recording's environment also sets %s: not applied (a replay adds only AGENTTY_* variables)", strings.Join(ignored, ", ")))
-	}
-	clk := clockFor(rec.Meta, opt.PinClock)
-	env, preload, err := clock.Pin(env, clk)
+	re, err := prepareEnv(rec, opt)
 	if err != nil {
-		o.Err = fmt.Errorf("%s: %w", rec.Name, err)
+		o.Err = err
 		return o
 	}
-	if preload != nil {
-		defer preload.Close()
-	}
+	defer re.Close()
+	env, added, clk := re.env, re.added, re.clock
+	o.Notes = append(o.Notes, re.notes...)
 	if opt.OnStart != nil {
 		opt.OnStart(Start{Recording: rec, Command: cmd, Dir: dir, Added: added, Clock: clk})
 	}
@@ -196,6 +203,7 @@ func Replay(ctx context.Context, rec *Recording, opt *Options) *Outcome {
 		Quiet:       opt.Quiet,
 		Pace:        opt.Pace,
 		MaxGap:      opt.MaxGap,
+		Delivering:  re.delivering(),
 	}
 	o.Run, err = replay.Run(ctx, rec.Frames, ro)
 	if err != nil {
@@ -214,10 +222,11 @@ func Replay(ctx context.Context, rec *Recording, opt *Options) *Outcome {
 		Pair:          func(seq uint64) (uint64, bool) { r, ok := pairs[seq]; return r, ok },
 	}
 	o.compareFiltered(filters, rec.Frames, o.Run.Live)
+	o.takeFingerprint = fingerprint.Options{Command: cmd, Dir: dir, Env: env, DataDirs: re.fresh}
 	if rec.Meta.Fingerprint != nil && (!o.Same() || opt.AlwaysDrift) {
-		live, err := fingerprint.Take(ctx, fingerprint.Options{Command: cmd, Dir: dir, Env: env})
+		live, err := fingerprint.Take(ctx, o.takeFingerprint)
 		if err == nil {
-			o.Drift = fingerprint.Compare(rec.Meta.Fingerprint, live)
+			o.Drift, o.Fingerprint = fingerprint.Compare(rec.Meta.Fingerprint, live), live
 		}
 	}
 	return o
@@ -305,7 +314,8 @@ func command(rec *Recording, argv []string, cwd string) (cmd []string, dir strin
 
 // environment is the plugin's environment: base (nil: ours) plus the
 // recorded AGENTTY_* variables. A tape's env may name others (a tape is a
-// file anyone can write): those are never applied, and ignored names them.
+// file anyone can write): a name that is not AGENTTY_[A-Z0-9_]+ or a value
+// holding NUL is never applied, and ignored spells each, quoted.
 func environment(rec *Recording, base []string) (env, added, ignored []string) {
 	env = base
 	if env == nil {
@@ -317,18 +327,23 @@ func environment(rec *Recording, base []string) (env, added, ignored []string) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !strings.HasPrefix(k, "AGENTTY_") || strings.ContainsAny(k, "=\x00") {
-			ignored = append(ignored, k)
-			continue
+		v := rec.Meta.Env[k]
+		switch {
+		case !tapeEnvKey.MatchString(k):
+			ignored = append(ignored, spellKey(k))
+		case strings.ContainsRune(v, 0):
+			ignored = append(ignored, spellKey(k)+" to a value holding NUL")
+		default:
+			added = append(added, k+"="+v)
 		}
-		added = append(added, k+"="+rec.Meta.Env[k])
 	}
 	return append(env[:len(env):len(env)], added...), added, ignored
 }
 
 // clockFor is the clock a replay pins: the recording's, unless pin says
 // otherwise (false: never; true on a recording without one: its recorded
-// start, with seed 0, so that only the clock is pinned).
+// start, unseeded, so that only the clock is pinned and random numbers
+// stay as random as they were when it was recorded).
 func clockFor(meta *frame.Session, pin *bool) *frame.Clock {
 	switch {
 	case pin != nil && !*pin:
@@ -336,7 +351,7 @@ func clockFor(meta *frame.Session, pin *bool) *frame.Clock {
 	case meta.Clock != nil:
 		return meta.Clock
 	case pin != nil && *pin:
-		return &frame.Clock{Origin: meta.Started}
+		return &frame.Clock{Origin: meta.Started, Unseeded: true}
 	}
 	return nil
 }

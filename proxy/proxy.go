@@ -4,9 +4,12 @@
 // is handed to a Sink before it is passed on: a short line whole, a long one
 // in pieces as it arrives (the relay never holds a line), the lines of one
 // read at once to a sink that batches. So a line that reached the other
-// side has been recorded first. The proxy never rewrites, delays for a
-// line, or drops a byte; it imports only the standard library and knows
-// nothing of storage.
+// side has been recorded first. Between pipes and sockets on Linux, a
+// stream that comes in large chunks is passed on with splice(2) from a
+// pipe of the relay's own, after the sink has had a tee(2)'d copy, so the
+// relay copies each byte once, not twice (splice_linux.go). The proxy
+// never rewrites, delays for a line, or drops a byte; it imports only the
+// standard library and knows nothing of storage.
 package proxy
 
 import (
@@ -18,10 +21,11 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tapedeck/tapedeck/internal/child"
 )
 
 // Stream names one of the child's standard streams. The values match the
@@ -199,7 +203,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		SysProcAttr: sysProcAttr(),
 	}
 
-	proc, exited, err := startLocked(cmd)
+	proc, exited, err := child.Start(cmd) // a parent-death signal that holds
 	closeAll(childIn, childOut, childErr)
 	if err != nil {
 		closeAll(hostIn, outR, errR)
@@ -217,7 +221,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	stdinDone := make(chan struct{})
 	go func() {
 		defer close(stdinDone)
-		p := pump{stream: Stdin, sink: cfg.Sink, fence: fence}
+		p := pump{stream: Stdin, sink: cfg.Sink, fence: fence, splice: true}
 		eof := p.run(stdin, hostIn)
 		if eof && fence.enter() {
 			cfg.Sink.Event(Event{Kind: EventEOF})
@@ -231,7 +235,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	outDone := make(chan struct{})
 	go func() {
 		defer close(outDone)
-		p := pump{stream: Stdout, sink: cfg.Sink}
+		p := pump{stream: Stdout, sink: cfg.Sink, splice: true}
 		if p.run(outR, cfg.Stdout) {
 			cfg.Sink.Event(Event{Kind: EventClosed})
 			hangUp(cfg.Stdout)
@@ -326,32 +330,6 @@ func (f *fence) close() {
 	f.mu.Unlock()
 }
 
-// startLocked starts cmd and waits for it on one goroutine locked to its OS
-// thread: Linux's parent-death signal fires when the thread that forked the
-// child ends, so that thread must live exactly as long as the child.
-func startLocked(cmd *exec.Cmd) (*os.Process, <-chan *os.ProcessState, error) {
-	started := make(chan error, 1)
-	exited := make(chan *os.ProcessState, 1)
-	go func() {
-		// Never unlocked: the thread ends with this goroutine, after the child.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		state, err := cmd.Process.Wait()
-		if err != nil && state == nil {
-			state = &os.ProcessState{}
-		}
-		exited <- state
-	}()
-	if err := <-started; err != nil {
-		return nil, nil, err
-	}
-	return cmd.Process, exited, nil
-}
-
 func result(state *os.ProcessState) Result {
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return Result{Code: 128 + int(ws.Signal()), Signal: ws.Signal()}
@@ -394,6 +372,11 @@ type pump struct {
 	stream Stream
 	sink   Sink
 	fence  *fence // the stdin pump's; nil for the others
+	// splice: large chunks may take the zero-copy path when both ends are
+	// pipes or sockets (stdin and stdout; stderr is read and written).
+	splice bool
+	// splicedChunks counts the chunks that took it.
+	splicedChunks int
 
 	// The current line: off bytes of it handed over, acc kept (a
 	// remainder shorter than pieceMin). spare is acc's other buffer: what
@@ -412,8 +395,27 @@ func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 	buf := make([]byte, bufSize)
 	deliver := true
 	flusher, _ := p.sink.(Flusher)
+	// The zero-copy path (see splice_linux.go): made when a chunk first
+	// is large enough, used while chunks are; canSplice is false once it
+	// cannot be had or delivery has failed.
+	var z *zeroCopy
+	defer func() { z.close() }()
+	canSplice, spliced := p.splice, false
 	for {
-		n, err := src.Read(buf)
+		var n int
+		var err error
+		if spliced {
+			n, err = z.take(buf)
+			if err == errNoSplice {
+				canSplice, spliced = false, false
+				continue
+			}
+			if n > 0 {
+				p.splicedChunks++
+			}
+		} else {
+			n, err = src.Read(buf)
+		}
 		if p.fence != nil && !p.fence.enter() {
 			return false
 		}
@@ -424,12 +426,30 @@ func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 				flusher.Flush()
 			}
 			if deliver {
-				if _, werr := dst.Write(data); werr != nil {
-					deliver = false
+				var werr error
+				if spliced {
+					werr = z.forward(data)
+				} else {
+					_, werr = dst.Write(data)
+				}
+				if werr != nil {
+					deliver, canSplice = false, false
 					if p.stream == Stdout {
 						p.sink.Event(Event{Kind: EventGone})
 					}
 				}
+			}
+			// The next chunk's path: spliced while chunks are large.
+			switch {
+			case !canSplice || n < spliceMin:
+				spliced = false
+			case z == nil:
+				if z = newZeroCopy(src, dst); z == nil {
+					canSplice = false
+				}
+				spliced = z != nil
+			default:
+				spliced = true
 			}
 		}
 		if err != nil && (p.off > 0 || len(p.acc) > 0) {

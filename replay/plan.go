@@ -3,6 +3,8 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
@@ -20,16 +22,16 @@ const (
 	sendSignal                     // the host signalled the plugin
 )
 
-// step is one host action, in recorded order.
+// step is one host action, in recorded order. Its fields are ordered so
+// that a step takes 88 bytes: a plan holds one per host frame.
 type step struct {
-	kind   stepKind
-	frame  *frame.Frame // the recorded frame (sendFrame, sendAnswer) or event
-	signal int
+	frame *frame.Frame // the recorded frame (sendFrame, sendAnswer) or event
 	// causes are the plugin frames that came between the previous step and
 	// this one in the recording, by identity (see CauseOf). A step waits
 	// until the live plugin has produced every cause of every step up to
 	// and including it, so the plugin reads its input in the order it did
-	// in the recording, whatever it waits on in between.
+	// in the recording, whatever it waits on in between. A recording's
+	// steps share one backing array of causes.
 	causes []string
 	call   *call // sendAnswer: the call answered
 	// pause and quiet are a host script's: wait this long before sending,
@@ -37,7 +39,9 @@ type step struct {
 	pause, quiet time.Duration
 	// took is how long the recording shows the plugin took to say what
 	// this step waits for: it bounds the wait (see Options.WaitFactor).
-	took took
+	took   took
+	signal int
+	kind   stepKind
 }
 
 // took is the recorded wait of a step: the time from the previous host
@@ -65,6 +69,7 @@ type call struct {
 	// does not wait for it again.
 	lost   bool
 	liveID json.RawMessage
+	unkept bool // the live request was past what the recording explains
 	// late is set once its answer step has been given up on: the answer is
 	// then sent as soon as the request comes.
 	late bool
@@ -88,6 +93,115 @@ type plan struct {
 	script   bool
 	byID     map[string][]*call
 	fallback map[string]json.RawMessage
+	// out and err bound what the live timeline keeps of the plugin's
+	// stdout and stderr (see bound).
+	out, err bound
+	// expect are the recorded plugin's lines on stdout, in order, with
+	// their causes: a live line with the same bytes as the next ones has
+	// the same cause, without parsing it again (see runner.causeOf).
+	expect []expected
+	// frames is the recording's length, which the live timeline is made
+	// to (it grows past it only when the plugin says more), and answers
+	// the number of its host frames and answers, the size of Result.Sent.
+	frames, answers int
+}
+
+// expected is a recorded line of the plugin's stdout, classified.
+type expected struct {
+	frame   *frame.Frame // the recorded line
+	cause   string
+	ok      bool // it has a cause
+	request bool // it is a request: a live one is parsed, to be answered
+}
+
+// needsParse reports whether the plan needs recorded frame f parsed: a
+// line of the plugin's stdout, or a host line that may be a reply.
+func needsParse(f *frame.Frame) bool {
+	switch {
+	case f.IsEvent() || f.Dir == frame.Err:
+		return false
+	case f.Dir == frame.In:
+		return mayHaveID(f.Raw) // else a host frame of the host's own
+	}
+	return true
+}
+
+// parseFrom is the size of a recording whose lines are parsed on every
+// core (see parseAll).
+const parseFrom = 4096
+
+// parsed is what the plan keeps of one recorded line while it is made:
+// its kind and cause (interned: one string per cause, not per frame), a
+// reply's id key, and the whole message only for a request, whose params
+// pair it with a call. It is dropped once the plan is made.
+type parsed struct {
+	cause string
+	id    string           // a reply's id (message.IDKey)
+	req   *message.Message // a request
+	kind  message.Kind
+	ok    bool // it has a cause
+}
+
+// parseAll reads the recorded frames the plan needs (needsParse), on
+// every core when there are many: reading them is most of making a plan,
+// and it happens while the plugin starts. A line's envelope is read
+// without copies (message.ReadEnvelope); only a request is parsed whole.
+func parseAll(recorded []frame.Frame) []parsed {
+	out := make([]parsed, len(recorded))
+	parse := func(lo, hi int) {
+		causes := map[string]string{} // interned, this worker's
+		var key []byte
+		for i := lo; i < hi; i++ {
+			f := &recorded[i]
+			if !needsParse(f) {
+				continue
+			}
+			e := message.ReadEnvelope(f.Raw)
+			p := &out[i]
+			p.kind = e.Kind
+			switch e.Kind {
+			case message.Request:
+				m := message.Parse(f.Raw)
+				p.req = &m
+				key = append(append(key[:0], "call "...), e.Method...)
+			case message.Notification:
+				key = append(append(key[:0], "call "...), e.Method...)
+			case message.Response, message.ErrorReply:
+				p.id = message.IDKey(e.ID)
+				key = append(append(key[:0], "reply "...), p.id...)
+			default:
+				continue
+			}
+			c, ok := causes[string(key)]
+			if !ok {
+				c = string(key)
+				causes[c] = c
+			}
+			p.cause, p.ok = c, true
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(recorded)/parseFrom)
+	if workers < 2 {
+		parse(0, len(recorded))
+		return out
+	}
+	var wg sync.WaitGroup
+	chunk := (len(recorded) + workers - 1) / workers
+	for lo := 0; lo < len(recorded); lo += chunk {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parse(lo, min(lo+chunk, len(recorded)))
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// mayHaveID reports whether raw may hold an "id" member: without the
+// bytes "id" in quotes, or an escape that could spell them, it cannot.
+func mayHaveID(raw []byte) bool {
+	return bytes.Contains(raw, []byte(`"id"`)) || bytes.IndexByte(raw, '\\') >= 0
 }
 
 // CauseOf is how replay identifies a plugin frame across runs: a reply by
@@ -112,16 +226,24 @@ func CauseOf(m *message.Message) (cause string, ok bool) {
 // request. Pairing does not trust order: a host that pipes its input can
 // have an answer on the plugin's stdin before the plugin has even asked.
 func makePlan(recorded []frame.Frame) *plan {
-	p := &plan{calls: map[string][]*call{}}
+	p := &plan{calls: map[string][]*call{}, out: boundOf(recorded, frame.Out), err: boundOf(recorded, frame.Err), frames: len(recorded)}
 	replies := map[string][]*frame.Frame{} // host answers by id, in order
 	type req struct {
 		c  *call
 		id string
 	}
 	var reqs []req
-	msgs := make([]message.Message, len(recorded))
+	msgs := parseAll(recorded)
+	nOut := 0
+	for i := range recorded {
+		if f := &recorded[i]; f.Dir == frame.Out && !f.IsEvent() {
+			nOut++
+		}
+	}
+	p.expect = make([]expected, 0, nOut)
 	occ := map[string]int{} // frames of each cause so far
 	firstAt := int64(-1)    // the plugin's first line on stdout
+	nCauses, nSteps := 0, 0 // the plugin's frames with a cause, the host's frames and events
 	for i := range recorded {
 		f := &recorded[i]
 		if f.At != 0 {
@@ -130,21 +252,29 @@ func makePlan(recorded []frame.Frame) *plan {
 		if firstAt < 0 && f.Dir == frame.Out && !f.IsEvent() {
 			firstAt = f.At
 		}
-		if f.IsEvent() || f.Dir == frame.Err {
+		if f.IsEvent() || f.Dir == frame.In {
+			nSteps++
+		}
+		if !needsParse(f) {
 			continue
 		}
-		msgs[i] = message.Parse(f.Raw)
 		m := &msgs[i]
-		if cause, ok := CauseOf(m); ok && f.Dir == frame.Out {
-			occ[cause]++
+		if f.Dir == frame.Out {
+			if m.ok {
+				occ[m.cause]++
+				nCauses++
+			}
+			if f.Cut == nil {
+				p.expect = append(p.expect, expected{frame: f, cause: m.cause, ok: m.ok, request: m.kind == message.Request})
+			}
 		}
 		switch {
-		case f.Dir == frame.Out && m.Kind == message.Request:
-			c := &call{method: m.Method, params: paramsKey(m.Params), seq: f.Seq, at: f.At, occ: occ["call "+m.Method]}
-			p.calls[m.Method] = append(p.calls[m.Method], c)
-			reqs = append(reqs, req{c, m.IDKey()})
-		case f.Dir == frame.In && m.IsReply():
-			replies[m.IDKey()] = append(replies[m.IDKey()], f)
+		case f.Dir == frame.Out && m.kind == message.Request:
+			c := &call{method: m.req.Method, params: paramsKey(m.req.Params), seq: f.Seq, at: f.At, occ: occ[m.cause]}
+			p.calls[c.method] = append(p.calls[c.method], c)
+			reqs = append(reqs, req{c, m.req.IDKey()})
+		case f.Dir == frame.In && (m.kind == message.Response || m.kind == message.ErrorReply):
+			replies[m.id] = append(replies[m.id], f)
 		}
 	}
 	answered := map[*frame.Frame]*call{}
@@ -155,7 +285,11 @@ func makePlan(recorded []frame.Frame) *plan {
 		}
 	}
 
-	var causes []string
+	// The causes of all steps, in order, in one array made to size: each
+	// step's are a piece of it (pending: the causes since the last step).
+	arena := make([]string, 0, nCauses)
+	pending := arena
+	p.steps = make([]step, 0, nSteps)
 	// The recorded wait of a step runs from the previous step (prevAt) to
 	// the last frame it waits for (lastAt, -1: none).
 	var prevAt int64
@@ -177,10 +311,15 @@ func makePlan(recorded []frame.Frame) *plan {
 			lastAt = s.call.at
 		}
 		s.took = tookFor(lastAt)
-		if len(causes) > 0 {
+		if s.kind == sendFrame || s.kind == sendAnswer {
+			p.answers++
+		}
+		if len(pending) > 0 {
 			spoke = true
 		}
-		s.causes, causes = causes, nil
+		s.causes = pending[:len(pending):len(pending)]
+		arena = arena[:len(arena)+len(pending)]
+		pending = arena[len(arena):]
 		prevAt, lastAt = s.frame.At, -1
 		p.steps = append(p.steps, s)
 	}
@@ -195,8 +334,8 @@ func makePlan(recorded []frame.Frame) *plan {
 			}
 		case f.IsEvent():
 		case f.Dir == frame.Out:
-			if c, ok := CauseOf(&msgs[i]); ok {
-				causes = append(causes, c)
+			if m := &msgs[i]; m.ok {
+				pending = append(pending, m.cause) // within arena's capacity
 				lastAt = f.At
 			}
 		case f.Dir == frame.In:
@@ -204,13 +343,13 @@ func makePlan(recorded []frame.Frame) *plan {
 				add(step{kind: sendAnswer, frame: f, call: c})
 				continue
 			}
-			if msgs[i].IsReply() {
+			if k := msgs[i].kind; k == message.Response || k == message.ErrorReply {
 				continue // an answer to nothing the plugin asked: never sent
 			}
 			add(step{kind: sendFrame, frame: f})
 		}
 	}
-	p.tail, p.tailTook = causes, tookFor(lastAt)
+	p.tail, p.tailTook = pending[:len(pending):len(pending)], tookFor(lastAt)
 	return p
 }
 

@@ -25,7 +25,7 @@
 package replay
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +33,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,6 +42,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/child"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -97,6 +99,9 @@ type Options struct {
 	// process of its group) is killed and the result says TimedOut.
 	// Default 3 minutes.
 	Timeout time.Duration
+	// Delivering, when set, is told the recorded time of each recorded
+	// host line just before it is written to the plugin (see clockhook.go).
+	Delivering func(recordedAt int64)
 }
 
 func (o *Options) defaults() {
@@ -143,6 +148,16 @@ type Result struct {
 	// plugin was killed.
 	TimedOut bool
 	Elapsed  time.Duration
+	// UnkeptOut and UnkeptErr count what the plugin said on stdout and
+	// stderr past what the recording can explain: it was read, but it is
+	// not in Live (a note says so). Unsent counts the answers to such
+	// frames that were not sent because the plugin did not read its
+	// stdin.
+	UnkeptOut, UnkeptErr Unkept
+	Unsent               int64
+	// Survivors are processes the plugin started that outlived the
+	// replay's end of them (a note names them).
+	Survivors []int
 }
 
 // ErrStart wraps the reason a plugin could not be started.
@@ -159,6 +174,9 @@ type event struct {
 	eol  bool
 	at   time.Time
 	exit Exit
+	// unkept marks a line past its pipe's bound; cut, a line kept cut.
+	unkept bool
+	cut    *frame.Cut
 }
 
 type eventKind uint8
@@ -183,7 +201,7 @@ type runner struct {
 	deadline time.Time // of the whole replay
 	plugin   Plugin
 	events   chan event
-	writes   chan write
+	writes   writeQueue
 	res      Result
 	seq      uint64
 	readers  int // readers still running
@@ -213,12 +231,32 @@ type runner struct {
 	// exitFrame is the plugin's exit, held back until its pipes are read
 	// to the end so that it stands after its last line.
 	exitFrame *frame.Frame
+	// expectAt is the next recorded stdout line a live one is compared
+	// with (see expected).
+	expectAt int
+	// pending is what the steps wrote since the main loop last waited:
+	// consecutive host frames go to the plugin in one write.
+	pending []byte
+
+	// When the plugin's stdout is a pipe (an *os.File), the main loop
+	// reads it itself, waiting in the read with a deadline (no hand-over
+	// from a reader goroutine per line); the other goroutines' events
+	// interrupt that read by moving its deadline (kick). out is nil
+	// otherwise, and once stdout has ended.
+	out      *os.File
+	outBuf   []byte
+	outLines *splitter
+	outArmed time.Time // the read deadline set
+	drainBy  time.Time // after the plugin's exit: stdout is read until then
+	kick     func()
+	timer    *time.Timer
+	armed    time.Time // the timer's wake
 }
 
 // Plugin is a running plugin as the host sees it.
 type Plugin struct {
 	Stdin  io.WriteCloser // the host writes here; closed when the host closes it
-	Stdout io.Reader      // read to its end
+	Stdout io.Reader      // read to its end: by the replay's own goroutine when it is a pipe (*os.File)
 	Stderr io.Reader      // read to its end; nil when not read
 	// Signal passes a signal to the plugin.
 	Signal func(os.Signal) error
@@ -229,8 +267,9 @@ type Plugin struct {
 	// the reading that is left (for pipes, a read deadline).
 	Drain func(time.Duration)
 	// Kill ends the plugin and whatever it started; it is called when the
-	// replay ends it early and once it is over.
-	Kill func()
+	// replay ends it early and once it is over. It returns the processes
+	// it could not end.
+	Kill func() (survivors []int)
 }
 
 // Exit is how a plugin ended: a signal's name, or else its exit code.
@@ -248,11 +287,15 @@ func Run(ctx context.Context, recorded []frame.Frame, opts Options) (*Result, er
 	if len(opts.Command) == 0 {
 		return nil, fmt.Errorf("%w: no command", ErrStart)
 	}
+	// The plan is made while the plugin starts.
+	plans := make(chan *plan, 1)
+	go func() { plans <- makePlan(recorded) }()
 	p, err := start(opts)
+	pl := <-plans
 	if err != nil {
 		return nil, err
 	}
-	return play(ctx, makePlan(recorded), p, opts, len(recorded))
+	return play(ctx, pl, p, opts)
 }
 
 // start starts the plugin of opts in a process group of its own, with pipes.
@@ -272,7 +315,13 @@ func start(opts Options) (Plugin, error) {
 	}
 	inR, stdin, outR, outW, errR, errW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	started := time.Now()
+	// Forked from a thread that lives as long as the plugin: the
+	// parent-death signal (sysProcAttr) fires when the forking thread ends,
+	// and one process may record (the relay ends locked threads) and
+	// replay at once, as the playground and in-process tests do.
+	proc, exited, err := child.Start(cmd)
+	if err != nil {
 		for _, f := range pipes {
 			f.Close()
 		}
@@ -281,12 +330,12 @@ func start(opts Options) (Plugin, error) {
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	proc := cmd.Process
+	wait := sync.OnceValue(func() *os.ProcessState { return <-exited })
 	return Plugin{
 		Stdin: stdin, Stdout: outR, Stderr: errR,
 		Signal: proc.Signal,
 		Wait: func() Exit {
-			state, _ := proc.Wait()
+			state := wait()
 			if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				return Exit{Signal: frame.SignalName(int(ws.Signal()))}
 			}
@@ -297,16 +346,16 @@ func start(opts Options) (Plugin, error) {
 			outR.SetReadDeadline(deadline)
 			errR.SetReadDeadline(deadline)
 		},
-		Kill: func() {
+		Kill: func() []int {
 			proc.Kill()
-			killGroup(proc.Pid)
+			return endPlugin(proc.Pid, started)
 		},
 	}, nil
 }
 
 // play plays the host of plan to the plugin p until it has exited and its
-// output is read. queue sizes the host's write queue.
-func play(ctx context.Context, pl *plan, p Plugin, opts Options, queue int) (*Result, error) {
+// output is read.
+func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error) {
 	opts.defaults()
 	r := &runner{
 		opts:     opts,
@@ -315,25 +364,40 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options, queue int) (*Re
 		need:     map[string]int{},
 		have:     map[string]int{},
 		required: map[string]int{},
-		res:      Result{Pairs: map[uint64]uint64{}, Sent: map[uint64]uint64{}},
+		// The timeline and the map of what was sent are made to the
+		// recording's size: grown by doubling, they would cost twice that
+		// and copies on the way.
+		res: Result{Live: make([]frame.Frame, 0, pl.frames+8), Pairs: map[uint64]uint64{}, Sent: make(map[uint64]uint64, pl.answers)},
 	}
 	r.start = time.Now()
 	r.deadline = r.start.Add(opts.Timeout)
 	r.lastSaid = r.start
 	r.events = make(chan event, 256)
-	r.writes = make(chan write, queue+4096)
+	r.writes.wake = make(chan struct{}, 1)
+	r.timer = time.NewTimer(time.Hour)
+	defer r.timer.Stop()
 	var wg sync.WaitGroup
 	readers := []struct {
-		src io.Reader
-		dir frame.Dir
-	}{{p.Stdout, frame.Out}, {p.Stderr, frame.Err}}
+		src  io.Reader
+		dir  frame.Dir
+		keep *keeper
+	}{{p.Stdout, frame.Out, &keeper{bound: pl.out}}, {p.Stderr, frame.Err, &keeper{bound: pl.err}}}
+	if f, ok := p.Stdout.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
+		r.out, r.outBuf = f, make([]byte, 64<<10)
+		r.outLines = &splitter{keep: readers[0].keep}
+		r.readers++
+		r.kick = func() { f.SetReadDeadline(time.Now()) }
+		stop := context.AfterFunc(ctx, r.kick)
+		defer stop()
+		readers[0].src = nil // read here
+	}
 	for _, rd := range readers {
 		if rd.src == nil {
 			continue
 		}
 		r.readers++
 		wg.Add(1)
-		go func() { defer wg.Done(); r.read(rd.src, rd.dir) }()
+		go func() { defer wg.Done(); r.read(rd.src, rd.dir, rd.keep) }()
 	}
 	if f, ok := p.Stdin.(*os.File); ok {
 		if rc, err := f.SyscallConn(); err == nil {
@@ -345,7 +409,7 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options, queue int) (*Re
 	go func() {
 		defer wg.Done()
 		exit := p.Wait()
-		r.events <- event{kind: evExit, exit: exit, at: time.Now()}
+		r.post(event{kind: evExit, exit: exit, at: time.Now()})
 	}()
 
 	runErr := r.play(ctx)
@@ -359,34 +423,51 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options, queue int) (*Re
 		r.closed = true
 		r.enqueue(write{close: true})
 	}
-	close(r.writes)
+	r.writes.finish()
 	if runErr != nil {
 		r.kill()
 	}
 	wg.Wait()
-	for _, rd := range readers {
-		if c, ok := rd.src.(io.Closer); ok {
+	r.res.UnkeptOut, r.res.UnkeptErr = readers[0].keep.count, readers[1].keep.count
+	for _, src := range []io.Reader{p.Stdout, p.Stderr} {
+		if c, ok := src.(io.Closer); ok {
 			c.Close()
 		}
 	}
 	// Whatever the plugin started itself goes with it.
 	if p.Kill != nil {
-		p.Kill()
+		r.res.Survivors = append(r.res.Survivors, p.Kill()...)
+	}
+	if len(r.res.Survivors) > 0 {
+		slices.Sort(r.res.Survivors)
+		r.res.Survivors = slices.Compact(r.res.Survivors)
+		r.note("processes the plugin started outlived the replay (they could not be killed): pids %v", r.res.Survivors)
 	}
 	r.lateNotes()
+	for i, name := range []string{"stdout", "stderr"} {
+		if n := readers[i].keep.count.note(name); n != "" {
+			r.note("%s", n)
+		}
+	}
+	if r.res.Unsent > 0 {
+		r.note("%d answers to requests past what the recording can explain were not sent: the plugin did not read its stdin", r.res.Unsent)
+	}
 	r.res.Elapsed = time.Since(r.start)
-	return &r.res, runErr
+	// A copy: the runner, and the plan it holds, go once the replay is
+	// over, while the result lives on to be compared.
+	res := r.res
+	return &res, runErr
 }
 
 // kill ends the plugin and handles events until it has exited.
 func (r *runner) kill() {
 	if r.plugin.Kill != nil {
-		r.plugin.Kill()
+		r.res.Survivors = append(r.res.Survivors, r.plugin.Kill()...)
 	} else {
 		r.plugin.Signal(syscall.SIGKILL)
 	}
 	for !r.exited {
-		r.handle(<-r.events)
+		r.next(context.Background(), time.Now().Add(time.Hour))
 	}
 }
 
@@ -473,11 +554,8 @@ func (r *runner) play(ctx context.Context) error {
 		r.add(frame.Frame{Event: frame.EventSignal, Signal: frame.SignalName(int(sig))})
 	}
 	for !r.exited {
-		select {
-		case ev := <-r.events:
-			r.handle(ev)
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := r.next(ctx, time.Now().Add(time.Hour)); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -664,9 +742,6 @@ func (r *runner) waitFor(ctx context.Context, st *step) (bool, error) {
 	if st != nil {
 		quiet = max(quiet, st.quiet)
 	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	var armed time.Time
 	for {
 		if r.exited {
 			return false, nil
@@ -718,18 +793,8 @@ func (r *runner) waitFor(ctx context.Context, st *step) (bool, error) {
 		if !told {
 			wake = earlier(wake, tell)
 		}
-		wake = earlier(wake, r.deadline)
-		if !wake.Equal(armed) {
-			timer.Reset(time.Until(wake))
-			armed = wake
-		}
-		select {
-		case ev := <-r.events:
-			r.handle(ev)
-		case <-timer.C:
-			armed = time.Time{}
-		case <-ctx.Done():
-			return false, ctx.Err()
+		if err := r.next(ctx, earlier(wake, r.deadline)); err != nil {
+			return false, err
 		}
 	}
 }
@@ -780,22 +845,95 @@ func earlier(a, b time.Time) time.Time {
 
 // idleUntil handles events until t (or until the plugin has exited).
 func (r *runner) idleUntil(ctx context.Context, t time.Time) error {
-	timer := time.NewTimer(time.Until(earlier(t, r.deadline)))
-	defer timer.Stop()
 	for !r.exited {
-		select {
-		case ev := <-r.events:
-			r.handle(ev)
-		case now := <-timer.C:
-			if !now.Before(r.deadline) {
-				return errTimedOut
-			}
+		now := time.Now()
+		if !now.Before(r.deadline) {
+			return errTimedOut
+		}
+		if !now.Before(t) {
 			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		}
+		if err := r.next(ctx, earlier(t, r.deadline)); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// post hands an event from another goroutine to the main loop, and
+// interrupts the main loop's read of stdout for it.
+func (r *runner) post(ev event) {
+	r.events <- ev
+	if r.kick != nil {
+		r.kick()
+	}
+}
+
+// next handles what comes next, an event or what the plugin says on
+// stdout, or waits until wake, whichever is first; it returns ctx's error
+// once ctx is done. What the steps wrote goes out first.
+func (r *runner) next(ctx context.Context, wake time.Time) error {
+	r.flush()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case ev := <-r.events:
+		r.handle(ev)
+		return nil
+	default:
+	}
+	if r.out == nil {
+		if !wake.Equal(r.armed) {
+			r.timer.Reset(time.Until(wake))
+			r.armed = wake
+		}
+		select {
+		case ev := <-r.events:
+			r.handle(ev)
+		case <-r.timer.C:
+			r.armed = time.Time{}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
+	until := wake
+	if !r.drainBy.IsZero() {
+		until = earlier(until, r.drainBy)
+	}
+	if !until.Equal(r.outArmed) {
+		r.out.SetReadDeadline(until)
+		r.outArmed = until
+	}
+	// An event posted before the deadline was set is seen here; one
+	// posted after it moves the deadline, and the read returns at once.
+	select {
+	case ev := <-r.events:
+		r.handle(ev)
+		return nil
+	default:
+	}
+	n, err := r.out.Read(r.outBuf)
+	at := time.Now()
+	if n > 0 {
+		r.outLines.feed(r.outBuf[:n], func(l line) { r.outLine(l, at) })
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, os.ErrDeadlineExceeded) && (r.drainBy.IsZero() || at.Before(r.drainBy)):
+		r.outArmed = time.Time{} // a kick may have moved it
+	default: // the end of stdout, or of the reading left after the exit
+		r.outLines.end(func(l line) { r.outLine(l, at) })
+		r.out = nil
+		r.handle(event{kind: evEOF, dir: frame.Out, at: at})
+	}
+	return nil
+}
+
+// outLine handles a line the main loop read from stdout.
+func (r *runner) outLine(l line, at time.Time) {
+	r.handle(event{kind: evLine, dir: frame.Out, raw: l.raw, eol: l.eol, cut: l.cut, unkept: l.unkept, at: at})
 }
 
 // perform carries out one host step.
@@ -807,6 +945,7 @@ func (r *runner) perform(st *step) {
 		if !st.frame.NoEOL {
 			data = append(data, '\n')
 		}
+		r.delivering(st.frame)
 		r.write(data)
 		r.add(frame.Frame{Dir: frame.In, Raw: st.frame.Raw, NoEOL: st.frame.NoEOL, Cut: st.frame.Cut})
 		r.res.Sent[r.seq] = st.frame.Seq
@@ -829,8 +968,9 @@ func (r *runner) perform(st *step) {
 func (r *runner) handle(ev event) {
 	switch ev.kind {
 	case evLine:
-		f := frame.Frame{Dir: ev.dir, Raw: ev.raw, NoEOL: !ev.eol}
-		r.addAt(f, ev.at)
+		if !ev.unkept {
+			r.addAt(frame.Frame{Dir: ev.dir, Raw: ev.raw, NoEOL: !ev.eol, Cut: ev.cut}, ev.at)
+		}
 		r.lastSaid = ev.at
 		if ev.dir != frame.Out {
 			return
@@ -838,12 +978,23 @@ func (r *runner) handle(ev event) {
 		if r.firstOut.IsZero() {
 			r.firstOut = ev.at
 		}
-		m := message.Parse(ev.raw)
-		if c, ok := CauseOf(&m); ok {
-			r.saw(c)
+		if e := r.expected(ev.raw, ev.cut); e != nil {
+			if e.ok {
+				r.saw(e.cause)
+			}
+			return
 		}
-		if m.Kind == message.Request {
-			r.answer(&m)
+		// Only a request is parsed whole (to be answered); of any other
+		// line its envelope says the cause.
+		switch e := message.ReadEnvelope(ev.raw); e.Kind {
+		case message.Request:
+			m := message.Parse(ev.raw)
+			r.saw("call " + m.Method)
+			r.answer(&m, !ev.unkept)
+		case message.Notification:
+			r.saw("call " + string(e.Method))
+		case message.Response, message.ErrorReply:
+			r.saw("reply " + message.IDKey(e.ID))
 		}
 	case evEOF:
 		r.readers--
@@ -861,6 +1012,10 @@ func (r *runner) handle(ev event) {
 		if r.plugin.Drain != nil {
 			r.plugin.Drain(drain)
 		}
+		if r.out != nil {
+			r.drainBy = time.Now().Add(drain)
+			r.outArmed = time.Time{} // Drain moved it
+		}
 		f := frame.Frame{Event: frame.EventExit, Signal: ev.exit.Signal}
 		if ev.exit.Signal == "" {
 			code := ev.exit.Code
@@ -874,25 +1029,60 @@ func (r *runner) handle(ev event) {
 	}
 }
 
-// answer takes a live plugin request (the frame just added): it is matched
-// to a recorded call, whose answer goes out at its recorded place among the
-// host frames, or at once when that place was given up on. A request the
-// recording has no call for gets an error at once.
-func (r *runner) answer(m *message.Message) {
+// expectWindow is how many recorded lines past the last one matched a live
+// line is compared with (see expected).
+const expectWindow = 4
+
+// expected returns the recorded line of the plugin's stdout, among the
+// next few after the last one matched, whose bytes are raw's: a live line
+// the same as a recorded one has its cause, and parsing is a function of
+// the bytes. nil when none is (or raw is cut), and for a request, which is
+// parsed to be answered.
+func (r *runner) expected(raw []byte, cut *frame.Cut) *expected {
+	if cut != nil {
+		return nil
+	}
+	ex := r.plan.expect
+	for i := r.expectAt; i < len(ex) && i < r.expectAt+expectWindow; i++ {
+		if e := &ex[i]; bytes.Equal(e.frame.Raw, raw) {
+			r.expectAt = i + 1
+			if e.request {
+				return nil
+			}
+			return e
+		}
+	}
+	return nil
+}
+
+// answer takes a live plugin request (the frame just added, when kept): it
+// is matched to a recorded call, whose answer goes out at its recorded
+// place among the host frames, or at once when that place was given up on.
+// A request the recording has no call for gets an error at once. The
+// answer to a request that was not kept is not kept either.
+func (r *runner) answer(m *message.Message, kept bool) {
 	c, differs := r.plan.match(m.ID, m.Method, m.Params)
 	switch {
 	case c == nil && r.plan.script:
-		r.send(r.plan.defaultAnswer(m.Method, m.ID))
+		r.send(r.plan.defaultAnswer(m.Method, m.ID), kept)
+		return
+	case c == nil && !kept:
+		r.send(unmatchedAnswer(m.Method, m.ID), false)
 		return
 	case c == nil:
 		r.res.Unmatched = append(r.res.Unmatched, fmt.Sprintf("%s (replay seq %d)", m.Method, r.seq))
-		r.send(unmatchedAnswer(m.Method, m.ID))
+		r.send(unmatchedAnswer(m.Method, m.ID), true)
 		return
-	case differs:
+	case differs && kept:
 		r.note("%s (replay seq %d) answered from a recorded call whose params differed", m.Method, r.seq)
+	case differs:
+		r.note("%s (not kept: past what the recording can explain) answered from a recorded call whose params differed", m.Method)
 	}
-	r.res.Pairs[r.seq] = c.seq
+	if kept {
+		r.res.Pairs[r.seq] = c.seq
+	}
 	c.liveID = append(json.RawMessage(nil), m.ID...)
+	c.unkept = !kept
 	if c.late && c.answer != nil {
 		r.sendAnswer(c)
 	}
@@ -922,18 +1112,31 @@ func (r *runner) lateNotes() {
 // sendAnswer sends the recorded answer of c with its live id.
 func (r *runner) sendAnswer(c *call) {
 	c.sent = true
-	if r.send(answerFor(c.answer, c.liveID)) {
+	r.delivering(c.answer)
+	if r.send(answerFor(c.answer, c.liveID), !c.unkept) && !c.unkept {
 		r.res.Sent[r.seq] = c.answer.Seq
 	}
 }
 
-// send writes a host answer line; false when stdin is closed already.
-func (r *runner) send(reply []byte) bool {
+// maxUnkeptQueue is how many bytes may wait for the plugin's stdin before
+// the answers to requests that were not kept are dropped (and counted).
+const maxUnkeptQueue = 4 << 20
+
+// send writes a host answer line, kept in the live timeline or not; false
+// when it was not sent: stdin is closed already, or, for an answer not
+// kept, the plugin has not read what waits for its stdin.
+func (r *runner) send(reply []byte, kept bool) bool {
 	if r.closed {
 		return false
 	}
+	if !kept && r.writes.waiting() > maxUnkeptQueue {
+		r.res.Unsent++
+		return false
+	}
 	r.write(append(reply, '\n'))
-	r.add(frame.Frame{Dir: frame.In, Raw: reply})
+	if kept {
+		r.add(frame.Frame{Dir: frame.In, Raw: reply})
+	}
 	return true
 }
 
@@ -950,37 +1153,27 @@ func (r *runner) note(format string, args ...any) {
 	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
 }
 
-// read sends every line of one of the plugin's pipes to the main loop.
-func (r *runner) read(src io.Reader, dir frame.Dir) {
-	br := bufio.NewReaderSize(src, 64<<10)
-	var acc []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		acc = append(acc, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if len(acc) > 0 {
-			eol := acc[len(acc)-1] == '\n'
-			line := acc
-			if eol {
-				line = acc[:len(acc)-1]
-			}
-			r.events <- event{kind: evLine, dir: dir, raw: line, eol: eol, at: time.Now()}
-			acc = nil
-		}
-		if err != nil {
-			r.events <- event{kind: evEOF, dir: dir, at: time.Now()}
-			return
-		}
+// write sends data to the plugin's stdin: it is pending until the main
+// loop next waits (next), so that host frames sent one after another go
+// in one write, unless Options.Delivering is set (each line then goes at
+// once). See flush.
+func (r *runner) write(data []byte) {
+	r.pending = append(r.pending, data...)
+	if r.opts.Delivering != nil {
+		r.flush() // each line goes out with the time Delivering was told
 	}
 }
 
-// write sends data to the plugin's stdin. When nothing is queued before
+// flush writes what is pending (see write). When nothing is queued before
 // it, it is written at once, without blocking, from the main loop (a
 // round trip then costs no hand-over to the writer); what the pipe does
 // not take at once goes to the writer, which may wait.
-func (r *runner) write(data []byte) {
+func (r *runner) flush() {
+	if len(r.pending) == 0 {
+		return
+	}
+	data := r.pending
+	r.pending = r.pending[:0]
 	if r.direct != nil && r.queued.Load() == 0 && !r.failed.Load() {
 		var n int
 		var err error
@@ -998,34 +1191,141 @@ func (r *runner) write(data []byte) {
 			return
 		}
 	}
-	r.enqueue(write{data: data})
+	r.queue(write{data: bytes.Clone(data)})
 }
 
-// enqueue hands w to the writer, after everything queued before it.
+// enqueue hands w to the writer, after everything queued before it. It
+// never blocks: a plugin that does not read its stdin cannot stop the
+// main loop (and its bounds).
 func (r *runner) enqueue(w write) {
-	r.queued.Add(1)
-	r.writes <- w
+	r.flush()
+	r.queue(w)
 }
 
-// writeLoop writes the queued host frames and signals in order; after a
-// failed write it only drains the queue.
+// queue hands w to the writer as it is.
+func (r *runner) queue(w write) {
+	r.queued.Add(1)
+	r.writes.push(w)
+}
+
+// writeQueue is the stdin writer's queue.
+type writeQueue struct {
+	mu       sync.Mutex
+	items    []write
+	bytes    int  // data queued, for waiting
+	finished bool // nothing more comes
+	wake     chan struct{}
+}
+
+func (q *writeQueue) push(w write) {
+	q.mu.Lock()
+	q.items = append(q.items, w)
+	q.bytes += len(w.data)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// finish says that nothing more is queued: the writer ends once it has
+// written what is.
+func (q *writeQueue) finish() {
+	q.mu.Lock()
+	q.finished = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// waiting is how many bytes wait to be written.
+func (q *writeQueue) waiting() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.bytes
+}
+
+// take waits for queued items and takes them all, swapping in spare;
+// false once the queue is finished and empty.
+func (q *writeQueue) take(spare []write) ([]write, bool) {
+	for {
+		q.mu.Lock()
+		items, finished := q.items, q.finished
+		if len(items) > 0 {
+			q.items = spare[:0]
+		}
+		q.mu.Unlock()
+		if len(items) > 0 {
+			return items, true
+		}
+		if finished {
+			return nil, false
+		}
+		<-q.wake
+	}
+}
+
+// done says that n bytes of the queue were written (or dropped).
+func (q *writeQueue) done(n int) {
+	q.mu.Lock()
+	q.bytes -= n
+	q.mu.Unlock()
+}
+
+// writeLoop writes the queued host frames and signals in order, the data
+// of consecutive frames in one write; after a failed write it only drains
+// the queue.
 func (r *runner) writeLoop(stdin io.WriteCloser) {
 	ok := true
 	defer stdin.Close()
-	for w := range r.writes {
-		ok = ok && !r.failed.Load()
-		switch {
-		case w.close:
-			stdin.Close()
-			ok = false
-		case w.signal != 0:
-			r.plugin.Signal(w.signal)
-		case ok:
-			if _, err := stdin.Write(w.data); err != nil {
-				ok = false
-				r.failed.Store(true)
-			}
+	var items, spare []write
+	var buf []byte
+	for {
+		var more bool
+		if items, more = r.writes.take(spare); !more {
+			return
 		}
-		r.queued.Add(-1)
+		for i := 0; i < len(items); {
+			w := items[i]
+			ok = ok && !r.failed.Load()
+			switch {
+			case w.close:
+				stdin.Close()
+				ok = false
+			case w.signal != 0:
+				r.plugin.Signal(w.signal)
+			}
+			if w.close || w.signal != 0 {
+				r.queued.Add(-1)
+				i++
+				continue
+			}
+			// The data of this and the following frames, in one write.
+			j, size := i, 0
+			for ; j < len(items) && !items[j].close && items[j].signal == 0; j++ {
+				size += len(items[j].data)
+			}
+			data := w.data
+			if j > i+1 {
+				buf = buf[:0]
+				for _, x := range items[i:j] {
+					buf = append(buf, x.data...)
+				}
+				data = buf
+			}
+			if ok {
+				if _, err := stdin.Write(data); err != nil {
+					ok = false
+					r.failed.Store(true)
+				}
+			}
+			r.writes.done(size)
+			r.queued.Add(-int64(j - i))
+			i = j
+		}
+		clear(items)
+		spare = items
 	}
 }

@@ -63,7 +63,7 @@ type scriptLine struct {
 // ReadScript reads a host script. Its errors wrap ErrScript and name the
 // line and what is wrong with it.
 func ReadScript(r io.Reader) (*Script, error) {
-	p := &plan{calls: map[string][]*call{}, byID: map[string][]*call{}, fallback: map[string]json.RawMessage{}, script: true}
+	p := &plan{calls: map[string][]*call{}, byID: map[string][]*call{}, fallback: map[string]json.RawMessage{}, script: true, out: scriptBound(), err: scriptBound()}
 	br := bufio.NewReader(r)
 	n := 0
 	for {
@@ -258,7 +258,7 @@ func Play(ctx context.Context, s *Script, p Plugin, opts Options) (*Result, erro
 			return nil, errors.New("play host script: a script is played once; read it again")
 		}
 	}
-	return play(ctx, s.plan, p, opts, len(s.plan.steps))
+	return play(ctx, s.plan, p, opts)
 }
 
 // where names a step for the notes: a recorded frame, or a script line.

@@ -202,7 +202,7 @@ func TestTheStartIsNotHeldToTheRecording(t *testing.T) {
 					in.ReadString('\n') // the panel's answer or shutdown
 				})
 				began := time.Now()
-				res, err := play(context.Background(), makePlan(rec), p, Options{}, 16)
+				res, err := play(context.Background(), makePlan(rec), p, Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -281,7 +281,7 @@ func TestARequestGivenUpOnIsNotWaitedForAgain(t *testing.T) {
 				for _, err := in.ReadString('\n'); err == nil; _, err = in.ReadString('\n') {
 				}
 			})
-			res, err := play(context.Background(), makePlan(fourMissing(interleaved)), p, Options{}, 16)
+			res, err := play(context.Background(), makePlan(fourMissing(interleaved)), p, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -418,7 +418,7 @@ func TestTheBoundOfAWait(t *testing.T) {
 				tells := 0
 				c.opts.Waiting = func(string, time.Duration) { tells++ }
 				began := time.Now() // the replay's start: the bubble's clock stands still until all wait
-				res, err := play(context.Background(), makePlan(fiveFrames(c.took)), p, c.opts, 16)
+				res, err := play(context.Background(), makePlan(fiveFrames(c.took)), p, c.opts)
 				if err != nil {
 					t.Fatal(err)
 				}

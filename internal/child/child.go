@@ -1,0 +1,42 @@
+// Package child owns starting a child process whose parent-death signal
+// (Linux's Pdeathsig) stays true. Linux sends that signal when the thread
+// that forked the child ends, not the process, and the Go runtime ends a
+// thread whenever a goroutine locked to it returns (the relay does that),
+// so a child forked from an ordinary goroutine can be killed at random
+// while its parent lives on. Start forks from a goroutine locked to its
+// thread for exactly the child's life.
+package child
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+)
+
+// Start starts cmd from a goroutine locked to its OS thread and waits for
+// it there; the channel yields the child's state once it has exited (a
+// zero state when waiting failed). The goroutine ends when the child has
+// been waited for, so the channel must be received from, or the child must
+// end, for it to go.
+func Start(cmd *exec.Cmd) (*os.Process, <-chan *os.ProcessState, error) {
+	started := make(chan error, 1)
+	exited := make(chan *os.ProcessState, 1)
+	go func() {
+		// Never unlocked: the thread ends with this goroutine, after the child.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		state, err := cmd.Process.Wait()
+		if err != nil && state == nil {
+			state = &os.ProcessState{}
+		}
+		exited <- state
+	}()
+	if err := <-started; err != nil {
+		return nil, nil, err
+	}
+	return cmd.Process, exited, nil
+}
