@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ var layers = map[string]layer{
 	"": {[]string{"cli"},
 		"main only runs the command line"},
 	"cli": {[]string{"check", "coverage", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "jsonpath",
-		"playback", "recording", "redact", "render", "shrink", "store", "tape", "wrap", "github.com/urfave/cli/v2", "golang.org/x/term"},
+		"playback", "playground", "recording", "redact", "render", "shrink", "store", "tape", "wrap", "github.com/urfave/cli/v2", "golang.org/x/term"},
 		"the command layer parses flags, calls a use case and renders; the relay, recorder, spool, replay and diff are the use cases' (recording, playback), never a command's"},
 	"recording": {[]string{"check", "clock", "fingerprint", "frame", "internal/escape", "proxy", "recorder", "redact", "replay", "store"},
 		"the recording use case: the relay, the recorder, the store and a host script, put together"},
@@ -33,14 +34,16 @@ var layers = map[string]layer{
 		"the playback use case: recordings from tapes or the store, the replay engine, the comparison"},
 	"render": {[]string{"check", "clock", "coverage", "diff", "fingerprint", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "message", "playback", "report", "shrink", "tape", "wrap"},
 		"output for people and machines: it reads the use cases' results and never runs anything"},
-	"proxy": {nil, "the relay is on every byte's path: the standard library alone"},
+	"playground": {[]string{"check", "frame", "internal/atomicfile", "internal/loopback", "message", "playback", "recording", "redact", "render", "replay", "report", "store", "tape"},
+		"the browser front-end on the recording use case: the page is the host; check decides what the host refuses, report draws, loopback serves the page"},
+	"proxy": {[]string{"internal/child"}, "the relay is on every byte's path: the standard library alone, and the child start whose parent-death signal holds"},
 	"spool": {nil, "the spool's format is read by the recorder's hot path and by the store: the standard library alone"},
 	"frame": {nil, "the frame model and its binary encoding: the standard library alone"},
 	"recorder": {[]string{"frame", "proxy", "spool"},
 		"the recorder is a sink of the relay writing a spool; it never opens the store"},
 	"store": {[]string{"frame", "spool", "go.etcd.io/bbolt"},
 		"the store owns bbolt and ingests spools; it never runs or compares anything"},
-	"replay": {[]string{"frame", "internal/canon", "internal/jsonscan", "message"},
+	"replay": {[]string{"frame", "internal/canon", "internal/child", "internal/jsonscan", "message"},
 		"the replay engine drives a plugin; it knows nothing of where recordings are kept"},
 	"diff": {[]string{"frame", "internal/canon", "internal/jsonscan", "message", "github.com/sergi/go-diff"},
 		"the comparison of two timelines; the only user of go-diff"},
@@ -61,6 +64,8 @@ var layers = map[string]layer{
 	"internal/escape":        {nil, "escaping for the terminal: the standard library alone"},
 	"internal/screen":        {[]string{"github.com/mattn/go-runewidth", "golang.org/x/term"}, "terminal width and colour"},
 	"internal/atomicfile":    {nil, "writing a file whole or not at all"},
+	"internal/child":         {nil, "starting a child whose parent-death signal holds: the standard library alone"},
+	"internal/loopback":      {nil, "the playground's HTTP server on 127.0.0.1, on syscall sockets: the standard library alone, and never net (see TestBinaryLinksNoNetworkStack)"},
 	"internal/browsertest":   {[]string{"github.com/chromedp/chromedp"}, "the headless browser of the HTML tests"},
 	"bench/echo":             {nil, "a benchmark's plugin"},
 	"bench/firstbyte":        {nil, "a benchmark's plugin"},
@@ -108,6 +113,45 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	sort.Strings(stale)
 	for _, pkg := range stale {
 		t.Errorf("deps_test.go has a rule for %q, which is not a package of the module", pkg)
+	}
+}
+
+// TestBinaryLinksNoNetworkStack: the one binary is also the capture shim
+// every plugin runs under, so what it links is paid at every plugin's
+// start. Package net alone makes it link libc dynamically (runtime/cgo,
+// ld.so at every start: about +1.9 MiB of peak RSS); net/http and
+// crypto/tls with it made the binary 18.3 MB instead of 12.1 MB and the
+// shim's peak RSS 17 MiB instead of 11.7 (issue 23's bar: 12 MiB). The
+// playground's page is served by internal/loopback on syscall sockets
+// instead; tests may use net, the binary may not.
+func TestBinaryLinksNoNetworkStack(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps .: %v", err)
+	}
+	deps := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		deps[p] = true
+	}
+	if !deps["github.com/tapedeck/tapedeck/cli"] {
+		t.Fatalf("go list -deps . does not list the module's packages:\n%s", out)
+	}
+	for _, banned := range []string{"net", "net/http", "runtime/cgo", "crypto/tls"} {
+		if deps[banned] {
+			why, _ := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, ".").Output()
+			var importers []string
+			for _, line := range strings.Split(string(why), "\n") {
+				name, imports, _ := strings.Cut(line, ":")
+				if slices.Contains(strings.Fields(imports), banned) {
+					importers = append(importers, name)
+				}
+			}
+			by := "imported by " + strings.Join(importers, ", ")
+			if len(importers) == 0 {
+				by = "linked for a package with cgo files, such as net"
+			}
+			t.Errorf("the binary links %s (%s): the capture shim's size, start and peak RSS pay for it; serve HTTP with internal/loopback", banned, by)
+		}
 	}
 }
 

@@ -84,6 +84,7 @@ func (e *env) importTape(st *store.Store, name string, maxFrame int) (*frame.Ses
 	if err != nil {
 		return nil, 0, err
 	}
+	tr.CutLinesOver(maxFrame) // a longer line is read as it goes, never held whole
 	meta := *tr.Session()
 	if err := checkTapeID(&meta); err != nil {
 		return nil, 0, err

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -77,7 +76,7 @@ func (e *env) shrink(c *cli.Context, v *replayValues) error {
 	}
 	ro.OnStart, ro.AlwaysDrift = nil, false // -v says what runs for a replay, not for each candidate
 	opt.Replay = *ro
-	rec, err := playback.Load(args[0], &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(c.String("store")) }})
+	rec, err := playback.Load(args[0], &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(c.String("store")) }, FramesOnly: true})
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -106,7 +105,7 @@ func (e *env) shrink(c *cli.Context, v *replayValues) error {
 	fmt.Fprintf(e.stderr, "tapedeck: shrink: %d of %d host steps left after %d replays in %s (%.0f replays/min); wrote %s\n",
 		res.Left, res.Steps, res.Runs, render.Duration(res.Elapsed), float64(res.Runs)/res.Elapsed.Minutes(), escape.Text(where))
 	if len(res.Kept) > 0 {
-		fmt.Fprintf(e.stderr, "  kept: %s\n", escape.Text(strings.Join(res.Kept, ", ")))
+		fmt.Fprintf(e.stderr, "  kept: %s\n", escape.Text(render.List(res.Kept, res.KeptMore)))
 	}
 	if res.Bounded {
 		fmt.Fprintf(e.stderr, "tapedeck: shrink: stopped at --max-runs %d; the tape may shrink further\n", c.Int("max-runs"))

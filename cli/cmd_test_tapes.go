@@ -57,7 +57,7 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 		return fail(2, "%v", err)
 	}
 	if len(tapes) == 0 {
-		return fail(2, "no tapes under %s (a tape is a .jsonl file from tapedeck export)", strings.Join(paths, ", "))
+		return fail(2, "no tapes under %s (a tape is a .jsonl file from tapedeck export)", escape.Text(strings.Join(paths, ", ")))
 	}
 	tapes = playback.Shard(tapes, k, n)
 	opts, err := v.options(nil, e.environ, c.String("store"), e.redactKey(), e.stderr, true)
@@ -66,20 +66,26 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	}
 	if pending, err := playback.FindPending(paths); err == nil && len(pending) > 0 && !update {
 		fmt.Fprintf(e.stderr, "tapedeck: %s awaiting review (%s): %s\n",
-			render.Count(int64(len(pending)), "pending change", "pending changes"), strings.Join(pending, ", "), strings.TrimSpace("tapedeck review "+strings.Join(args, " ")))
+			render.Count(int64(len(pending)), "pending change", "pending changes"), escape.Text(strings.Join(pending, ", ")), escape.Text(strings.TrimSpace("tapedeck review "+strings.Join(args, " "))))
 	}
 	progress := screen.Color(e.stderr) && len(tapes) > 1
 	if progress {
-		fmt.Fprintf(e.stderr, "\r\x1b[K[%d/%d] %s", 0, len(tapes), filepath.Base(tapes[0]))
+		fmt.Fprintf(e.stderr, "\r\x1b[K[%d/%d] %s", 0, len(tapes), escape.Text(filepath.Base(tapes[0])))
 	}
-	results := make([]playback.TapeResult, 0, len(tapes))
+	// Each tape is reported as it ends; only the HTML and JUnit reports,
+	// written at the end, need every outcome kept.
+	keepResults := c.String("html") != "" || c.String("junit") != ""
+	var results []playback.TapeResult
 	passed, failed, skipped, updated := 0, 0, 0, 0
 	differed := 0 // failures that ran and differed: an update can take them
 	err = playback.Suite(c.Context, tapes, &playback.SuiteOptions{Replay: *opts, Jobs: c.Int("jobs"), FailOnSkip: c.Bool("fail-on-skip"), Update: update}, func(i int, r *playback.TapeResult) error {
 		if progress {
 			fmt.Fprint(e.stderr, "\r\x1b[K")
 		}
-		results = append(results, *r)
+		if keepResults {
+			results = append(results, *r)
+		}
+		name := escape.Text(r.Tape)
 		if asJSON {
 			if err := render.TapeJSON(e.stdout, r); err != nil {
 				return err
@@ -89,12 +95,12 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 		case r.Skip != "":
 			skipped++
 			if !asJSON {
-				fmt.Fprintf(e.stdout, "skip  %s  (%s)\n", r.Tape, escape.Text(r.Skip))
+				fmt.Fprintf(e.stdout, "skip  %s  (%s)\n", name, escape.Text(r.Skip))
 			}
 		case r.Outcome.Same():
 			passed++
 			if !asJSON {
-				fmt.Fprintf(e.stdout, "ok    %s  %s\n", r.Tape, render.Duration(r.Elapsed))
+				fmt.Fprintf(e.stdout, "ok    %s  %s\n", name, render.Duration(r.Elapsed))
 			}
 		default:
 			failed++
@@ -102,7 +108,7 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 				differed++
 			}
 			if !asJSON {
-				fmt.Fprintf(e.stdout, "FAIL  %s  %s\n", r.Tape, render.Duration(r.Elapsed))
+				fmt.Fprintf(e.stdout, "FAIL  %s  %s\n", name, render.Duration(r.Elapsed))
 				if r.Outcome.Err != nil {
 					fmt.Fprintf(e.stdout, "    could not run: %s\n", escape.Text(r.Outcome.Err.Error()))
 				} else {
@@ -110,16 +116,16 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 				}
 			}
 			if r.UpdateErr != nil {
-				return fail(1, "update %s: %v", r.Tape, r.UpdateErr)
+				return fail(1, "update %s: %s", name, escape.Text(r.UpdateErr.Error()))
 			}
 			if r.Pending != "" {
 				updated++
-				fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", r.Pending)
+				fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(r.Pending))
 			}
 
 		}
 		if progress && i+1 < len(tapes) {
-			fmt.Fprintf(e.stderr, "\r\x1b[K[%d/%d] %s", i+1, len(tapes), filepath.Base(tapes[i+1]))
+			fmt.Fprintf(e.stderr, "\r\x1b[K[%d/%d] %s", i+1, len(tapes), escape.Text(filepath.Base(tapes[i+1])))
 		}
 		return nil
 	})
@@ -138,17 +144,19 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 		fmt.Fprintln(e.stderr, pendingHint(updated, args))
 	case differed > 0 && !asJSON && !update:
 		a := strings.Join(args, " ")
-		fmt.Fprintf(e.stdout, "to accept these changes: %s && %s\n", strings.TrimSpace("tapedeck test --update "+a), strings.TrimSpace("tapedeck review "+a))
+		fmt.Fprintf(e.stdout, "to accept these changes: %s && %s\n", escape.Text(strings.TrimSpace("tapedeck test --update "+a)), escape.Text(strings.TrimSpace("tapedeck review "+a)))
 	}
 	if dir := c.String("html"); dir != "" {
 		if err := render.TestHTML(dir, results, summary); err != nil {
 			return fail(1, "write HTML reports: %v", err)
 		}
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(filepath.Join(dir, "index.html")))
 	}
 	if path := c.String("junit"); path != "" {
 		if err := render.JUnitFile(path, results); err != nil {
 			return fail(1, "write JUnit: %v", err)
 		}
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(path))
 	}
 	// With --update a tape whose change is now pending review is no
 	// failure of this run: the hint's "&& tapedeck review" goes on.

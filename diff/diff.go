@@ -11,8 +11,11 @@ package diff
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,7 +50,8 @@ type Options struct {
 	// Ignore reports whether the value at path (segments such as "params",
 	// "[3]", "label") of a message with method should be left out. For a
 	// response the method is the one of the request it answers. Nil ignores
-	// nothing.
+	// nothing. It is asked about paths at most MaxDepth segments long, in
+	// a slice it must not keep.
 	Ignore func(method string, path []string) bool
 	// Pair names the recorded plugin request (by seq) that a live plugin
 	// request (by seq) stands for: the two compare with the same id.
@@ -125,21 +129,89 @@ type Result struct {
 // Same reports whether nothing differs.
 func (r *Result) Same() bool { return len(r.Differences) == 0 }
 
-// item is one compared frame, normalised.
+// item is one compared frame, normalised: small, as there is one per
+// frame of both timelines; what a difference shows is made again from
+// the frame (see tree).
 type item struct {
-	f      *frame.Frame
-	index  int
-	key    string // the normalised content: equal keys are the same frame
+	f     *frame.Frame
+	sum   contentSum // of the normalised content: equal sums are the same frame
+	cls   *class
+	index int32 // position among the compared frames, from 1
+	id    int32 // the id it compares with: comparison.ids[id-1], 0 for its own
+}
+
+// class is what the items of one kind and method share.
+type class struct {
 	align  string // kind and method: frames that can be "changed" into each other
 	what   string
 	method string
-	// raw is the line compared (masked), id the id it compares with (nil:
-	// its own); value is its tree once decoded (see tree).
-	raw     []byte
-	id      *string
-	ignore  func(string, []string) bool
-	value   any
-	decoded bool
+}
+
+// contentSum identifies a frame's normalised content: 128 bits of two
+// seeded hashes, so that a million frames are aligned without keeping a
+// copy of each (two different contents share a sum with a chance of about
+// n²/2¹²⁹).
+type contentSum [2]uint64
+
+// comparison is one call of Frames: its options, and what normalise
+// shares between frames.
+type comparison struct {
+	opts    Options
+	names   [2]string
+	seeds   [2]maphash.Seed
+	classes map[class]*class
+	byKind  map[message.Kind]map[string]*class
+	ids     []string // the ids items compare with
+	scratch []byte
+}
+
+func (c *comparison) sum(b []byte) contentSum {
+	return contentSum{maphash.Bytes(c.seeds[0], b), maphash.Bytes(c.seeds[1], b)}
+}
+
+// class returns the one *class equal to k.
+func (c *comparison) class(k class) *class {
+	if p, ok := c.classes[k]; ok {
+		return p
+	}
+	p := &k
+	c.classes[k] = p
+	return p
+}
+
+// classOf is the class of a message of kind and method (for a response,
+// the method of the request it answers), its strings made once per class,
+// not per frame.
+func (c *comparison) classOf(kind message.Kind, name []byte) *class {
+	if p, ok := c.byKind[kind][string(name)]; ok {
+		return p
+	}
+	method := string(name)
+	k := class{method: method}
+	switch kind {
+	case message.Request:
+		k.what = "request " + method
+	case message.Notification:
+		k.what = "notification " + method
+	default:
+		k.what = "response"
+		if kind == message.ErrorReply {
+			k.what = "error response"
+		}
+		if method != "" {
+			k.what += " to " + method
+		}
+	}
+	k.align = "out:" + kind.String() + ":" + method
+	if kind == message.ErrorReply {
+		k.align = "out:response:" + method
+	}
+	p := c.class(k)
+	if c.byKind[kind] == nil {
+		c.byKind[kind] = map[string]*class{}
+	}
+	c.byKind[kind][method] = p
+	return p
 }
 
 // Frames compares the plugin's side of two timelines (recorded, live):
@@ -150,13 +222,14 @@ func Frames(recorded, live []frame.Frame, opts Options) Result {
 	if names[0] == "" || names[1] == "" {
 		names = [2]string{"recorded", "replayed"}
 	}
+	c := &comparison{opts: opts, names: names, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, classes: map[class]*class{}, byKind: map[message.Kind]map[string]*class{}}
 	ids := &requestIDs{name: names[0], bySeq: map[uint64]string{}, seqs: map[string][]uint64{}}
-	outA, errA := normalise(recorded, opts, ids.recorded)
-	outB, errB := normalise(live, opts, ids.live(opts.Pair))
+	outA, errA := c.normalise(recorded, ids.recorded)
+	outB, errB := c.normalise(live, ids.live(opts.Pair))
 	res := Result{Compared: [2]int{len(outA) + len(errA), len(outB) + len(errB)}, Names: names}
-	res.Differences = align(outA, outB, names)
+	res.Differences = c.align(outA, outB)
 	if opts.CompareStderr {
-		res.Differences = append(res.Differences, align(errA, errB, names)...)
+		res.Differences = append(res.Differences, c.align(errA, errB)...)
 	}
 	if d, ok := compareExit(recorded, live); ok {
 		res.Differences = append(res.Differences, d)
@@ -204,120 +277,140 @@ func (r *requestIDs) live(pair func(uint64) (uint64, bool)) func(*frame.Frame, s
 }
 
 // normalise picks the compared frames of one timeline (stdout and stderr
-// apart) and computes their keys; requestID names each plugin request's
+// apart) and computes their sums; requestID names each plugin request's
 // comparable id.
-func normalise(frames []frame.Frame, opts Options, requestID func(*frame.Frame, string) string) (out, errs []item) {
+func (c *comparison) normalise(frames []frame.Frame, requestID func(*frame.Frame, string) string) (out, errs []item) {
 	// Requests each side's host sent, by id, to name the responses that
 	// answer them; the host's ids are its own (one counter for all its
 	// plugins), so a response compares by the request it answers.
 	type hostCall struct{ method, id string }
 	hostCalls := map[string]hostCall{}
 	hostN := map[string]int{}
-	mask := opts.Mask
+	opts := &c.opts
+	stderrClass := c.class(class{what: "stderr line", align: "err"})
+	// The lists made to size at once: grown, they would cost their size
+	// several times over.
+	var nOut, nErr int
+	for i := range frames {
+		switch f := &frames[i]; {
+		case f.IsEvent():
+		case f.Dir == frame.Out:
+			nOut++
+		case f.Dir == frame.Err && opts.CompareStderr:
+			nErr++
+		}
+	}
+	out, errs = make([]item, 0, nOut), make([]item, 0, nErr)
 	for i := range frames {
 		f := &frames[i]
 		if f.IsEvent() {
-			continue
-		}
-		m := message.Parse(f.Raw)
-		if f.Dir == frame.In {
-			if m.Kind == message.Request {
-				hostN[m.Method]++
-				hostCalls[m.IDKey()] = hostCall{m.Method, fmt.Sprintf("%s #%d", m.Method, hostN[m.Method])}
-			}
 			continue
 		}
 		if f.Dir == frame.Err {
 			if !opts.CompareStderr {
 				continue
 			}
-			it := item{f: f, index: len(errs) + 1, what: "stderr line", align: "err"}
-			it.key = "raw:err:" + masked(mask, string(f.Raw))
+			it := item{f: f, index: int32(len(errs) + 1), cls: stderrClass}
+			it.sum = c.rawSum("raw:err:", f.Raw)
 			errs = append(errs, it)
 			continue
 		}
-		it := item{f: f, index: len(out) + 1}
+		m := message.ReadEnvelope(f.Raw)
+		if f.Dir == frame.In {
+			if m.Kind == message.Request {
+				method := string(m.Method)
+				hostN[method]++
+				hostCalls[message.IDKey(m.ID)] = hostCall{method, fmt.Sprintf("%s #%d", method, hostN[method])}
+			}
+			continue
+		}
+		it := item{f: f, index: int32(len(out) + 1)}
 		if m.Kind == message.Stray || m.Kind == message.Blank {
-			it.key = "raw:out:" + masked(mask, string(f.Raw))
-			it.align = "out:" + m.Kind.String()
-			it.what = "stray output"
+			it.sum = c.rawSum("raw:out:", f.Raw)
+			it.cls = c.class(class{align: "out:" + m.Kind.String(), what: "stray output"})
 			out = append(out, it)
 			continue
 		}
 		var idTok *string
 		switch m.Kind {
 		case message.Request:
-			reqID := requestID(f, m.Method)
+			reqID := requestID(f, string(m.Method))
 			idTok = &reqID // plugin ids are the plugin's: compared as what they stand for
-			it.method = m.Method
-			it.what = "request " + m.Method
+			it.cls = c.classOf(m.Kind, m.Method)
 		case message.Notification:
-			it.method = m.Method
-			it.what = "notification " + m.Method
+			it.cls = c.classOf(m.Kind, m.Method)
 		case message.Response, message.ErrorReply:
-			hc, ok := hostCalls[m.IDKey()]
-			it.method = hc.method
+			hc, ok := hostCalls[message.IDKey(m.ID)]
 			if ok {
 				idTok = &hc.id
 			}
-			it.what = "response"
-			if m.Kind == message.ErrorReply {
-				it.what = "error response"
-			}
-			if it.method != "" {
-				it.what += " to " + it.method
-			}
+			it.cls = c.classOf(m.Kind, []byte(hc.method))
 		}
-		it.align = "out:" + m.Kind.String() + ":" + it.method
-		if m.Kind == message.ErrorReply {
-			it.align = "out:response:" + it.method
+		if idTok != nil {
+			c.ids = append(c.ids, *idTok)
+			it.id = int32(len(c.ids))
 		}
-		it.raw, it.id = bytes.TrimSuffix(f.Raw, []byte("\r")), idTok
-		if mask != nil && bytes.Contains(it.raw, []byte(maskMark)) {
-			it.raw = []byte(mask(string(it.raw)))
-		}
-		it.ignore = opts.Ignore
+		raw := c.line(f)
 		switch {
 		case opts.Strict:
-			raw := it.raw
 			if idTok != nil && len(m.ID) > 0 {
 				raw = bytes.Replace(raw, m.ID, []byte(strconv.Quote(*idTok)), 1)
 			}
-			it.key = "raw:" + string(raw)
+			c.scratch = append(append(c.scratch[:0], "raw:"...), raw...)
+			it.sum = c.sum(c.scratch)
 		case opts.Ignore == nil:
 			// The fast way: the canonical spelling, no tree.
-			if key, ok := canonical(append(make([]byte, 0, len(it.raw)+8), "json:"...), it.raw, idTok); ok {
-				it.key = string(key)
+			if key, ok := canonical(append(c.scratch[:0], "json:"...), raw, idTok); ok {
+				c.scratch = key
+				it.sum = c.sum(key)
 				break
 			}
 			fallthrough
 		default:
-			if v := it.tree(); v != nil {
+			if v := c.tree(it); v != nil {
 				js, _ := json.Marshal(v) // maps marshal with sorted keys
-				it.key = "json:" + string(js)
+				c.scratch = append(append(c.scratch[:0], "json:"...), js...)
 			} else {
-				it.key = "raw:out:" + string(it.raw)
+				c.scratch = append(append(c.scratch[:0], "raw:out:"...), raw...)
 			}
+			it.sum = c.sum(c.scratch)
 		}
 		out = append(out, it)
 	}
 	return out, errs
 }
 
+// rawSum is the sum of a line compared as text (masked), after prefix.
+func (c *comparison) rawSum(prefix string, raw []byte) contentSum {
+	c.scratch = append(c.scratch[:0], prefix...)
+	if c.opts.Mask != nil {
+		c.scratch = append(c.scratch, c.opts.Mask(string(raw))...)
+	} else {
+		c.scratch = append(c.scratch, raw...)
+	}
+	return c.sum(c.scratch)
+}
+
+// line is the JSON line of f as it is compared: without a "\r" at its end,
+// and masked.
+func (c *comparison) line(f *frame.Frame) []byte {
+	raw := bytes.TrimSuffix(f.Raw, []byte("\r"))
+	if c.opts.Mask != nil && bytes.Contains(raw, []byte(maskMark)) {
+		raw = []byte(c.opts.Mask(string(raw)))
+	}
+	return raw
+}
+
 // maskMark is what every redaction placeholder starts with: a line without
 // it has nothing to mask.
 const maskMark = "«redacted:"
 
-// tree is the item's value as a tree, decoded on demand (only differences
-// need it): its id replaced, and what the ignore rules name pruned. Nil
-// for a line that is not JSON.
-func (it *item) tree() any {
-	if it.decoded {
-		return it.value
-	}
-	it.decoded = true
+// tree is the item's value as a tree, decoded from its frame (only
+// differences and ignore rules need it): its id replaced, and what the
+// ignore rules name pruned. Nil for a line that is not JSON.
+func (c *comparison) tree(it item) any {
 	var v any
-	raw := it.raw
+	raw := c.line(it.f)
 	if !utf8.Valid(raw) {
 		// As package message reads the line, and canonical spells it.
 		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
@@ -327,40 +420,51 @@ func (it *item) tree() any {
 	if dec.Decode(&v) != nil {
 		return nil
 	}
-	if obj, ok := v.(map[string]any); ok && it.id != nil {
-		obj["id"] = *it.id
+	if obj, ok := v.(map[string]any); ok && it.id != 0 {
+		obj["id"] = c.ids[it.id-1]
 	}
-	if it.ignore != nil {
-		method := it.method
-		v = prune(v, nil, func(p []string) bool { return it.ignore(method, p) })
+	if ignore := c.opts.Ignore; ignore != nil {
+		method := it.cls.method
+		v = prune(v, func(p []string) bool { return ignore(method, p) })
 	}
-	it.value = v
 	return v
-}
-
-func masked(mask func(string) string, s string) string {
-	if mask == nil {
-		return s
-	}
-	return mask(s)
 }
 
 // ignored replaces an ignored value, so that its presence still shows.
 const ignored = "«ignored»"
 
-// prune returns v with every value whose path ignore accepts replaced.
-func prune(v any, path []string, ignore func([]string) bool) any {
-	if len(path) > 0 && ignore(path) {
+// prune returns v with every value whose path ignore accepts replaced;
+// ignore is asked about paths at most MaxDepth long (what lies deeper is
+// compared whole, as it is), with a slice it must not keep.
+func prune(v any, ignore func([]string) bool) any {
+	p := pruner{ignore: ignore}
+	return p.value(v)
+}
+
+type pruner struct {
+	path   []string
+	ignore func([]string) bool
+}
+
+func (p *pruner) value(v any) any {
+	if len(p.path) > 0 && p.ignore(p.path) {
 		return ignored
+	}
+	if len(p.path) >= MaxDepth {
+		return v
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			x[k] = prune(e, append(path[:len(path):len(path)], k), ignore)
+			p.path = append(p.path, k)
+			x[k] = p.value(e)
+			p.path = p.path[:len(p.path)-1]
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = prune(e, append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]"), ignore)
+			p.path = append(p.path, "["+strconv.Itoa(i)+"]")
+			x[i] = p.value(e)
+			p.path = p.path[:len(p.path)-1]
 		}
 	}
 	return v
@@ -379,15 +483,15 @@ func runeOf(i int) rune {
 const maxDistinct = 0x10FFFF - 0x800
 
 // align aligns the two sequences by content and classifies what is left.
-func align(a, b []item, names [2]string) []Difference {
-	ids := map[string]int{}
+func (c *comparison) align(a, b []item) []Difference {
+	ids := map[contentSum]int{}
 	toRunes := func(items []item) []rune {
 		rs := make([]rune, len(items))
 		for i, it := range items {
-			id, ok := ids[it.key]
+			id, ok := ids[it.sum]
 			if !ok {
 				id = min(len(ids), maxDistinct-1)
-				ids[it.key] = id
+				ids[it.sum] = id
 			}
 			rs[i] = runeOf(id)
 		}
@@ -401,7 +505,7 @@ func align(a, b []item, names [2]string) []Difference {
 	var out []Difference
 	var missing, extra []item
 	flush := func() {
-		out = append(out, pairChanged(&missing, &extra, names)...)
+		out = append(out, c.pairChanged(&missing, &extra)...)
 	}
 	ia, ib := 0, 0
 	for _, d := range diffs {
@@ -425,26 +529,26 @@ func align(a, b []item, names [2]string) []Difference {
 // pairChanged pairs, in order, missing and extra frames of the same kind and
 // method inside one gap of the alignment: those are changed frames. The
 // rest stay missing or extra. It empties both lists.
-func pairChanged(missing, extra *[]item, names [2]string) []Difference {
+func (c *comparison) pairChanged(missing, extra *[]item) []Difference {
 	var out []Difference
 	used := make([]bool, len(*extra))
 	for _, m := range *missing {
 		paired := false
 		for j, e := range *extra {
-			if used[j] || e.align != m.align {
+			if used[j] || e.cls.align != m.cls.align {
 				continue
 			}
 			used[j], paired = true, true
-			out = append(out, changed(m, e, names))
+			out = append(out, c.changed(m, e))
 			break
 		}
 		if !paired {
-			out = append(out, Difference{Kind: Missing, Dir: m.f.Dir.String(), Method: m.method, What: m.what, Recorded: side(m)})
+			out = append(out, Difference{Kind: Missing, Dir: m.f.Dir.String(), Method: m.cls.method, What: m.cls.what, Recorded: c.side(m, nil)})
 		}
 	}
 	for j, e := range *extra {
 		if !used[j] {
-			out = append(out, Difference{Kind: Extra, Dir: e.f.Dir.String(), Method: e.method, What: e.what, Live: side(e)})
+			out = append(out, Difference{Kind: Extra, Dir: e.f.Dir.String(), Method: e.cls.method, What: e.cls.what, Live: c.side(e, nil)})
 		}
 	}
 	*missing, *extra = (*missing)[:0], (*extra)[:0]
@@ -494,9 +598,13 @@ func detectMoves(diffs []Difference) []Difference {
 	return out
 }
 
-func side(it item) *Side {
-	s := &Side{Seq: it.f.Seq, At: it.f.At, Index: it.index, Raw: string(it.f.Raw), key: it.key}
-	if v := it.tree(); v != nil {
+// side is the Side of it, whose tree is v (nil: decoded here).
+func (c *comparison) side(it item, v any) *Side {
+	s := &Side{Seq: it.f.Seq, At: it.f.At, Index: int(it.index), Raw: string(it.f.Raw), key: string(sumBytes(it.sum))}
+	if v == nil {
+		v = c.tree(it)
+	}
+	if v != nil {
 		s.Pretty = indent(v)
 		s.JSON = json.RawMessage(marshal(v))
 		s.display = display(v)
@@ -507,15 +615,21 @@ func side(it item) *Side {
 	return s
 }
 
-func changed(m, e item, names [2]string) Difference {
-	d := Difference{Kind: Changed, Dir: m.f.Dir.String(), Method: m.method, What: m.what, Recorded: side(m), Live: side(e)}
-	if mv, ev := m.tree(), e.tree(); mv != nil && ev != nil {
-		d.Changes = paths(mv, ev, nil, nil)
-		if m.method == "ui/setPanel" {
+// sumBytes spells a sum as 16 bytes.
+func sumBytes(s contentSum) []byte {
+	return binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(make([]byte, 0, 16), s[0]), s[1])
+}
+
+func (c *comparison) changed(m, e item) Difference {
+	mv, ev := c.tree(m), c.tree(e)
+	d := Difference{Kind: Changed, Dir: m.f.Dir.String(), Method: m.cls.method, What: m.cls.what, Recorded: c.side(m, mv), Live: c.side(e, ev)}
+	if mv != nil && ev != nil {
+		d.Changes = paths(mv, ev)
+		if m.cls.method == "ui/setPanel" {
 			d.Nodes = changedNodes(ev, d.Changes)
 		}
 	}
-	d.Unified = Unified(d.Recorded.display+"\n", d.Live.display+"\n", names[0], names[1])
+	d.Unified = Unified(d.Recorded.display+"\n", d.Live.display+"\n", c.names[0], c.names[1])
 	return d
 }
 
@@ -585,61 +699,42 @@ func describeNode(o map[string]any) string {
 	return s
 }
 
-// paths lists the leaf values that differ between a and b.
-func paths(a, b any, path []string, out []Change) []Change {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok {
-			break
-		}
-		keys := make([]string, 0, len(x)+len(y))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		for k := range y {
-			if _, ok := x[k]; !ok {
-				keys = append(keys, k)
+// paths lists the leaf values that differ between a and b: values nested
+// MaxDepth deep count as leaves, compared as their canonical JSON.
+func paths(a, b any) []Change {
+	w := pathWalker{}
+	w.walk(a, b)
+	return w.out
+}
+
+// pathWalker walks two trees side by side; path is the current path, one
+// slice for the whole walk, copied only into a change.
+type pathWalker struct {
+	path []string
+	out  []Change
+}
+
+func (w *pathWalker) walk(a, b any) {
+	if len(w.path) < MaxDepth {
+		switch x := a.(type) {
+		case map[string]any:
+			if y, ok := b.(map[string]any); ok {
+				w.members(x, y)
+				return
+			}
+		case []any:
+			if y, ok := b.([]any); ok {
+				w.elements(x, y)
+				return
 			}
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			va, oka := x[k]
-			vb, okb := y[k]
-			p := append(path[:len(path):len(path)], k)
-			switch {
-			case !oka:
-				out = append(out, added(p, vb))
-			case !okb:
-				out = append(out, removed(p, va))
-			default:
-				out = paths(va, vb, p, out)
-			}
-		}
-		return out
-	case []any:
-		y, ok := b.([]any)
-		if !ok {
-			break
-		}
-		for i := 0; i < max(len(x), len(y)); i++ {
-			p := append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]")
-			switch {
-			case i >= len(x):
-				out = append(out, added(p, y[i]))
-			case i >= len(y):
-				out = append(out, removed(p, x[i]))
-			default:
-				out = paths(x[i], y[i], p, out)
-			}
-		}
-		return out
 	}
 	ja, jb := marshal(a), marshal(b)
 	if ja == jb {
-		return out
+		return
 	}
-	c := Change{Path: joinPath(path), Segments: path, full: ja + "\x00" + jb}
+	p := slices.Clone(w.path)
+	c := Change{Path: joinPath(p), Segments: p, full: ja + "\x00" + jb}
 	sa, oka := a.(string)
 	sb, okb := b.(string)
 	if oka && okb {
@@ -647,7 +742,49 @@ func paths(a, b any, path []string, out []Change) []Change {
 	} else {
 		c.Old, c.New = brief(a), brief(b)
 	}
-	return append(out, c)
+	w.out = append(w.out, c)
+}
+
+func (w *pathWalker) members(x, y map[string]any) {
+	keys := make([]string, 0, len(x)+len(y))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	for k := range y {
+		if _, ok := x[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		va, oka := x[k]
+		vb, okb := y[k]
+		w.path = append(w.path, k)
+		switch {
+		case !oka:
+			w.out = append(w.out, added(slices.Clone(w.path), vb))
+		case !okb:
+			w.out = append(w.out, removed(slices.Clone(w.path), va))
+		default:
+			w.walk(va, vb)
+		}
+		w.path = w.path[:len(w.path)-1]
+	}
+}
+
+func (w *pathWalker) elements(x, y []any) {
+	for i := 0; i < max(len(x), len(y)); i++ {
+		w.path = append(w.path, "["+strconv.Itoa(i)+"]")
+		switch {
+		case i >= len(x):
+			w.out = append(w.out, added(slices.Clone(w.path), y[i]))
+		case i >= len(y):
+			w.out = append(w.out, removed(slices.Clone(w.path), x[i]))
+		default:
+			w.walk(x[i], y[i])
+		}
+		w.path = w.path[:len(w.path)-1]
+	}
 }
 
 // added and removed are the changes of a value only one side has.

@@ -8,32 +8,104 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tapedeck/tapedeck/internal/jsonscan"
 )
 
-// marshal spells v as compact JSON without escaping <, > and &.
+// marshal spells v as compact JSON without escaping <, > and &, members
+// sorted by name, as encoding/json does.
 func marshal(v any) string {
+	return string(appendCompact(nil, v))
+}
+
+// appendCompact appends v, a decoded JSON value, as marshal spells it: by
+// hand for what a decoder yields (its strings are UTF-8, so that
+// jsonscan.AppendString spells them as encoding/json does), by
+// encoding/json for anything else. A deep tree costs its size, not the
+// cycle checks encoding/json makes past 1,000 levels.
+func appendCompact(dst []byte, v any) []byte {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonscan.AppendString(dst, k)
+			dst = append(dst, ':')
+			dst = appendCompact(dst, x[k])
+		}
+		return append(dst, '}')
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendCompact(dst, e)
+		}
+		return append(dst, ']')
+	case string:
+		if utf8.ValidString(x) {
+			return jsonscan.AppendString(dst, x)
+		}
+	case json.Number:
+		if x != "" {
+			return append(dst, x...)
+		}
+	case bool:
+		return strconv.AppendBool(dst, x)
+	case nil:
+		return append(dst, "null"...)
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(v) != nil {
-		return ""
+		return dst
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+}
+
+// MaxDepth is how deeply the values of a frame are walked as a tree, in
+// levels of objects and arrays below the message: deeper than that, a
+// value is compared, named by a change and shown as one piece, its compact
+// JSON, on one line. The host takes UI trees 12 elements deep (about 30
+// levels from the message); the cap keeps the work of a frame linear in
+// its length however deep it nests, where indentation, paths and ignore
+// rules would otherwise cost the depth again at every level.
+const MaxDepth = 64
+
+// maxColumn is the widest column a string of several lines is aligned to
+// (under its member name); past it, its lines are indented as the member.
+const maxColumn = 2*MaxDepth + 40
+
+// blanks are written in pieces of at most their length.
+const blanks = "                                                                "
+
+func writeBlanks(b *strings.Builder, n int) {
+	for n > 0 {
+		k := min(n, len(blanks))
+		b.WriteString(blanks[:k])
+		n -= k
+	}
 }
 
 // indent spells v as JSON indented by two spaces (as json.MarshalIndent),
-// without escaping <, > and &.
+// without escaping <, > and &; a value nested deeper than MaxDepth is
+// written compact on its line.
 func indent(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if enc.Encode(v) != nil {
-		return ""
-	}
-	return strings.TrimSuffix(b.String(), "\n")
+	var b strings.Builder
+	writeIndented(&b, v, 0, 0, false)
+	return b.String()
 }
 
 // display spells v as indent does, except that a string of several lines
@@ -46,17 +118,23 @@ func indent(v any) string {
 // changed, not the whole string once per side.
 func display(v any) string {
 	var b strings.Builder
-	writeDisplay(&b, v, "", 0)
+	writeIndented(&b, v, 0, 0, true)
 	return b.String()
 }
 
-// writeDisplay writes v, the current line being indented by ind and v
-// starting at column col.
-func writeDisplay(b *strings.Builder, v any, ind string, col int) {
+// writeIndented writes v, nested depth levels deep (its line indented by
+// two spaces a level) and starting at column col; split writes a string of
+// several lines as display does.
+func writeIndented(b *strings.Builder, v any, depth, col int, split bool) {
+	ind := 2 * depth // the indentation of v's line
 	switch x := v.(type) {
 	case map[string]any:
 		if len(x) == 0 {
 			b.WriteString("{}")
+			return
+		}
+		if depth >= MaxDepth {
+			b.WriteString(marshal(x))
 			return
 		}
 		keys := make([]string, 0, len(x))
@@ -65,43 +143,51 @@ func writeDisplay(b *strings.Builder, v any, ind string, col int) {
 		}
 		sort.Strings(keys)
 		b.WriteString("{\n")
-		in := ind + "  "
 		for i, k := range keys {
 			kq := marshal(k)
-			b.WriteString(in)
+			writeBlanks(b, ind+2)
 			b.WriteString(kq)
 			b.WriteString(": ")
-			writeDisplay(b, x[k], in, len(in)+utf8.RuneCountInString(kq)+2)
+			writeIndented(b, x[k], depth+1, ind+2+utf8.RuneCountInString(kq)+2, split)
 			if i < len(keys)-1 {
 				b.WriteByte(',')
 			}
 			b.WriteByte('\n')
 		}
-		b.WriteString(ind)
+		writeBlanks(b, ind)
 		b.WriteByte('}')
 	case []any:
 		if len(x) == 0 {
 			b.WriteString("[]")
 			return
 		}
+		if depth >= MaxDepth {
+			b.WriteString(marshal(x))
+			return
+		}
 		b.WriteString("[\n")
-		in := ind + "  "
 		for i, e := range x {
-			b.WriteString(in)
-			writeDisplay(b, e, in, len(in))
+			writeBlanks(b, ind+2)
+			writeIndented(b, e, depth+1, ind+2, split)
 			if i < len(x)-1 {
 				b.WriteByte(',')
 			}
 			b.WriteByte('\n')
 		}
-		b.WriteString(ind)
+		writeBlanks(b, ind)
 		b.WriteByte(']')
 	case string:
-		pieces := stringLines(x)
-		for i, p := range pieces {
+		if !split {
+			b.WriteString(marshal(x))
+			return
+		}
+		if col > maxColumn {
+			col = ind + 2
+		}
+		for i, p := range stringLines(x) {
 			if i > 0 {
 				b.WriteByte('\n')
-				b.WriteString(strings.Repeat(" ", col))
+				writeBlanks(b, col)
 			}
 			b.WriteString(marshal(p))
 		}

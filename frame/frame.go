@@ -74,20 +74,23 @@ type Cut struct {
 }
 
 // Frame is one entry of a session's timeline: a line (Event == "") or a
-// lifecycle event (Event != "").
+// lifecycle event (Event != ""). Its fields are ordered so that it takes
+// 96 bytes: a replay holds two of them a line (the recording's and the
+// live one).
 type Frame struct {
 	Seq uint64 // 1, 2, 3 … in the order the shim saw complete lines and events
 	At  int64  // nanoseconds since the session started (monotonic clock)
-	Dir Dir    // the stream; for events the stream concerned, or 0
 	Raw []byte // the exact bytes of the line without its "\n"
-	// NoEOL marks an unterminated last line.
-	NoEOL bool
 	// Cut is non-nil when Raw is only the first bytes of a longer line.
 	Cut *Cut
 
 	Event  string // lifecycle event name, "" for a line
 	Signal string // for signal and exit events: the signal name, e.g. "SIGTERM"
 	Code   *int   // for exit events: the exit code when the plugin exited normally
+
+	Dir Dir // the stream; for events the stream concerned, or 0
+	// NoEOL marks an unterminated last line.
+	NoEOL bool
 }
 
 // IsEvent reports whether f is a lifecycle event rather than a line.

@@ -296,6 +296,12 @@ func idKey(id json.RawMessage) string {
 // walker rewrites the string values of one valid JSON text in place: it
 // copies in to out only once a value changed, and then only what is
 // before each changed string, so that the rest stays byte for byte.
+//
+// The path of a value is built on one slice that apply must not keep, and
+// only diff.MaxDepth segments deep: a value nested deeper gets the path of
+// its ancestor at that depth, so that a filter whose At names that
+// ancestor or one above it still reaches it, and the work stays linear in
+// the line however deep it nests.
 type walker struct {
 	in    []byte
 	out   []byte // nil until a string changed
@@ -324,9 +330,9 @@ func (w *walker) value(i int, path []string) int {
 				continue
 			}
 			end := stringEnd(w.in, i)
-			var sub []string
-			if w.paths {
-				sub = append(path[:len(path):len(path)], unquote(w.in[i:end]))
+			sub := path
+			if w.paths && len(path) < diff.MaxDepth {
+				sub = append(path, unquote(w.in[i:end]))
 			}
 			i = skipSpace(w.in, end)
 			i++ // the colon
@@ -343,9 +349,9 @@ func (w *walker) value(i int, path []string) int {
 				i++
 				continue
 			}
-			var sub []string
-			if w.paths {
-				sub = append(path[:len(path):len(path)], "["+strconv.Itoa(n)+"]")
+			sub := path
+			if w.paths && len(path) < diff.MaxDepth {
+				sub = append(path, "["+strconv.Itoa(n)+"]")
 			}
 			i = w.value(i, sub)
 			n++

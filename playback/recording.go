@@ -31,6 +31,9 @@ type LoadOptions struct {
 	// Store opens the store a session reference is resolved in; nil
 	// resolves tape files only.
 	Store func() (*store.Store, error)
+	// FramesOnly reads a tape's frames only, for a caller that never
+	// rewrites it: Recording.Tape is nil, 32 bytes a frame less.
+	FramesOnly bool
 }
 
 // Load reads ref as a tape when it names a file, else as a session
@@ -39,6 +42,9 @@ type LoadOptions struct {
 // exist is a missing file.
 func Load(ref string, opt *LoadOptions) (*Recording, error) {
 	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
+		if opt != nil && opt.FramesOnly {
+			return readTapeFrames(ref)
+		}
 		return ReadTape(ref)
 	} else if err := MissingFile(ref, err); err != nil {
 		return nil, err
@@ -74,11 +80,25 @@ func FromStore(st *store.Store, ref string) (*Recording, error) {
 
 // ReadTape reads a tape file.
 func ReadTape(path string) (*Recording, error) {
+	return readTape(path, tape.ReadFile)
+}
+
+// readTapeFrames reads a tape file's frames only: its Tape is nil (Update
+// cannot rewrite it), which saves 32 bytes a frame.
+func readTapeFrames(path string) (*Recording, error) {
+	rec, err := readTape(path, tape.ReadFrames)
+	if err == nil {
+		rec.Tape = nil
+	}
+	return rec, err
+}
+
+func readTape(path string, read func([]byte) (*tape.File, error)) (*Recording, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open tape: %w", err)
 	}
-	tf, err := tape.ReadFile(data)
+	tf, err := read(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

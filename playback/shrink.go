@@ -60,14 +60,20 @@ type ShrinkStart struct {
 	Replays int
 }
 
+// KeptListed is how many kept steps a ShrinkResult names.
+const KeptListed = 10
+
 // ShrinkResult is the smallest failing tape found.
 type ShrinkResult struct {
-	Steps   int      // host steps of the recording
-	Left    int      // host steps left
-	Runs    int      // replays run in all
-	Kept    []string // the steps kept, "WHAT (seq N)"
-	Bounded bool     // stopped at MaxRuns
-	Elapsed time.Duration
+	Steps int // host steps of the recording
+	Left  int // host steps left
+	Runs  int // replays run in all
+	// Kept names the first steps kept, "WHAT (seq N)", at most
+	// KeptListed of them; KeptMore counts the others.
+	Kept     []string
+	KeptMore int
+	Bounded  bool // stopped at MaxRuns
+	Elapsed  time.Duration
 }
 
 // fails decides whether one candidate still fails the way chased.
@@ -151,7 +157,11 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 		return nil, fmt.Errorf("shrink %s: %v", rec.Name, err)
 	}
 	out := &ShrinkResult{Steps: t.Steps(), Left: len(res.Keep), Runs: runs, Bounded: res.Bounded, Elapsed: time.Since(start)}
-	for _, k := range res.Keep {
+	for i, k := range res.Keep {
+		if i == KeptListed {
+			out.KeptMore = len(res.Keep) - i
+			break
+		}
 		u := t.Step(k)
 		out.Kept = append(out.Kept, fmt.Sprintf("%s (seq %d)", u.What, u.Seq))
 	}

@@ -40,7 +40,9 @@ type SuiteOptions struct {
 // the order of tapes, as soon as it and those before it are done (from
 // the calling goroutine). It returns once every replay has ended. An error
 // from each stops the calls (the replays under way still end) and is
-// returned.
+// returned. A result is dropped once each has had it (a run of many tapes
+// holds only those under way and those waiting their turn): each keeps a
+// copy of what it needs.
 func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i int, r *TapeResult) error) error {
 	if opt == nil {
 		opt = &SuiteOptions{}
@@ -58,7 +60,7 @@ func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i i
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				results[i] = RunTape(ctx, tapes[i], &opt.Replay)
+				results[i] = runTape(ctx, tapes[i], &opt.Replay, opt.Update)
 				if r := &results[i]; opt.Update && r.Outcome != nil && !r.Outcome.Same() {
 					u, err := Update(r.Outcome, nil)
 					if err != nil {
@@ -92,7 +94,9 @@ func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i i
 			r.Outcome = &Outcome{Recording: &Recording{Name: r.Tape}, Err: errors.New(r.Skip + " (--fail-on-skip)")}
 			r.Skip = ""
 		}
-		if err := each(i, r); err != nil {
+		err := each(i, r)
+		results[i] = TapeResult{}
+		if err != nil {
 			return err
 		}
 	}
@@ -103,9 +107,19 @@ func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i i
 // program is not installed here. A wait it is told of (opt.Waiting) is
 // named after the tape.
 func RunTape(ctx context.Context, path string, opt *Options) TapeResult {
+	return runTape(ctx, path, opt, true)
+}
+
+// runTape is RunTape; forUpdate reads the tape as Update needs it (its
+// lines kept, to be rewritten), else only its frames.
+func runTape(ctx context.Context, path string, opt *Options, forUpdate bool) TapeResult {
 	start := time.Now()
 	r := TapeResult{Tape: path}
-	rec, err := ReadTape(path)
+	read := ReadTape
+	if !forUpdate {
+		read = readTapeFrames
+	}
+	rec, err := read(path)
 	if err != nil {
 		r.Outcome = &Outcome{Recording: &Recording{Name: path}, Err: err}
 		return r

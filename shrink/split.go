@@ -92,39 +92,39 @@ func Split(recorded []frame.Frame) *Tape {
 			heard = true
 			continue
 		}
-		m := message.Parse(f.Raw)
+		m := message.ReadEnvelope(f.Raw) // its kind, method and id, without copies
 		switch {
-		case f.Dir == frame.In && m.IsReply():
+		case f.Dir == frame.In && isReply(m.Kind):
 			answers = append(answers, i)
 		case f.Dir == frame.In:
-			what := m.Method
+			what := string(m.Method)
 			if what == "" {
 				what = m.Kind.String()
 			}
 			start(f, what)
 			t.owner[i], t.from[i] = cur, cur
 			if m.Kind == message.Request {
-				hostReqs[m.IDKey()] = append(hostReqs[m.IDKey()], cur)
+				hostReqs[message.IDKey(m.ID)] = append(hostReqs[message.IDKey(m.ID)], cur)
 			}
-		case m.IsReply():
+		case isReply(m.Kind):
 			heard = true
 			t.owner[i], t.from[i] = cur, cur
-			if q := hostReqs[m.IDKey()]; len(q) > 0 {
-				t.owner[i], t.from[i], hostReqs[m.IDKey()] = q[0], q[0], q[1:]
+			if q := hostReqs[message.IDKey(m.ID)]; len(q) > 0 {
+				t.owner[i], t.from[i], hostReqs[message.IDKey(m.ID)] = q[0], q[0], q[1:]
 			}
 		default:
 			heard = true
 			withCur(i)
 			if m.Kind == message.Request {
-				pluginReqs[m.IDKey()] = append(pluginReqs[m.IDKey()], owners{t.owner[i], t.from[i]})
+				pluginReqs[message.IDKey(m.ID)] = append(pluginReqs[message.IDKey(m.ID)], owners{t.owner[i], t.from[i]})
 			}
 		}
 	}
 	for _, i := range answers {
-		m := message.Parse(recorded[i].Raw)
+		m := message.ReadEnvelope(recorded[i].Raw)
 		t.owner[i], t.from[i] = curAt[i], curAt[i]
-		if q := pluginReqs[m.IDKey()]; len(q) > 0 {
-			t.owner[i], t.from[i], pluginReqs[m.IDKey()] = q[0].owner, q[0].from, q[1:]
+		if q := pluginReqs[message.IDKey(m.ID)]; len(q) > 0 {
+			t.owner[i], t.from[i], pluginReqs[message.IDKey(m.ID)] = q[0].owner, q[0].from, q[1:]
 		}
 	}
 	for i := range t.units {
@@ -199,15 +199,29 @@ func (t *Tape) Keep(keep []int) []frame.Frame {
 	for _, s := range keep {
 		kept[t.steps[s]] = true
 	}
-	var out []frame.Frame
+	// Which frames stay is settled first, so that the candidate is made
+	// to its size at once: a shrink makes one per replay, and a slice
+	// grown by doubling would cost up to twice the recording each time.
+	stays := make([]bool, len(t.owner))
+	n := 0
 	for i, o := range t.owner {
 		keep := o < 0 || kept[o]
 		for u := t.from[i]; !keep && u >= 0 && u < o; u++ {
 			keep = kept[u]
 		}
 		if keep {
+			stays[i] = true
+			n++
+		}
+	}
+	out := make([]frame.Frame, 0, n)
+	for i, keep := range stays {
+		if keep {
 			out = append(out, t.frames[i])
 		}
 	}
 	return out
 }
+
+// isReply reports whether a message of kind k answers a request.
+func isReply(k message.Kind) bool { return k == message.Response || k == message.ErrorReply }

@@ -15,15 +15,24 @@ type File struct {
 	// Lines holds each frame's line as written (without "\n"), Seqs the
 	// seq each line spells and Frames the frames read from them, all
 	// three in tape order. Frames[i].Seq may be more than Seqs[i] (see
-	// Reader.Next); Frames own their bytes.
+	// Reader.Next).
 	Lines  [][]byte
 	Seqs   []uint64
 	Frames []frame.Frame
 }
 
 // ReadFile reads a whole tape from data, with the errors of NewReader and
-// Next. The File's lines point into data.
-func ReadFile(data []byte) (*File, error) {
+// Next. The File's lines point into data, and so do the frames' bytes
+// where the line holds them verbatim (a "json" line): a tape costs its
+// bytes once, and data must not change while the File is in use. The
+// slices are made to the tape's size at once, never grown.
+func ReadFile(data []byte) (*File, error) { return readFile(data, true) }
+
+// ReadFrames is ReadFile without Lines and Seqs (nil): for a reader of
+// the frames only, 32 bytes a frame less.
+func ReadFrames(data []byte) (*File, error) { return readFile(data, false) }
+
+func readFile(data []byte, lines bool) (*File, error) {
 	tr, err := NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
@@ -36,6 +45,11 @@ func ReadFile(data []byte) (*File, error) {
 		return line
 	}
 	f.Header = next()
+	n := bytes.Count(rest, []byte("\n")) + 1 // lines left, at most
+	f.Frames = make([]frame.Frame, 0, n)
+	if lines {
+		f.Lines, f.Seqs = make([][]byte, 0, n), make([]uint64, 0, n)
+	}
 	for {
 		fr, err := tr.Next()
 		if err == io.EOF {
@@ -44,9 +58,10 @@ func ReadFile(data []byte) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		_, seq := tr.Line()
+		read, seq := tr.Line()
+		line := next()
 		c := *fr
-		c.Raw = bytes.Clone(fr.Raw)
+		c.Raw = within(line, read, fr.Raw)
 		if fr.Code != nil {
 			code := *fr.Code
 			c.Code = &code
@@ -56,9 +71,26 @@ func ReadFile(data []byte) (*File, error) {
 			c.Cut = &cut
 		}
 		f.Frames = append(f.Frames, c)
-		f.Seqs = append(f.Seqs, seq)
-		f.Lines = append(f.Lines, next())
+		if lines {
+			f.Seqs = append(f.Seqs, seq)
+			f.Lines = append(f.Lines, line)
+		}
 	}
+}
+
+// within is raw, which the reader decoded from read (its copy of line),
+// as the same bytes of line when line holds them where read does (raw is
+// a piece of read: a "json" frame), else a copy. Its capacity ends with
+// it, so that an append never writes into line.
+func within(line, read, raw []byte) []byte {
+	if raw == nil {
+		return nil
+	}
+	at := cap(read) - cap(raw) // where raw starts in read, if it is a piece of it
+	if at >= 0 && at+len(raw) <= len(line) && bytes.Equal(line[at:at+len(raw)], raw) {
+		return line[at : at+len(raw) : at+len(raw)]
+	}
+	return bytes.Clone(raw)
 }
 
 // AppendLine appends the tape line of f (its "\n" included) to dst, as a

@@ -13,6 +13,7 @@ package tape
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -254,6 +255,8 @@ type Reader struct {
 	err     error  // sticky
 	line    []byte
 	members []member
+	cutOver int // CutLinesOver's bound, 0: none
+	long    *longLine
 	f       frame.Frame
 	raw     []byte
 	cut     frame.Cut
@@ -328,16 +331,52 @@ func (r *Reader) Next() (*frame.Frame, error) {
 			r.err = err
 			return nil, err
 		}
+		if r.long != nil {
+			r.f.Raw = r.long.raw
+			if r.f.Cut == nil {
+				r.cut = frame.Cut{Len: r.long.len, SHA256: r.long.sum}
+				r.f.Cut = &r.cut
+			}
+		}
 		return &r.f, nil
 	}
+}
+
+// CutLinesOver bounds what a line costs: a frame line longer than
+// maxFrame bytes and 64 KiB is read as it goes, never held whole, and its
+// frame comes out cut, as record stores a line longer than its
+// --max-frame: its first maxFrame bytes, and a Cut with the whole frame's
+// length and SHA-256 (a frame that was cut already keeps its own). A
+// "text" or "b64" frame is decoded as it comes, wherever it stands among
+// the members; a "json" one must be the line's last member, as tapedeck
+// writes it (else the line is read whole, as is one whose long part is a
+// member before the frame's bytes). It is for import; tapes that are
+// replayed are read whole.
+func (r *Reader) CutLinesOver(maxFrame int) { r.cutOver = maxFrame }
+
+// longSlack is how much more than its frame a line may hold before
+// CutLinesOver streams it: its other members.
+const longSlack = 64 << 10
+
+// longLine is what the reader kept of a line it streamed: the first bytes
+// of its frame, and the frame's whole length and SHA-256.
+type longLine struct {
+	raw []byte
+	len int64
+	sum [32]byte
 }
 
 // readLine returns the next line without its "\n", or io.EOF when there is
 // none. Lines have no length limit.
 func (r *Reader) readLine() ([]byte, error) {
 	r.line = r.line[:0]
+	r.long = nil
 	for {
 		b, err := r.br.ReadSlice('\n')
+		if r.cutOver > 0 && len(r.line)+len(b) > r.cutOver+longSlack && err != nil {
+			r.line = append(r.line, b...)
+			return r.streamLine()
+		}
 		r.line = append(r.line, b...)
 		switch {
 		case err == nil:
@@ -354,6 +393,235 @@ func (r *Reader) readLine() ([]byte, error) {
 			return nil, fmt.Errorf("read tape line %d: %w", r.n+1, err)
 		}
 	}
+}
+
+// streamLine reads the rest of a line too long to hold, r.line holding
+// its first bytes: it keeps the first cutOver bytes of its "json" value,
+// hashes the whole value, and returns the line with the value spelled
+// null, for parse (Next puts the cut frame back).
+func (r *Reader) streamLine() ([]byte, error) {
+	start, key, ok := dataValueAt(r.line)
+	if ok && key != `"json"` && start < len(r.line) && r.line[start] == '"' {
+		return r.streamString(start, key == `"b64"`)
+	}
+	if !ok || key != `"json"` || len(r.line)-start < r.cutOver {
+		// Members before the frame's bytes that are themselves long: read
+		// whole, as every line was.
+		for {
+			b, err := r.br.ReadSlice('\n')
+			r.line = append(r.line, b...)
+			switch {
+			case err == nil:
+				r.n++
+				return r.line[:len(r.line)-1], nil
+			case err == bufio.ErrBufferFull:
+			case err == io.EOF:
+				r.n++
+				return r.line, nil
+			default:
+				return nil, fmt.Errorf("read tape line %d: %w", r.n+1, err)
+			}
+		}
+	}
+	h := sha256.New()
+	long := &longLine{raw: bytes.Clone(r.line[start : start+r.cutOver])}
+	// The value is what lies between start and the line's closing brace:
+	// a tail is held back until the line ends, so that the brace and the
+	// white space around it are not hashed. The value is not checked as
+	// JSON past what parse reads of the line: a cut frame is not JSON.
+	const keep = 64
+	value := r.line[start:]
+	held := max(len(value)-keep, 0)
+	h.Write(value[:held])
+	long.len = int64(held)
+	pending := bytes.Clone(value[held:])
+	var readErr error
+	for {
+		b, err := r.br.ReadSlice('\n')
+		ended := err != bufio.ErrBufferFull
+		if err == nil {
+			b = b[:len(b)-1]
+		}
+		pending = append(pending, b...)
+		if ended {
+			readErr = err
+			break
+		}
+		if len(pending) > keep {
+			h.Write(pending[:len(pending)-keep])
+			long.len += int64(len(pending) - keep)
+			pending = append(pending[:0], pending[len(pending)-keep:]...)
+		}
+	}
+	r.n++
+	if readErr != nil && readErr != io.EOF {
+		return nil, fmt.Errorf("read tape line %d: %w", r.n, readErr)
+	}
+	pending = bytes.TrimRight(pending, " \t\r")
+	if !bytes.HasSuffix(pending, []byte("}")) {
+		return nil, r.malformed("not valid JSON: a long line that does not end its object")
+	}
+	pending = bytes.TrimRight(pending[:len(pending)-1], " \t\r\n")
+	h.Write(pending)
+	long.len += int64(len(pending))
+	h.Sum(long.sum[:0])
+	r.long = long
+	r.line = append(r.line[:start], "null}"...)
+	return r.line, nil
+}
+
+// dataValueAt finds, in the first bytes of a line, where the value of its
+// member that holds the frame's bytes ("json", "text" or "b64") starts
+// when every member before it is whole, and that member's key (quoted).
+func dataValueAt(head []byte) (int, string, bool) {
+	i := jsonscan.SkipSpace(head, 0)
+	if i >= len(head) || head[i] != '{' {
+		return 0, "", false
+	}
+	for i = jsonscan.SkipSpace(head, i+1); i < len(head); {
+		k, ok := jsonscan.SkipString(head, i)
+		if !ok {
+			return 0, "", false
+		}
+		key := head[i:k]
+		i = jsonscan.SkipSpace(head, k)
+		if i >= len(head) || head[i] != ':' {
+			return 0, "", false
+		}
+		i = jsonscan.SkipSpace(head, i+1)
+		switch string(key) {
+		case `"json"`, `"text"`, `"b64"`:
+			return i, string(key), true
+		}
+		if i, ok = jsonscan.SkipValue(head, i); !ok {
+			return 0, "", false
+		}
+		i = jsonscan.SkipSpace(head, i)
+		if i >= len(head) || head[i] != ',' {
+			return 0, "", false
+		}
+		i = jsonscan.SkipSpace(head, i+1)
+	}
+	return 0, "", false
+}
+
+// streamString reads the rest of a line too long to hold whose frame is
+// a "text" or (b64) "b64" string starting at start in r.line: the string
+// is decoded as it comes, its first cutOver bytes kept and all of them
+// hashed, and the members after it are read as they are. It returns the
+// line with the string spelled "", for parse (Next puts the cut frame
+// back).
+func (r *Reader) streamString(start int, b64 bool) ([]byte, error) {
+	h := sha256.New()
+	long := &longLine{}
+	pending := bytes.Clone(r.line[start+1:]) // after the opening quote
+	var decoded, quoted []byte
+	ended := false // the line's "\n" was read
+	for {
+		n, closed := wholeString(pending, b64)
+		var err error
+		if b64 {
+			decoded, err = decode64(decoded[:0], pending[:n])
+		} else {
+			quoted = append(append(append(quoted[:0], '"'), pending[:n]...), '"')
+			var lone rune
+			var ok bool
+			decoded, lone, ok = jsonscan.Unquote(decoded[:0], quoted)
+			if !ok || lone != 0 {
+				err = errors.New("not a valid JSON string")
+			}
+		}
+		if err != nil {
+			r.n++
+			return nil, r.malformed("a long line's frame: %v", err)
+		}
+		h.Write(decoded)
+		long.len += int64(len(decoded))
+		if room := r.cutOver - len(long.raw); room > 0 {
+			long.raw = append(long.raw, decoded[:min(room, len(decoded))]...)
+		}
+		pending = append(pending[:0], pending[n:]...)
+		if closed {
+			pending = pending[1:]
+			break
+		}
+		if ended {
+			r.n++
+			return nil, r.malformed("not valid JSON: a long line whose string does not end")
+		}
+		b, err := r.br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			b, ended = b[:len(b)-1], true
+		case err == io.EOF:
+			ended = true
+		case err != bufio.ErrBufferFull:
+			return nil, fmt.Errorf("read tape line %d: %w", r.n+1, err)
+		}
+		pending = append(pending, b...)
+	}
+	for !ended { // the members after the string
+		b, err := r.br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			b, ended = b[:len(b)-1], true
+		case err == io.EOF:
+			ended = true
+		case err != bufio.ErrBufferFull:
+			return nil, fmt.Errorf("read tape line %d: %w", r.n+1, err)
+		}
+		pending = append(pending, b...)
+	}
+	r.n++
+	h.Sum(long.sum[:0])
+	r.long = long
+	r.line = append(append(r.line[:start], `""`...), pending...)
+	return r.line, nil
+}
+
+// wholeString is how many bytes of p, the inside of a JSON string from
+// some point on, can be decoded now: up to the closing quote (closed),
+// else up to the last escape that is whole (a surrogate pair is one), and
+// for b64 a multiple of four.
+func wholeString(p []byte, b64 bool) (n int, closed bool) {
+	if b64 {
+		if q := bytes.IndexByte(p, '"'); q >= 0 {
+			return q, true
+		}
+		return len(p) / 4 * 4, false
+	}
+	for i := 0; i < len(p); {
+		switch p[i] {
+		case '"':
+			return i, true
+		case '\\':
+			need := 2
+			if i+1 < len(p) && p[i+1] == 'u' {
+				need = 6
+				if i+6 <= len(p) && isHighSurrogate(p[i+2:i+6]) {
+					need = 8 // enough to tell whether a low one follows
+					if i+8 <= len(p) && p[i+6] == '\\' && p[i+7] == 'u' {
+						need = 12
+					} else if i+8 <= len(p) {
+						need = 6
+					}
+				}
+			}
+			if i+need > len(p) {
+				return i, false
+			}
+			i += need
+		default:
+			i++
+		}
+	}
+	return len(p), false
+}
+
+// isHighSurrogate reports whether the four hex digits h spell U+D800 …
+// U+DBFF.
+func isHighSurrogate(h []byte) bool {
+	return (h[0] == 'd' || h[0] == 'D') && (h[1] == '8' || h[1] == '9' || h[1] == 'a' || h[1] == 'A' || h[1] == 'b' || h[1] == 'B')
 }
 
 func blank(line []byte) bool {
@@ -492,7 +760,7 @@ func (r *Reader) parse(line []byte) error {
 	var form string
 	for _, m := range r.members {
 		var p *[]byte
-		switch k := string(m.key); k {
+		switch string(m.key) {
 		case `"seq"`:
 			p = &seq
 		case `"at"`:
@@ -510,6 +778,7 @@ func (r *Reader) parse(line []byte) error {
 		case `"cut"`:
 			p = &cut
 		case `"json"`, `"text"`, `"b64"`:
+			k := formName(m.key)
 			if form == k {
 				return r.malformed("duplicate member %s", k)
 			}
@@ -563,6 +832,18 @@ func (r *Reader) parse(line []byte) error {
 	}
 	r.seq, r.seen = f.Seq, true
 	return nil
+}
+
+// formName is the member name of a frame's bytes, "json", "text" or "b64"
+// quoted, as a constant: no string is made per line.
+func formName(key []byte) string {
+	switch string(key) {
+	case `"json"`:
+		return `"json"`
+	case `"text"`:
+		return `"text"`
+	}
+	return `"b64"`
 }
 
 // event fills in an event line's members.

@@ -1,7 +1,9 @@
 // Command relay measures what `tapedeck record` costs a plugin against the
 // floor: in the same run, taking turns, it drives the same echo child
 // through a direct pipe, through a minimal reference relay (bench/refrelay:
-// Go, io.Copy both ways, nothing recorded), through `tapedeck record` and
+// Go, io.Copy both ways, nothing recorded), through the same relay writing
+// every byte to a file as it passes (refrelay -record: the least a relay
+// that records can do), through `tapedeck record` and
 // through `tapedeck record --no-record`, and prints the round-trip latency
 // of 200-byte lines, the throughput for 1 KiB, 1 MiB and 16 MiB lines and
 // the peak RSS with 16 MiB lines, each with its ratio to the reference (the
@@ -10,7 +12,7 @@
 //
 // Usage (from the module root; bench/run.sh does this):
 //
-//	go run ./bench/relay -tapedeck PATH [-echo PATH] [-ref PATH] [-n 5000] [-rounds 3] [-quick]
+//	go run ./bench/relay -tapedeck PATH [-baseline PATH] [-echo PATH] [-ref PATH] [-n 5000] [-rounds 3] [-quick]
 //
 // Linux only: it reads /proc and ru_maxrss in KiB.
 package main
@@ -41,11 +43,11 @@ const (
 	latencyLine = 200 // bytes per latency probe, "\n" included
 	stageLimit  = 90 * time.Second
 
-	// The targets of issue 12, as ratios measured in one run.
-	targetP50   = 1.2  // tapedeck's added p50 ÷ the reference relay's
+	// The targets (issues 12 and 23), as ratios measured in one run.
+	targetP50   = 1.0  // tapedeck's added p50 ÷ the reference relay's
 	targetP99   = 1.5  // the same for p99
 	targetRatio = 0.45 // throughput ÷ the direct pipe, every line size
-	targetRSS   = 24 * mib
+	targetRSS   = 12 * mib
 )
 
 // The relays, by name.
@@ -53,16 +55,22 @@ const (
 	direct   = "direct"
 	cat      = "cat"
 	ref      = "reference"
+	refFile  = "reference + file"
 	td       = "tapedeck"
 	tdNoRec  = "tapedeck --no-record"
+	tdBase   = "tapedeck baseline"
 	refLabel = "reference relay"
 )
 
 // kind is what runs at the other end of the pipes.
 type kind struct {
 	name string
-	argv func(store string) []string // store is a fresh folder for tapedeck, "" otherwise
+	argv func(store string) []string // store is a fresh folder for tapedeck and the recording reference, "" otherwise
 }
+
+// needsStore reports whether the relay named name writes into a folder of
+// its own, made fresh for each run and removed after it.
+func needsStore(name string) bool { return strings.HasPrefix(name, td) || name == refFile }
 
 func main() {
 	tapedeck := flag.String("tapedeck", "", "path of the tapedeck binary to measure (required)")
@@ -71,6 +79,7 @@ func main() {
 	rounds := flag.Int("n", 5000, "latency round trips per relay (a tenth more are sent first as warm-up)")
 	tputRounds := flag.Int("rounds", 3, "throughput rounds (each runs every relay once per line size, in turn)")
 	quick := flag.Bool("quick", false, "small sizes and one throughput round, for a smoke run")
+	baseline := flag.String("baseline", "", "path of a second tapedeck binary (say, built from the last commit) to measure in the same run, recording")
 	flag.Parse()
 	if *tapedeck == "" {
 		fmt.Fprintln(os.Stderr, "relay: -tapedeck PATH is required")
@@ -95,10 +104,22 @@ func main() {
 	kinds := []kind{
 		{direct, func(string) []string { return []string{echo} }},
 		{ref, func(string) []string { return []string{refRelay, echo} }},
+		{refFile, func(store string) []string {
+			return []string{refRelay, "-record", filepath.Join(store, "relayed"), echo}
+		}},
 		{td, func(store string) []string { return []string{tdPath, "--store", store, "record", "--", echo} }},
 		{tdNoRec, func(store string) []string {
 			return []string{tdPath, "--store", store, "record", "--no-record", "--", echo}
 		}},
+	}
+	if *baseline != "" {
+		basePath, err := filepath.Abs(*baseline)
+		if err != nil {
+			fatal(err)
+		}
+		kinds = append(kinds, kind{tdBase, func(store string) []string {
+			return []string{basePath, "--store", store, "record", "--", echo}
+		}})
 	}
 	if c, err := exec.LookPath("cat"); err == nil {
 		kinds = slices.Insert(kinds, 1, kind{cat, func(string) []string { return []string{c} }})
@@ -142,7 +163,7 @@ func main() {
 	}
 	d, dok := lat[direct]
 	added := map[string]stats{}
-	for _, name := range []string{ref, td, tdNoRec} {
+	for _, name := range []string{ref, refFile, td, tdNoRec, tdBase} {
 		if s, ok := lat[name]; ok && dok {
 			a := stats{p50: s.p50 - d.p50, p90: s.p90 - d.p90, p99: s.p99 - d.p99, mean: s.mean - d.mean}
 			added[name] = a
@@ -150,7 +171,7 @@ func main() {
 		}
 	}
 	ra, rok := added[ref]
-	for _, name := range []string{td, tdNoRec} {
+	for _, name := range []string{td, tdNoRec, tdBase} {
 		if a, ok := added[name]; ok && rok {
 			tw.row("ratio: "+name+" added ÷ reference added", ratio(a.p50, ra.p50), ratio(a.p90, ra.p90), ratio(a.p99, ra.p99), "", ratio(a.mean, ra.mean))
 		}
@@ -172,6 +193,8 @@ func main() {
 		hwmNoRec, hwmRef int64
 		dbSize           int64
 		left             bool
+		vsFile           []float64 // tapedeck ÷ the reference that writes every byte to a file, round by round
+		vsBase           []float64 // tapedeck ÷ the baseline tapedeck, round by round (with -baseline)
 	}
 	tputs := make([]tput, len(sizes))
 	for i := range tputs {
@@ -198,6 +221,7 @@ func main() {
 				case ref:
 					tp.hwmRef = max(tp.hwmRef, res.hwm)
 				}
+
 				if k.name == td {
 					tp.exit = append(tp.exit, res.exit)
 					tp.cpu = append(tp.cpu, res.cpu.Seconds()/res.elapsed.Seconds())
@@ -210,6 +234,12 @@ func main() {
 					tp.ratios[name] = append(tp.ratios[name], v/base)
 				}
 			}
+			if a, b := got[td], got[refFile]; a > 0 && b > 0 {
+				tp.vsFile = append(tp.vsFile, a/b)
+			}
+			if a, b := got[td], got[tdBase]; a > 0 && b > 0 {
+				tp.vsBase = append(tp.vsBase, a/b)
+			}
 		}
 	}
 	fmt.Printf("Throughput, MB/s (10^6 bytes/s of lines through the relay and back; a writer streams, a reader drains);\n")
@@ -219,7 +249,7 @@ func main() {
 	for _, k := range kinds {
 		hdr = append(hdr, k.name)
 	}
-	hdr = append(hdr, "reference/direct", "tapedeck/direct", "--no-record/direct", "tapedeck cpu", "exit+ingest", "db file", "tapedeck VmHWM")
+	hdr = append(hdr, "reference/direct", "ref+file/direct", "tapedeck/direct", "--no-record/direct", "baseline/direct", "tapedeck/ref+file", "tapedeck/baseline", "tapedeck cpu", "exit+ingest", "db file", "tapedeck VmHWM")
 	tw.row(hdr...)
 	minRatio := math.Inf(1)
 	for i, sz := range sizes {
@@ -232,7 +262,7 @@ func main() {
 				row = append(row, "error")
 			}
 		}
-		for _, name := range []string{ref, td, tdNoRec} {
+		for _, name := range []string{ref, refFile, td, tdNoRec, tdBase} {
 			if v := tp.ratios[name]; len(v) > 0 && len(v) == len(tp.ratios[direct]) {
 				m := measure.Median(v)
 				if name == td {
@@ -244,6 +274,13 @@ func main() {
 				if name == td {
 					minRatio = math.NaN()
 				}
+			}
+		}
+		for _, v := range [][]float64{tp.vsFile, tp.vsBase} {
+			if len(v) > 0 {
+				row = append(row, fmt.Sprintf("%.2f× (%s)", measure.Median(v), spread(v)))
+			} else {
+				row = append(row, "-")
 			}
 		}
 		db := size(tp.dbSize)
@@ -348,9 +385,15 @@ type proc struct {
 
 func (r *runner) start(k kind) (*proc, error) {
 	store := ""
-	if strings.HasPrefix(k.name, td) {
+	if needsStore(k.name) {
 		r.seq++
 		store = filepath.Join(r.tmp, fmt.Sprintf("store-%d", r.seq))
+		if k.name == refFile {
+			// tapedeck makes its store; the reference's file needs a folder.
+			if err := os.Mkdir(store, 0o700); err != nil {
+				return nil, err
+			}
+		}
 	}
 	argv := k.argv(store)
 	// Blocking pipes: our reads and writes are plain system calls, with no

@@ -5,11 +5,17 @@
 // round, with `tapedeck replay` and with bench/lockstep, the minimal
 // lockstep replayer. It prints the wall and CPU time per frame of each
 // (CPU: user + system of the replayer and the cat it waited for) and their
-// ratios, medians over the rounds. It reports; it does not judge.
+// ratios, medians over the rounds. With -baseline, another tapedeck build
+// (an older one) takes its turn too, and the ratio of the two is printed.
+// With -hello, it also times the replays per minute of the bundled Go
+// plugin's tape (testdata/tapes/hello-go.jsonl against the hello-go binary
+// given), one process replaying it -runs times in a row (`replay --runs`),
+// each build in turn. It reports; it does not judge.
 //
-// Usage (bench/replay.sh does this):
+// Usage (bench/replay.sh does this, from the module root):
 //
-//	replaybench -tapedeck PATH -lockstep PATH [-frames 10000] [-rounds 7]
+//	replaybench -tapedeck PATH -lockstep PATH [-baseline PATH] [-hello PATH]
+//	            [-frames 10000] [-rounds 7] [-runs 200]
 package main
 
 import (
@@ -31,8 +37,11 @@ import (
 func main() {
 	td := flag.String("tapedeck", "", "path of the tapedeck binary (required)")
 	ls := flag.String("lockstep", "", "path of the lockstep replayer (required)")
+	base := flag.String("baseline", "", "path of another tapedeck build to compare with (optional)")
+	hello := flag.String("hello", "", "path of the built hello-go fixture: also time replays per minute of its tape (optional)")
 	frames := flag.Int("frames", 10000, "frames on the tape (half host, half plugin)")
 	rounds := flag.Int("rounds", 7, "rounds; each replays the tape once with each replayer")
+	runs := flag.Int("runs", 200, "with -hello: replays of the Go plugin's tape per process")
 	flag.Parse()
 	if *td == "" || *ls == "" {
 		fmt.Fprintln(os.Stderr, "replaybench: -tapedeck and -lockstep are required")
@@ -94,9 +103,15 @@ func main() {
 		{"tapedeck replay", []string{*td, "--store", store, "replay", tape}},
 		{"lockstep", []string{*ls, tape, "--", cat}},
 	}
+	if *base != "" {
+		replayers = append(replayers, struct {
+			name string
+			argv []string
+		}{"baseline replay", []string{*base, "--store", store, "replay", tape}})
+	}
 	wall := make([][]float64, len(replayers))
 	cpu := make([][]float64, len(replayers))
-	var wallRatio, cpuRatio []float64
+	var wallRatio, cpuRatio, baseWall, baseCPU []float64
 	for round := range *rounds {
 		w := make([]float64, len(replayers))
 		c := make([]float64, len(replayers))
@@ -120,6 +135,10 @@ func main() {
 		}
 		wallRatio = append(wallRatio, w[0]/w[1])
 		cpuRatio = append(cpuRatio, c[0]/c[1])
+		if *base != "" {
+			baseWall = append(baseWall, w[0]/w[2])
+			baseCPU = append(baseCPU, c[0]/c[2])
+		}
 	}
 	fmt.Printf("%-18s %14s %14s\n", "replayer", "wall/frame", "cpu/frame")
 	for k, r := range replayers {
@@ -127,7 +146,52 @@ func main() {
 	}
 	fmt.Printf("%-18s %13.2f× %13.2f×   (median of %d rounds' ratios; range %.2f–%.2f wall)\n",
 		"tapedeck÷lockstep", measure.Median(wallRatio), measure.Median(cpuRatio), *rounds, slices.Min(wallRatio), slices.Max(wallRatio))
+	if *base != "" {
+		fmt.Printf("%-18s %13.2f× %13.2f×   (range %.2f–%.2f wall)\n",
+			"tapedeck÷baseline", measure.Median(baseWall), measure.Median(baseCPU), slices.Min(baseWall), slices.Max(baseWall))
+	}
 	fmt.Printf("load average at start %s, at end %s\n", load0, measure.LoadAvg())
+	if *hello != "" {
+		builds := []string{*td}
+		if *base != "" {
+			builds = append(builds, *base)
+		}
+		perMinute(builds, *hello, store, *rounds, *runs)
+	}
+}
+
+// perMinute times replays per minute of the bundled Go plugin's tape: one
+// `replay --runs N` a build a round, taking turns; it prints the median of
+// each build and of the per-round ratio of the first to the second.
+func perMinute(builds []string, hello, store string, rounds, runs int) {
+	const tape = "testdata/tapes/hello-go.jsonl"
+	fmt.Printf("\nreplays per minute of %s against %s (%d replays a process, %d rounds), load average %s\n", tape, hello, runs, rounds, measure.LoadAvg())
+	rates := make([][]float64, len(builds))
+	var ratio []float64
+	for round := range rounds {
+		r := make([]float64, len(builds))
+		for j := range builds {
+			k := (round + j) % len(builds)
+			cmd := exec.Command(builds[k], "--store", store, "replay", "--runs", fmt.Sprint(runs), tape, "--", hello)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			t0 := time.Now()
+			if err := cmd.Run(); err != nil {
+				fatal(fmt.Errorf("%s replay --runs: %v: %s", builds[k], err, strings.TrimSpace(stderr.String())))
+			}
+			r[k] = float64(runs) / time.Since(t0).Minutes()
+			rates[k] = append(rates[k], r[k])
+		}
+		if len(builds) > 1 {
+			ratio = append(ratio, r[0]/r[1])
+		}
+	}
+	fmt.Printf("%-18s %14.0f/min\n", "tapedeck", measure.Median(rates[0]))
+	if len(builds) > 1 {
+		fmt.Printf("%-18s %14.0f/min\n", "baseline", measure.Median(rates[1]))
+		fmt.Printf("%-18s %13.2f×       (median of the rounds' ratios; range %.2f–%.2f)\n", "tapedeck÷baseline", measure.Median(ratio), slices.Min(ratio), slices.Max(ratio))
+	}
+	fmt.Printf("load average at end %s\n", measure.LoadAvg())
 }
 
 func fatal(err error) {

@@ -23,7 +23,10 @@
 //
 // The spelling is compact JSON with members sorted by their canonical names
 // and strings spelled as jsonscan.AppendString spells them. The package
-// builds no tree and allocates little beyond what it appends.
+// builds no tree and allocates little beyond what it appends, and its work
+// is linear in the input however deeply it nests: an object whose members
+// are out of order is noted where it lies, and all of them are reordered in
+// one pass at the end, never one copy of a subtree per level.
 package canon
 
 import (
@@ -42,22 +45,25 @@ const MaxDepth = 10000
 // space around it allowed); ok is false, and dst is returned unchanged,
 // when raw is not exactly one valid JSON value.
 func Append(dst, raw []byte) (_ []byte, ok bool) {
-	return appendValue(dst, parser{in: raw})
+	return appendValue(dst, &parser{in: raw})
 }
 
 // AppendWithID is Append, but when raw is an object, the value of its
 // top-level "id" member (however the name is spelled) is spelled as the
 // JSON string id: diff compares a request by the id it stands for.
 func AppendWithID(dst, raw []byte, id string) (_ []byte, ok bool) {
-	return appendValue(dst, parser{in: raw, id: id, withID: true})
+	return appendValue(dst, &parser{in: raw, id: id, withID: true})
 }
 
-func appendValue(dst []byte, p parser) ([]byte, bool) {
+func appendValue(dst []byte, p *parser) ([]byte, bool) {
 	n := len(dst)
 	p.i = jsonscan.SkipSpace(p.in, 0)
 	out, ok := p.value(dst, true)
 	if !ok || jsonscan.SkipSpace(p.in, p.i) != len(p.in) {
 		return dst[:n], false
+	}
+	if len(p.unsorted) > 0 {
+		out = p.reorder(out, n)
 	}
 	return out, true
 }
@@ -69,8 +75,20 @@ type parser struct {
 	id      string // the top-level id's replacement, when withID
 	withID  bool
 	scratch []byte // a string's decoded contents
-	body    []byte // an object's members, while they are sorted
+	// unsorted are the objects spelled with their members out of order
+	// (or a name twice), in the order they ended; members holds their
+	// members in canonical order, duplicates dropped. Positions are
+	// indexes into the output. reorder spells them sorted at the end.
+	unsorted []unsortedObject
+	members  []member
+	// moved counts the bytes reorder copied: tests check that it stays
+	// linear in the input.
+	moved int
 }
+
+// unsortedObject is where an object whose members must be reordered lies in
+// the output, [start, end), and its members, members[first:first+n].
+type unsortedObject struct{ start, end, first, n int }
 
 // value appends the canonical spelling of the value at p.i.
 func (p *parser) value(dst []byte, top bool) ([]byte, bool) {
@@ -135,9 +153,9 @@ func (p *parser) array(dst []byte) ([]byte, bool) {
 // name over [start, colon), its value over (colon, end).
 type member struct{ start, colon, end int }
 
-// object appends the members in input order, then, unless they are
-// already sorted with no name twice, sorts them (stably: of the same names
-// the last one is the one kept) and spells them again.
+// object appends the members in input order; unless they are already
+// sorted with no name twice, it notes where they lie, sorted (stably: of
+// the same names the last one is the one kept), for reorder.
 func (p *parser) object(dst []byte, top bool) ([]byte, bool) {
 	p.i = jsonscan.SkipSpace(p.in, p.i+1)
 	open := len(dst)
@@ -170,6 +188,7 @@ func (p *parser) object(dst []byte, top bool) ([]byte, bool) {
 		}
 		if top && p.withID && string(dst[start:colon]) == `"id"` {
 			dst = jsonscan.AppendString(dst[:colon+1], p.id)
+			p.forget(colon)
 		}
 		if k := len(ms); k > 0 && bytes.Compare(dst[ms[k-1].start:ms[k-1].colon], dst[start:colon]) >= 0 {
 			sorted = false
@@ -189,23 +208,71 @@ func (p *parser) object(dst []byte, top bool) ([]byte, bool) {
 		dst = append(dst, ',')
 		p.i = jsonscan.SkipSpace(p.in, p.i+1)
 	}
+	dst = append(dst, '}')
 	if !sorted {
-		p.body = append(p.body[:0], dst[open:]...)
-		body := p.body
-		name := func(m member) []byte { return body[m.start-open : m.colon-open] }
+		name := func(m member) []byte { return dst[m.start:m.colon] }
 		slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(name(a), name(b)) })
-		dst = dst[:open+1]
+		first := len(p.members)
 		for k, m := range ms {
 			if k+1 < len(ms) && bytes.Equal(name(ms[k+1]), name(m)) {
 				continue // a later member of the same name counts
 			}
-			if len(dst) > open+1 {
+			p.members = append(p.members, m)
+		}
+		p.unsorted = append(p.unsorted, unsortedObject{open, len(dst), first, len(p.members) - first})
+	}
+	return dst, true
+}
+
+// forget drops the unsorted objects noted at or past position at, which
+// the output no longer holds.
+func (p *parser) forget(at int) {
+	for k := len(p.unsorted); k > 0 && p.unsorted[k-1].start >= at; k-- {
+		p.members = p.members[:p.unsorted[k-1].first]
+		p.unsorted = p.unsorted[:k-1]
+	}
+}
+
+// reorder spells out[from:] again with the members of every unsorted
+// object in their canonical order: one copy of the value, whatever the
+// nesting.
+func (p *parser) reorder(out []byte, from int) []byte {
+	// Objects ended inner first; by where they start, outer first.
+	slices.SortFunc(p.unsorted, func(a, b unsortedObject) int { return a.start - b.start })
+	r := reorderer{body: slices.Clone(out[from:]), off: from, objects: p.unsorted, members: p.members}
+	p.moved += len(r.body)
+	return r.span(out[:from], from, len(out))
+}
+
+// reorderer writes a spelling with its unsorted objects in order: body is
+// the spelling as first written, which started at position off.
+type reorderer struct {
+	body    []byte
+	off     int
+	objects []unsortedObject // by start
+	members []member
+}
+
+// span appends what lay over [a, b), every unsorted object in it reordered.
+func (r *reorderer) span(dst []byte, a, b int) []byte {
+	k, _ := slices.BinarySearchFunc(r.objects, a, func(o unsortedObject, at int) int { return o.start - at })
+	for k < len(r.objects) && r.objects[k].start < b {
+		o := r.objects[k]
+		dst = append(dst, r.body[a-r.off:o.start-r.off]...)
+		dst = append(dst, '{')
+		for i, m := range r.members[o.first : o.first+o.n] {
+			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, body[m.start-open:m.end-open]...)
+			dst = r.span(dst, m.start, m.end)
 		}
+		dst = append(dst, '}')
+		a = o.end
+		// Past the objects inside this one, which it wrote.
+		j, _ := slices.BinarySearchFunc(r.objects[k+1:], a, func(o unsortedObject, at int) int { return o.start - at })
+		k += 1 + j
 	}
-	return append(dst, '}'), true
+	return append(dst, r.body[a-r.off:b-r.off]...)
 }
 
 // str appends the canonical spelling of the string at p.i: as written when

@@ -115,3 +115,35 @@ func BenchmarkAppend(b *testing.B) {
 		})
 	}
 }
+
+// TestReorderNested: objects out of order inside objects out of order,
+// names twice, and an id whose value held such an object.
+func TestReorderNested(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"b":{"d":{"f":1,"e":2},"c":[{"h":1,"g":2}]},"a":0}`:           `{"a":0,"b":{"c":[{"g":2,"h":1}],"d":{"e":2,"f":1}}}`,
+		`{"a":{"y":1,"x":2},"a":{"q":{"s":1,"r":2},"p":2}}`:             `{"a":{"p":2,"q":{"r":2,"s":1}}}`,
+		`[{"b":1,"a":2},{"a":1},{"d":{"z":0,"y":1},"c":3}]`:             `[{"a":2,"b":1},{"a":1},{"c":3,"d":{"y":1,"z":0}}]`,
+		`{"params":{"b":1,"a":{"d":1,"c":2}},"id":{"z":1,"y":2},"m":0}`: `{"id":"#3","m":0,"params":{"a":{"c":2,"d":1},"b":1}}`,
+	} {
+		if got, ok := AppendWithID([]byte("k:"), []byte(in), "#3"); !ok || string(got) != "k:"+want {
+			t.Errorf("AppendWithID(%s) = %s %v, want k:%s", in, got, ok, want)
+		}
+	}
+}
+
+// TestDeepUnsortedIsLinear: a tree as deep as is taken, every object out
+// of order, is reordered with one copy of it, not one per level (which
+// took time quadratic in the depth).
+func TestDeepUnsortedIsLinear(t *testing.T) {
+	const depth = MaxDepth/2 - 1
+	in := strings.Repeat(`{"type":"column","children":[`, depth) + `{"type":"text","text":"hi"}` + strings.Repeat(`]}`, depth)
+	want := strings.Repeat(`{"children":[`, depth) + `{"text":"hi","type":"text"}` + strings.Repeat(`],"type":"column"}`, depth)
+	p := &parser{in: []byte(in)}
+	got, ok := appendValue(nil, p)
+	if !ok || string(got) != want {
+		t.Fatalf("Append of %d levels: ok %v, spelling right %v", depth, ok, string(got) == want)
+	}
+	if p.moved > len(in) {
+		t.Errorf("reordering copied %d bytes for a %d-byte value: want at most one copy", p.moved, len(in))
+	}
+}

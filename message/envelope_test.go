@@ -1,0 +1,42 @@
+package message
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzReadEnvelope: what peek reads of a line (when it reads it) is what
+// Parse reads: the kind, the method and the id; and ReadEnvelope, for
+// every line, says what Parse says.
+func FuzzReadEnvelope(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ui/setPanel","params":{}}`,
+		`{"jsonrpc":"2.0","method":"ui/notify","params":{"message":"hi"}}`,
+		`{"jsonrpc":"2.0","id":"a","result":{}}`,
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}}`,
+		`{"id":2,"error":null}`, `{"id":null,"method":"m"}`, `{"method":null}`, `{"method":1,"id":1}`,
+		`{"id":1,"id":null,"method":"m"}`, `{"\u0069d":1,"method":"m"}`, `{"method":"a\"b"}`, "{\"method\":\"m\"}\r",
+		` {"method":"m"}`, `{}`, `[1]`, `{"a":1}`, "{\"method\":\"\xff\"}",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		m := Parse([]byte(in))
+		e, ok := peek([]byte(in))
+		if ok && (e.Kind != m.Kind || string(e.Method) != m.Method || !bytes.Equal(e.ID, m.ID)) {
+			t.Fatalf("peek(%q) = %v %q %s, Parse %v %q %s", in, e.Kind, e.Method, e.ID, m.Kind, m.Method, m.ID)
+		}
+		if e := ReadEnvelope([]byte(in)); e.Kind != m.Kind || string(e.Method) != m.Method || !bytes.Equal(e.ID, m.ID) {
+			t.Fatalf("ReadEnvelope(%q) = %v %q %s, Parse %v %q %s", in, e.Kind, e.Method, e.ID, m.Kind, m.Method, m.ID)
+		}
+	})
+}
+
+// TestReadEnvelopeAllocatesNothing: a plain notification is read without
+// a copy of anything.
+func TestReadEnvelopeAllocatesNothing(t *testing.T) {
+	line := []byte(`{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"123"}}`)
+	if n := testing.AllocsPerRun(100, func() { ReadEnvelope(line) }); n != 0 {
+		t.Errorf("ReadEnvelope allocates %v times a line, want none (Parse copies the line)", n)
+	}
+}
