@@ -73,6 +73,7 @@ func ownPeakMiB() int64 {
 // each run stays under 200 MB and ends within the timeout and a few
 // seconds, fails, and says how much it counted but did not keep.
 func TestReplayKeepsOnlyWhatTheRecordingExplains(t *testing.T) {
+	t.Parallel() // its cases run one after another: each floods a core
 	if testing.Short() {
 		t.Skip("floods for 3 s a case")
 	}

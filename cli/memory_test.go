@@ -59,6 +59,10 @@ func writeBadgeTape(t *testing.T, name string, frames, changeEvery int) (string,
 	return path, fi.Size()
 }
 
+// These tests are not parallel on purpose: a child's peak RSS as Linux
+// reports it after exit starts at its parent's (the test process's) at
+// the fork, and the parallel tests make the test process large.
+
 // skipUnderRace skips a test of peak memory in a race-built run: the
 // race detector's memory is not the program's (the plain test run, which
 // CI runs first, measures it).

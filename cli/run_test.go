@@ -97,6 +97,14 @@ func tapedeckBinary(t *testing.T, store string, stdin []byte, env []string, args
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
+	return runCommand(t, cmd)
+}
+
+// runCommand runs cmd (tapedeck, or a shell that execs it) to its end and
+// returns what it printed and its exit status; a command that cannot be
+// run at all fails the test.
+func runCommand(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -106,7 +114,7 @@ func tapedeckBinary(t *testing.T, store string, stdin []byte, env []string, args
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("run tapedeck %v: %v", args, err)
+		t.Fatalf("run %v: %v", cmd.Args, err)
 	}
 	return r
 }

@@ -42,21 +42,11 @@ func boundedTapedeck(t *testing.T, store string, limitMB int, deadline time.Dura
 	}
 	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", script, tapedeckBin, "--store", store}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	err := cmd.Run()
+	r := runCommand(t, cmd)
 	took := time.Since(start)
 	if ctx.Err() != nil {
-		t.Fatalf("tapedeck %s did not end within %v (it loops); stderr %.300q", strings.Join(args, " "), deadline, errb.Bytes())
-	}
-	r := result{stdout: out.Bytes(), stderr: errb.Bytes()}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("run tapedeck %v: %v", args, err)
+		t.Fatalf("tapedeck %s did not end within %v (it loops); stderr %.300q", strings.Join(args, " "), deadline, r.stderr)
 	}
 	rss := float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
 	return r, took, rss

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,18 +15,7 @@ func tapedeckUmask(t *testing.T, store string, env []string, args ...string) res
 	t.Helper()
 	cmd := exec.Command("sh", append([]string{"-c", `umask 077; exec "$0" "$@"`, tapedeckBin, "--store", store}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.Bytes(), stderr: errb.Bytes()}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("run tapedeck %v: %v", args, err)
-	}
-	return r
+	return runCommand(t, cmd)
 }
 
 // TestOutputFilesHonourTheUmask: under umask 077 every file tapedeck

@@ -1,11 +1,9 @@
 package playground
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,29 +159,15 @@ func panelSays(t *testing.T, ctx context.Context, text string) {
 // readTape reads a tape file.
 func readTape(t *testing.T, path string) (*frame.Session, []frame.Frame) {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	tr, err := tape.NewReader(bufio.NewReader(f))
+	f, err := tape.ReadFile(data)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	var frames []frame.Frame
-	for {
-		fr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		c := *fr
-		c.Raw = bytes.Clone(fr.Raw)
-		frames = append(frames, c)
-	}
-	return tr.Session(), frames
+	return f.Session, f.Frames
 }
 
 // lines lists frames as "DIR RAW" (lines only, no events), for

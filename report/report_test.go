@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"html"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -30,29 +29,15 @@ const (
 // readTape reads a tape from the repository's testdata.
 func readTape(t *testing.T, name string) (*frame.Session, []frame.Frame) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "tapes", name))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "tapes", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	tr, err := tape.NewReader(f)
+	f, err := tape.ReadFile(data)
 	if err != nil {
 		t.Fatalf("read %s: %v", name, err)
 	}
-	var frames []frame.Frame
-	for {
-		fr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("read %s: %v", name, err)
-		}
-		c := *fr
-		c.Raw = bytes.Clone(fr.Raw)
-		frames = append(frames, c)
-	}
-	return tr.Session(), frames
+	return f.Session, f.Frames
 }
 
 // builder makes timelines by hand.

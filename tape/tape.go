@@ -505,6 +505,22 @@ func dataValueAt(head []byte) (int, string, bool) {
 	return 0, "", false
 }
 
+// readPiece appends to pending the next piece of a line too long to
+// hold, as much as the buffer has; ended says the line's end was read
+// (its "\n" left out) or the file ended.
+func (r *Reader) readPiece(pending []byte) (_ []byte, ended bool, _ error) {
+	b, err := r.br.ReadSlice('\n')
+	switch {
+	case err == nil:
+		b, ended = b[:len(b)-1], true
+	case err == io.EOF:
+		ended = true
+	case err != bufio.ErrBufferFull:
+		return nil, false, fmt.Errorf("read tape line %d: %w", r.n+1, err)
+	}
+	return append(pending, b...), ended, nil
+}
+
 // streamString reads the rest of a line too long to hold whose frame is
 // a "text" or (b64) "b64" string starting at start in r.line: the string
 // is decoded as it comes, its first cutOver bytes kept and all of them
@@ -549,28 +565,15 @@ func (r *Reader) streamString(start int, b64 bool) ([]byte, error) {
 			r.n++
 			return nil, r.malformed("not valid JSON: a long line whose string does not end")
 		}
-		b, err := r.br.ReadSlice('\n')
-		switch {
-		case err == nil:
-			b, ended = b[:len(b)-1], true
-		case err == io.EOF:
-			ended = true
-		case err != bufio.ErrBufferFull:
-			return nil, fmt.Errorf("read tape line %d: %w", r.n+1, err)
+		if pending, ended, err = r.readPiece(pending); err != nil {
+			return nil, err
 		}
-		pending = append(pending, b...)
 	}
 	for !ended { // the members after the string
-		b, err := r.br.ReadSlice('\n')
-		switch {
-		case err == nil:
-			b, ended = b[:len(b)-1], true
-		case err == io.EOF:
-			ended = true
-		case err != bufio.ErrBufferFull:
-			return nil, fmt.Errorf("read tape line %d: %w", r.n+1, err)
+		var err error
+		if pending, ended, err = r.readPiece(pending); err != nil {
+			return nil, err
 		}
-		pending = append(pending, b...)
 	}
 	r.n++
 	h.Sum(long.sum[:0])
