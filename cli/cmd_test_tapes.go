@@ -75,54 +75,13 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	// Each tape is reported as it ends; only the HTML and JUnit reports,
 	// written at the end, need every outcome kept.
 	keepResults := c.String("html") != "" || c.String("junit") != ""
-	var results []playback.TapeResult
-	passed, failed, skipped, updated := 0, 0, 0, 0
-	differed := 0 // failures that ran and differed: an update can take them
+	var t tally
 	err = playback.Suite(c.Context, tapes, &playback.SuiteOptions{Replay: *opts, Jobs: c.Int("jobs"), FailOnSkip: c.Bool("fail-on-skip"), Update: update}, func(i int, r *playback.TapeResult) error {
 		if progress {
 			fmt.Fprint(e.stderr, "\r\x1b[K")
 		}
-		if keepResults {
-			results = append(results, *r)
-		}
-		name := escape.Text(r.Tape)
-		if asJSON {
-			if err := render.TapeJSON(e.stdout, r); err != nil {
-				return err
-			}
-		}
-		switch {
-		case r.Skip != "":
-			skipped++
-			if !asJSON {
-				fmt.Fprintf(e.stdout, "skip  %s  (%s)\n", name, escape.Text(r.Skip))
-			}
-		case r.Outcome.Same():
-			passed++
-			if !asJSON {
-				fmt.Fprintf(e.stdout, "ok    %s  %s\n", name, render.Duration(r.Elapsed))
-			}
-		default:
-			failed++
-			if r.Outcome.Err == nil {
-				differed++
-			}
-			if !asJSON {
-				fmt.Fprintf(e.stdout, "FAIL  %s  %s\n", name, render.Duration(r.Elapsed))
-				if r.Outcome.Err != nil {
-					fmt.Fprintf(e.stdout, "    could not run: %s\n", escape.Text(r.Outcome.Err.Error()))
-				} else {
-					render.OutcomeWith(e.stdout, r.Outcome, render.OutcomeOptions{Verbose: v.verbose})
-				}
-			}
-			if r.UpdateErr != nil {
-				return fail(1, "update %s: %s", name, escape.Text(r.UpdateErr.Error()))
-			}
-			if r.Pending != "" {
-				updated++
-				fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(r.Pending))
-			}
-
+		if err := e.reportTape(r, &t, keepResults, asJSON, v.verbose); err != nil {
+			return err
 		}
 		if progress && i+1 < len(tapes) {
 			fmt.Fprintf(e.stderr, "\r\x1b[K[%d/%d] %s", i+1, len(tapes), escape.Text(filepath.Base(tapes[i+1])))
@@ -132,36 +91,83 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	if err != nil {
 		return err
 	}
-	summary := fmt.Sprintf("%d passed, %d failed", passed, failed)
-	if skipped > 0 {
-		summary += fmt.Sprintf(", %d skipped", skipped)
+	return e.finishTests(&t, args, asJSON, update, c.String("html"), c.String("junit"))
+}
+
+// finishTests prints a test run's summary and its hint, writes the HTML
+// and JUnit reports, and gives the exit status.
+func (e *env) finishTests(t *tally, args []string, asJSON, update bool, htmlDir, junit string) error {
+	summary := fmt.Sprintf("%d passed, %d failed", t.passed, t.failed)
+	if t.skipped > 0 {
+		summary += fmt.Sprintf(", %d skipped", t.skipped)
 	}
 	if !asJSON {
 		fmt.Fprintln(e.stdout, summary)
 	}
 	switch {
-	case updated > 0:
-		fmt.Fprintln(e.stderr, pendingHint(updated, args))
-	case differed > 0 && !asJSON && !update:
+	case t.updated > 0:
+		fmt.Fprintln(e.stderr, pendingHint(t.updated, args))
+	case t.differed > 0 && !asJSON && !update:
 		a := strings.Join(args, " ")
 		fmt.Fprintf(e.stdout, "to accept these changes: %s && %s\n", escape.Text(strings.TrimSpace("tapedeck test --update "+a)), escape.Text(strings.TrimSpace("tapedeck review "+a)))
 	}
-	if dir := c.String("html"); dir != "" {
-		if err := render.TestHTML(dir, results, summary); err != nil {
+	if htmlDir != "" {
+		if err := render.TestHTML(htmlDir, t.results, summary); err != nil {
 			return fail(1, "write HTML reports: %v", err)
 		}
-		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(filepath.Join(dir, "index.html")))
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(filepath.Join(htmlDir, "index.html")))
 	}
-	if path := c.String("junit"); path != "" {
-		if err := render.JUnitFile(path, results); err != nil {
+	if junit != "" {
+		if err := render.JUnitFile(junit, t.results); err != nil {
 			return fail(1, "write JUnit: %v", err)
 		}
-		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(path))
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(junit))
 	}
 	// With --update a tape whose change is now pending review is no
 	// failure of this run: the hint's "&& tapedeck review" goes on.
-	if failed > updated {
+	if t.failed > t.updated {
 		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// tally counts a test run's results as they are reported.
+type tally struct {
+	passed, failed, skipped, updated int
+	differed                         int // failures that ran and differed: an update can take them
+	results                          []playback.TapeResult
+}
+
+// reportTape reports one tape's result as it ends (as JSON or text),
+// counts it, and says what an update wrote.
+func (e *env) reportTape(r *playback.TapeResult, t *tally, keep, asJSON, verbose bool) error {
+	if keep {
+		t.results = append(t.results, *r)
+	}
+	if asJSON {
+		if err := render.TapeJSON(e.stdout, r); err != nil {
+			return err
+		}
+	} else {
+		render.TapeLine(e.stdout, r, render.OutcomeOptions{Verbose: verbose})
+	}
+	switch {
+	case r.Skip != "":
+		t.skipped++
+	case r.Outcome.Same():
+		t.passed++
+	default:
+		t.failed++
+		if r.Outcome.Err == nil {
+			t.differed++
+		}
+		if r.UpdateErr != nil {
+			return fail(1, "update %s: %s", escape.Text(r.Tape), escape.Text(r.UpdateErr.Error()))
+		}
+		if r.Pending != "" {
+			t.updated++
+			fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(r.Pending))
+		}
 	}
 	return nil
 }

@@ -152,3 +152,23 @@ func reportName(tape string, taken map[string]bool) string {
 	taken[name] = true
 	return name
 }
+
+// TapeLine prints one tape's result of a test run as text: "skip  TAPE
+// (why)", "ok    TAPE  TIME", or "FAIL  TAPE  TIME" with why it could not
+// run or what differed.
+func TapeLine(w io.Writer, r *playback.TapeResult, opt OutcomeOptions) {
+	name := escape.Text(r.Tape)
+	switch {
+	case r.Skip != "":
+		fmt.Fprintf(w, "skip  %s  (%s)\n", name, escape.Text(r.Skip))
+	case r.Outcome.Same():
+		fmt.Fprintf(w, "ok    %s  %s\n", name, Duration(r.Elapsed))
+	default:
+		fmt.Fprintf(w, "FAIL  %s  %s\n", name, Duration(r.Elapsed))
+		if r.Outcome.Err != nil {
+			fmt.Fprintf(w, "    could not run: %s\n", escape.Text(r.Outcome.Err.Error()))
+		} else {
+			OutcomeWith(w, r.Outcome, opt)
+		}
+	}
+}
