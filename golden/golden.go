@@ -31,6 +31,11 @@ type Replay struct {
 	// Sent maps the seq of each host frame the replay sent from the
 	// recording to that recorded frame's seq.
 	Sent map[uint64]uint64
+	// Fingerprint is the replay's own environment fingerprint; when set
+	// and not the tape's, the updated header takes it, so that accepting
+	// the update makes later drift be told against the replay's
+	// surroundings.
+	Fingerprint *frame.Fingerprint
 }
 
 // Options says how the replay was compared.
@@ -345,8 +350,8 @@ func withID(raw, id []byte) []byte {
 	return raw
 }
 
-// header keeps the tape's header line unless the counts or the exit the
-// update changes are in it.
+// header keeps the tape's header line unless the counts, the exit or the
+// fingerprint the update changes are in it.
 func (u *update) header() ([]byte, error) {
 	var before, after frame.Counts
 	var bytesBefore, bytesAfter frame.Counts
@@ -372,10 +377,14 @@ func (u *update) header() ([]byte, error) {
 			count(&after, &bytesAfter, &u.rp.Live[j])
 		}
 	}
-	if before == after && bytesBefore == bytesAfter && !u.exit {
+	newPrint := u.rp.Fingerprint != nil && !sameFingerprint(u.rp.Fingerprint, u.t.Session.Fingerprint)
+	if before == after && bytesBefore == bytesAfter && !u.exit && !newPrint {
 		return u.t.Header, nil
 	}
 	meta := *u.t.Session
+	if newPrint {
+		meta.Fingerprint = u.rp.Fingerprint
+	}
 	meta.Frames.In += after.In - before.In
 	meta.Frames.Out += after.Out - before.Out
 	meta.Frames.Err += after.Err - before.Err
@@ -396,6 +405,13 @@ func (u *update) header() ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// sameFingerprint reports whether a and b spell the same JSON.
+func sameFingerprint(a, b *frame.Fingerprint) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
 }
 
 func exitOf(frames []frame.Frame) *frame.Frame {

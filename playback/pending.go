@@ -1,9 +1,7 @@
 package playback
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +14,6 @@ import (
 	"github.com/tapedeck/tapedeck/golden"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
 	"github.com/tapedeck/tapedeck/store"
-	"github.com/tapedeck/tapedeck/tape"
 )
 
 // PendingSuffix marks a tape's pending change, written by test --update
@@ -32,12 +29,9 @@ func WritePending(o *Outcome) (string, error) {
 	if o.Recording.Tape == nil || o.Run == nil {
 		return "", nil
 	}
-	data, err := golden.Update(o.Recording.Tape, golden.Replay{Live: o.Run.Live, Pairs: o.Run.Pairs, Sent: o.Run.Sent}, o.Diff, golden.Options{Stderr: o.DiffOptions.CompareStderr})
+	data, err := golden.Update(o.Recording.Tape, golden.Replay{Live: o.Run.Live, Pairs: o.Run.Pairs, Sent: o.Run.Sent, Fingerprint: liveFingerprint(o)}, o.Diff, golden.Options{Stderr: o.DiffOptions.CompareStderr})
 	if err != nil || data == nil {
 		return "", err
-	}
-	if data, err = withFingerprint(data, liveFingerprint(o)); err != nil {
-		return "", fmt.Errorf("%s: %w", o.Recording.Name, err)
 	}
 	path := o.Recording.TapePath + PendingSuffix
 	err = atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(data); return err })
@@ -121,34 +115,6 @@ func liveFingerprint(o *Outcome) *frame.Fingerprint {
 		o.Fingerprint, _ = fingerprint.Take(context.Background(), o.takeFingerprint)
 	}
 	return o.Fingerprint
-}
-
-// withFingerprint is the tape data with fp as its header's fingerprint,
-// the data itself when fp is nil or the header already says it.
-func withFingerprint(data []byte, fp *frame.Fingerprint) ([]byte, error) {
-	if fp == nil {
-		return data, nil
-	}
-	f, err := tape.ReadFile(data)
-	if err != nil {
-		return nil, fmt.Errorf("updated tape does not read back: %w", err)
-	}
-	old, _ := json.Marshal(f.Session.Fingerprint)
-	now, _ := json.Marshal(fp)
-	if bytes.Equal(old, now) {
-		return data, nil
-	}
-	meta := *f.Session
-	meta.Fingerprint = fp
-	var b bytes.Buffer
-	tw, err := tape.NewWriter(&b, &meta)
-	if err == nil {
-		err = tw.Flush()
-	}
-	if err != nil {
-		return nil, err
-	}
-	return append(b.Bytes(), data[len(f.Header)+1:]...), nil
 }
 
 // FindPending lists the pending changes under paths (a path may also name a
