@@ -116,6 +116,9 @@ func (e *env) recordedNews(storeDir, id string) {
 	if err != nil {
 		return
 	}
+	if st.Health() != nil {
+		return // an empty or damaged database: record has said so, and nothing goes into it
+	}
 	_ = st.Recover() // takes the spool in, as the next command would
 	if meta, err := st.Session(id); err == nil && meta != nil {
 		fmt.Fprintln(e.stderr, render.RecordedLine(meta, storeDir))

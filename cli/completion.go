@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tapedeck/tapedeck/render"
 	"github.com/tapedeck/tapedeck/store"
 )
 
@@ -71,27 +72,11 @@ func (e *env) completeWord(cur string, what completes, app *cli.App, cmd *cli.Co
 		}
 		for _, s := range list {
 			fmt.Fprintln(e.stdout, s.ID)
-			if plainWord(s.Name) {
+			if render.PlainWord(s.Name) {
 				fmt.Fprintln(e.stdout, s.Name)
 			}
 		}
 	}
-}
-
-// plainWord reports whether a session's name can be offered as a
-// completion: it is not empty and every character is one a shell takes
-// as it is (letters, digits, ._:@%+=,/-), so that neither the shell nor
-// the terminal listing it reads anything into it.
-func plainWord(name string) bool {
-	if name == "" {
-		return false
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:@%+=,/-", r)) {
-			return false
-		}
-	}
-	return true
 }
 
 // completeOnly answers a completion request: args holds

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tapedeck/tapedeck/render"
 )
 
 // TestCompletionAfterDashDashRunsNothing asks for completions, as a shell
@@ -174,8 +176,8 @@ func TestCompletionOffersOnlyPlainNames(t *testing.T) {
 		"nightly": true, "v1.2_rc-3": true, "a/b@c": true,
 		"": false, "two words": false, "$(touch x)": false, "`id`": false, "a\x1b[2Jb": false, "ab\u202ecd": false, "x;y": false,
 	} {
-		if got := plainWord(name); got != want {
-			t.Errorf("plainWord(%q) = %v, want %v", name, got, want)
+		if got := render.PlainWord(name); got != want {
+			t.Errorf("render.PlainWord(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/tape"
 )
 
@@ -223,18 +224,7 @@ func TestImportStreamsALongLine(t *testing.T) {
 	if rss > baseRSS+16 {
 		t.Errorf("peak RSS %.1f MB importing a %d MiB line cut to 1 MiB: want at most 16 MB over a small tape's %.1f MB", rss, size>>20, baseRSS)
 	}
-	ex := tapedeck(t, store, nil, nil, "export", "long")
-	if ex.code != 0 {
-		t.Fatalf("export: exit %d, %s", ex.code, ex.stderr)
-	}
-	tr, err := tape.NewReader(bytes.NewReader(ex.stdout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr, err := tr.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
+	fr := firstFrameOf(t, store, "long")
 	if fr.Cut == nil || fr.Cut.Len != rawLen || !bytes.Equal(fr.Cut.SHA256[:], sum) || len(fr.Raw) != 1<<20 || !bytes.HasPrefix(fr.Raw, []byte(`{"jsonrpc":"2.0","method":"ui/notify"`)) {
 		t.Errorf("stored frame: %d bytes, cut %+v; want its first MiB, length %d and SHA-256 %x", len(fr.Raw), fr.Cut, rawLen, sum)
 	}
@@ -293,21 +283,28 @@ func TestImportStreamsALongTextLine(t *testing.T) {
 			if rss > baseRSS+16 {
 				t.Errorf("peak RSS %.1f MB importing a %d MiB %s line cut to 1 MiB: want at most 16 MB over a small tape's %.1f MB", rss, size>>20, form, baseRSS)
 			}
-			ex := tapedeck(t, store, nil, nil, "export", "long")
-			if ex.code != 0 {
-				t.Fatalf("export: exit %d, %s", ex.code, ex.stderr)
-			}
-			tr, err := tape.NewReader(bytes.NewReader(ex.stdout))
-			if err != nil {
-				t.Fatal(err)
-			}
-			fr, err := tr.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
+			fr := firstFrameOf(t, store, "long")
 			if fr.Cut == nil || fr.Cut.Len != n || !bytes.Equal(fr.Cut.SHA256[:], h.Sum(nil)) || !fr.NoEOL || !bytes.Equal(fr.Raw, first.Bytes()[:1<<20]) {
 				t.Errorf("stored frame: %d bytes, cut %+v, noEOL %v; want its first MiB, length %d, its SHA-256 and no end of line", len(fr.Raw), fr.Cut, fr.NoEOL, n)
 			}
 		})
 	}
+}
+
+// firstFrameOf exports the stored session name and returns its first frame.
+func firstFrameOf(t *testing.T, store, name string) *frame.Frame {
+	t.Helper()
+	ex := tapedeck(t, store, nil, nil, "export", name)
+	if ex.code != 0 {
+		t.Fatalf("export: exit %d, %s", ex.code, ex.stderr)
+	}
+	tr, err := tape.NewReader(bytes.NewReader(ex.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := tr.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fr
 }

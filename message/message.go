@@ -75,7 +75,10 @@ type Message struct {
 func (m *Message) IsCall() bool { return m.Kind == Request || m.Kind == Notification }
 
 // IsReply reports whether m answers a request.
-func (m *Message) IsReply() bool { return m.Kind == Response || m.Kind == ErrorReply }
+func (m *Message) IsReply() bool { return m.Kind.IsReply() }
+
+// IsReply reports whether a message of kind k answers a request.
+func (k Kind) IsReply() bool { return k == Response || k == ErrorReply }
 
 // IDKey is the id in a canonical form for matching (numbers compared by
 // value as the host's JSON parser would; strings by content).

@@ -3,7 +3,6 @@ package recording
 import (
 	"bytes"
 	"context"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,60 +55,20 @@ func (f *fingerprinter) wait() *frame.Fingerprint {
 // first line or event after the plugin's first stdout line: an atomic load
 // and a sync.Once on the relay's path, nothing more.
 func (f *fingerprinter) sink(s proxy.Sink) proxy.Sink {
-	fl, _ := s.(proxy.Flusher)
-	b, _ := s.(proxy.Batcher)
-	return &startAfterOut{Sink: s, fl: fl, b: b, f: f}
-}
-
-type startAfterOut struct {
-	proxy.Sink
-	fl     proxy.Flusher
-	b      proxy.Batcher
-	f      *fingerprinter
-	sawOut atomic.Bool
-}
-
-// Lines implements proxy.Batcher: the lines of a read go on at once to a
-// sink that batches, one by one to one that does not.
-func (s *startAfterOut) Lines(st proxy.Stream, block []byte, n int, at time.Time) {
-	if s.b != nil {
-		s.b.Lines(st, block, n, at)
-	} else {
-		l := proxy.Line{Stream: st, Done: true, EOL: true, Time: at}
-		for len(block) > 0 {
-			i := bytes.IndexByte(block, '\n')
-			l.Bytes, block = block[:i], block[i+1:]
-			s.Sink.Line(&l)
+	var sawOut atomic.Bool
+	after := func(st proxy.Stream, _ bool, _ time.Time) {
+		if sawOut.Load() {
+			f.begin()
+		} else if st == proxy.Stdout {
+			sawOut.Store(true)
 		}
 	}
-	if s.sawOut.Load() {
-		s.f.begin()
-	} else if st == proxy.Stdout {
-		s.sawOut.Store(true)
+	event := func() {
+		if sawOut.Load() {
+			f.begin()
+		}
 	}
-}
-
-func (s *startAfterOut) Line(l *proxy.Line) {
-	s.Sink.Line(l)
-	if s.sawOut.Load() {
-		s.f.begin()
-	} else if l.Stream == proxy.Stdout {
-		s.sawOut.Store(true)
-	}
-}
-
-func (s *startAfterOut) Event(e proxy.Event) {
-	s.Sink.Event(e)
-	if s.sawOut.Load() {
-		s.f.begin()
-	}
-}
-
-// Flush implements proxy.Flusher for a sink that batches.
-func (s *startAfterOut) Flush() {
-	if s.fl != nil {
-		s.fl.Flush()
-	}
+	return newTap(s, nil, after, event)
 }
 
 // pinnedSink publishes, before the relay writes a host line to the plugin
@@ -117,68 +76,99 @@ func (s *startAfterOut) Flush() {
 // that line with to the pinned clock's now file, then passes everything on
 // to s (nil: nothing recorded). A replay publishes the same time, read
 // back from the frame, before it writes the line: the plugin's clock
-// reads the same in both. Without a pinned clock it is s.
-func pinnedSink(s proxy.Sink, pin io.Closer, origin time.Time) proxy.Sink {
-	p, ok := pin.(*clock.Preload)
-	if !ok || p == nil {
+// reads the same in both. The lines of one read share their time, so it
+// is published once a read. Without a pinned clock it is s.
+func pinnedSink(s proxy.Sink, pin *clock.Preload, origin time.Time) proxy.Sink {
+	if pin == nil {
 		return s
 	}
 	if s == nil {
 		s = discard{}
 	}
+	var last time.Time
+	before := func(st proxy.Stream, done bool, at time.Time) {
+		if st != proxy.Stdin || !done {
+			return
+		}
+		if at.IsZero() {
+			at = time.Now()
+		}
+		if at.Equal(last) {
+			return
+		}
+		last = at
+		// Origin plus the monotonic elapsed time: what the recorder
+		// stores as the frame's offset, and what a replay publishes.
+		_ = pin.Publish(origin.Add(at.Sub(origin)))
+	}
+	return newTap(s, before, nil, nil)
+}
+
+// tap passes everything on to a sink and calls a hook for each line or
+// block of lines, before and after passing it on: the one wrapper of the
+// recording's taps on the relay's path. A block goes on whole to a sink
+// that batches, line by line to one that does not. done says a line is
+// whole (a block's always are).
+type tap struct {
+	proxy.Sink
+	fl            proxy.Flusher
+	b             proxy.Batcher
+	before, after func(st proxy.Stream, done bool, at time.Time)
+	event         func()
+}
+
+func newTap(s proxy.Sink, before, after func(proxy.Stream, bool, time.Time), event func()) *tap {
 	fl, _ := s.(proxy.Flusher)
 	b, _ := s.(proxy.Batcher)
-	return &publishIn{Sink: s, fl: fl, b: b, pin: p, origin: origin}
-}
-
-type publishIn struct {
-	proxy.Sink
-	fl     proxy.Flusher
-	b      proxy.Batcher
-	pin    *clock.Preload
-	origin time.Time
-}
-
-// publish publishes the time of a host line as the recorder stamps it.
-func (s *publishIn) publish(at time.Time) {
-	if at.IsZero() {
-		at = time.Now()
-	}
-	_ = s.pin.Publish(s.origin.Add(at.Sub(s.origin)))
+	return &tap{Sink: s, fl: fl, b: b, before: before, after: after, event: event}
 }
 
 // Lines implements proxy.Batcher.
-func (s *publishIn) Lines(st proxy.Stream, block []byte, n int, at time.Time) {
-	if st == proxy.Stdin {
-		s.publish(at)
+func (t *tap) Lines(st proxy.Stream, block []byte, n int, at time.Time) {
+	if t.before != nil {
+		t.before(st, true, at)
 	}
-	if s.b != nil {
-		s.b.Lines(st, block, n, at)
-		return
+	if t.b != nil {
+		t.b.Lines(st, block, n, at)
+	} else {
+		l := proxy.Line{Stream: st, Done: true, EOL: true, Time: at}
+		for len(block) > 0 {
+			i := bytes.IndexByte(block, '\n')
+			l.Bytes, block = block[:i], block[i+1:]
+			t.Sink.Line(&l)
+		}
 	}
-	l := proxy.Line{Stream: st, Done: true, EOL: true, Time: at}
-	for len(block) > 0 {
-		i := bytes.IndexByte(block, '\n')
-		l.Bytes, block = block[:i], block[i+1:]
-		s.Sink.Line(&l)
+	if t.after != nil {
+		t.after(st, true, at)
 	}
 }
 
-func (s *publishIn) Line(l *proxy.Line) {
-	if l.Stream == proxy.Stdin && l.Done {
-		s.publish(l.Time)
+func (t *tap) Line(l *proxy.Line) {
+	if t.before != nil {
+		t.before(l.Stream, l.Done, l.Time)
 	}
-	s.Sink.Line(l)
+	t.Sink.Line(l)
+	if t.after != nil {
+		t.after(l.Stream, l.Done, l.Time)
+	}
+}
+
+func (t *tap) Event(e proxy.Event) {
+	t.Sink.Event(e)
+	if t.event != nil {
+		t.event()
+	}
 }
 
 // Flush implements proxy.Flusher for a sink that batches.
-func (s *publishIn) Flush() {
-	if s.fl != nil {
-		s.fl.Flush()
+func (t *tap) Flush() {
+	if t.fl != nil {
+		t.fl.Flush()
 	}
 }
 
 type discard struct{}
 
-func (discard) Line(*proxy.Line)  {}
-func (discard) Event(proxy.Event) {}
+func (discard) Line(*proxy.Line)                           {}
+func (discard) Lines(proxy.Stream, []byte, int, time.Time) {}
+func (discard) Event(proxy.Event)                          {}

@@ -169,8 +169,8 @@ type session struct {
 	opt     Options
 	log     io.Writer
 	meta    *frame.Session
-	env     []string  // the plugin's environment (nil: ours)
-	preload io.Closer // the pinned clock's, or nil
+	env     []string       // the plugin's environment (nil: ours)
+	preload *clock.Preload // the pinned clock's, or nil
 }
 
 func newSession(opt *Options) *session {

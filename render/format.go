@@ -143,8 +143,9 @@ func OrAbsent(v string) string {
 	return v
 }
 
-// plainWord says whether w needs no quoting in sh.
-func plainWord(w string) bool {
+// PlainWord says whether w needs no quoting in sh: such a name can also be
+// offered for completion as it is.
+func PlainWord(w string) bool {
 	if w == "" {
 		return false
 	}
@@ -161,7 +162,7 @@ func plainWord(w string) bool {
 func ShellJoin(argv []string) string {
 	words := make([]string, len(argv))
 	for i, w := range argv {
-		if plainWord(w) {
+		if PlainWord(w) {
 			words[i] = w
 		} else {
 			words[i] = wrap.Quote(w)

@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tapedeck/tapedeck/diff"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/tape"
@@ -72,8 +71,7 @@ func TapeDiff(w io.Writer, golden, next []byte, nameA, nameB string) error {
 		}
 		texts[i] = b.String()
 	}
-	_, err := io.WriteString(w, escape.Lines(diff.Unified(texts[0], texts[1], nameA, nameB)))
-	return err
+	return Unified(w, texts[0], texts[1], nameA, nameB)
 }
 
 // writeFrameBlock writes one frame's block: its header line and body.

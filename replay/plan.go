@@ -273,7 +273,7 @@ func makePlan(recorded []frame.Frame) *plan {
 			c := &call{method: m.req.Method, params: paramsKey(m.req.Params), seq: f.Seq, at: f.At, occ: occ[m.cause]}
 			p.calls[c.method] = append(p.calls[c.method], c)
 			reqs = append(reqs, req{c, m.req.IDKey()})
-		case f.Dir == frame.In && (m.kind == message.Response || m.kind == message.ErrorReply):
+		case f.Dir == frame.In && m.kind.IsReply():
 			replies[m.id] = append(replies[m.id], f)
 		}
 	}
@@ -343,7 +343,7 @@ func makePlan(recorded []frame.Frame) *plan {
 				add(step{kind: sendAnswer, frame: f, call: c})
 				continue
 			}
-			if k := msgs[i].kind; k == message.Response || k == message.ErrorReply {
+			if msgs[i].kind.IsReply() {
 				continue // an answer to nothing the plugin asked: never sent
 			}
 			add(step{kind: sendFrame, frame: f})

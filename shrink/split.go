@@ -94,7 +94,7 @@ func Split(recorded []frame.Frame) *Tape {
 		}
 		m := message.ReadEnvelope(f.Raw) // its kind, method and id, without copies
 		switch {
-		case f.Dir == frame.In && isReply(m.Kind):
+		case f.Dir == frame.In && m.Kind.IsReply():
 			answers = append(answers, i)
 		case f.Dir == frame.In:
 			what := string(m.Method)
@@ -106,7 +106,7 @@ func Split(recorded []frame.Frame) *Tape {
 			if m.Kind == message.Request {
 				hostReqs[message.IDKey(m.ID)] = append(hostReqs[message.IDKey(m.ID)], cur)
 			}
-		case isReply(m.Kind):
+		case m.Kind.IsReply():
 			heard = true
 			t.owner[i], t.from[i] = cur, cur
 			if q := hostReqs[message.IDKey(m.ID)]; len(q) > 0 {
@@ -222,6 +222,3 @@ func (t *Tape) Keep(keep []int) []frame.Frame {
 	}
 	return out
 }
-
-// isReply reports whether a message of kind k answers a request.
-func isReply(k message.Kind) bool { return k == message.Response || k == message.ErrorReply }

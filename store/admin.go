@@ -141,11 +141,7 @@ func (s *Store) Compact() (before, after int64, err error) {
 		v.note(err)
 	}
 	if len(v.Problems) > 0 {
-		more := ""
-		if len(v.Problems) > 1 {
-			more = fmt.Sprintf(", and %d more (tapedeck verify lists them)", len(v.Problems)-1)
-		}
-		return before, 0, fmt.Errorf("compact %s: %w; nothing was changed", s.dbPath(), damaged("%s%s", v.Problems[0], more))
+		return before, 0, fmt.Errorf("compact %s: %w; nothing was changed", s.dbPath(), firstProblem("", v.Problems))
 	}
 	tmp := s.dbPath() + ".compact"
 	os.Remove(tmp) // a leftover of a compaction that died

@@ -140,16 +140,8 @@ func inspectFile(path string, freelist bool, sound *fileStamp) (fileStamp, error
 	if sound == nil || stamp == *sound {
 		return stamp, nil
 	}
-	problems, err := checkTree(f, best)
-	if err != nil {
-		return fileStamp{}, err
-	}
-	if len(problems) > 0 {
-		more := ""
-		if len(problems) > 1 {
-			more = fmt.Sprintf(", and %d more (tapedeck verify lists them)", len(problems)-1)
-		}
-		return fileStamp{}, damaged("%s: %s%s", path, problems[0], more)
+	if problems := checkTree(f, best); len(problems) > 0 {
+		return fileStamp{}, firstProblem(path, problems)
 	}
 	return stamp, nil
 }

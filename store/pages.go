@@ -22,10 +22,23 @@ import (
 // it touched resident). Its memory is that and one bit per page of the
 // file (the meta page's page count, which the caller has held against the
 // file's size) for the pages seen.
-func checkTree(f *os.File, m boltMeta) ([]string, error) {
+func checkTree(f *os.File, m boltMeta) []string {
 	w := &treeCheck{f: f, size: int64(m.hw) * int64(m.pageSize), m: m, seen: make([]uint64, (m.hw+63)/64)}
 	w.tree(m.root, 0)
-	return w.problems, nil
+	return w.problems
+}
+
+// firstProblem is damage named by where (when not "") and the first of
+// problems (at least one), with a count of the rest.
+func firstProblem(where string, problems []string) error {
+	more := ""
+	if len(problems) > 1 {
+		more = fmt.Sprintf(", and %d more (tapedeck verify lists them)", len(problems)-1)
+	}
+	if where != "" {
+		where += ": "
+	}
+	return damaged("%s%s%s", where, problems[0], more)
 }
 
 // readWindow is how much of the file one read takes in.

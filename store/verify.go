@@ -236,5 +236,5 @@ func (s *Store) checkTree() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return checkTree(f, m)
+	return checkTree(f, m), nil
 }

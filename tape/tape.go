@@ -407,21 +407,14 @@ func (r *Reader) streamLine() ([]byte, error) {
 	if !ok || key != `"json"` || len(r.line)-start < r.cutOver {
 		// Members before the frame's bytes that are themselves long: read
 		// whole, as every line was.
-		for {
-			b, err := r.br.ReadSlice('\n')
-			r.line = append(r.line, b...)
-			switch {
-			case err == nil:
-				r.n++
-				return r.line[:len(r.line)-1], nil
-			case err == bufio.ErrBufferFull:
-			case err == io.EOF:
-				r.n++
-				return r.line, nil
-			default:
-				return nil, fmt.Errorf("read tape line %d: %w", r.n+1, err)
+		for ended := false; !ended; {
+			var err error
+			if r.line, ended, err = r.readPiece(r.line); err != nil {
+				return nil, err
 			}
 		}
+		r.n++
+		return r.line, nil
 	}
 	h := sha256.New()
 	long := &longLine{raw: bytes.Clone(r.line[start : start+r.cutOver])}

@@ -20,11 +20,11 @@ func foreignOwner(path string) string {
 	if !ok {
 		return ""
 	}
-	if uid := os.Getuid(); st.Uid != 0 && int(st.Uid) != uid {
+	if uid := os.Geteuid(); st.Uid != 0 && int(st.Uid) != uid {
 		return fmt.Sprintf("owned by user %d, neither root nor you (%d)", st.Uid, uid)
 	}
-	if fi.Mode().Perm()&0o002 != 0 {
-		return fmt.Sprintf("writable by anyone (mode %04o)", fi.Mode().Perm())
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Sprintf("writable by others (mode %04o)", fi.Mode().Perm())
 	}
 	return ""
 }
