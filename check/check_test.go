@@ -130,9 +130,9 @@ func readTape(t *testing.T, path string) (opts Options, frames []frame.Frame, wa
 			cut := *f.Cut
 			cp.Cut = &cut
 		}
-		if f.Code != nil {
-			code := *f.Code
-			cp.Code = &code
+		if code := f.Code(); code != nil {
+			n := *code
+			cp.SetEnd(f.Signal(), &n)
 		}
 		frames = append(frames, cp)
 	}
@@ -364,15 +364,15 @@ func generated() []genCase {
 	add("shutdown/exit at 1.5 s is fine", 1, func(b *tb) []want {
 		b.add(10, frame.In, `{"jsonrpc":"2.0","method":"shutdown","params":{}}`)
 		code := 0
-		b.frames = append(b.frames, frame.Frame{Seq: uint64(len(b.frames) + 1), At: int64(1510 * time.Millisecond), Event: frame.EventExit, Code: &code})
+		b.frames = append(b.frames, frame.Frame{Seq: uint64(len(b.frames) + 1), At: int64(1510 * time.Millisecond), Event: frame.EventExit}.WithEnd("", &code))
 		return nil
 	})
 	add("shutdown-kill/after a SIGTERM", 1, func(b *tb) []want {
 		b.add(10, frame.In, `{"jsonrpc":"2.0","method":"shutdown","params":{}}`)
 		b.frames = append(b.frames, frame.Frame{Seq: uint64(len(b.frames) + 1), At: int64(11 * time.Millisecond), Event: frame.EventEOF, Dir: frame.In})
-		b.frames = append(b.frames, frame.Frame{Seq: uint64(len(b.frames) + 1), At: int64(1510 * time.Millisecond), Event: frame.EventSignal, Signal: "SIGTERM"})
+		b.frames = append(b.frames, frame.Frame{Seq: uint64(len(b.frames) + 1), At: int64(1510 * time.Millisecond), Event: frame.EventSignal}.WithEnd("SIGTERM", nil))
 		s := uint64(len(b.frames) + 1)
-		b.frames = append(b.frames, frame.Frame{Seq: s, At: int64(3011 * time.Millisecond), Event: frame.EventExit, Signal: "SIGKILL"})
+		b.frames = append(b.frames, frame.Frame{Seq: s, At: int64(3011 * time.Millisecond), Event: frame.EventExit}.WithEnd("SIGKILL", nil))
 		return []want{{Error, RuleShutdownKill, s, ""}}
 	})
 	return cases

@@ -92,9 +92,9 @@ func (l *Lint) Frame(f *frame.Frame) {
 		cut := *f.Cut
 		cp.Cut = &cut
 	}
-	if f.Code != nil {
-		code := *f.Code
-		cp.Code = &code
+	if code := f.Code(); code != nil {
+		n := *code
+		cp.SetEnd(f.Signal(), &n)
 	}
 	l.queue = append(l.queue, cp)
 	l.backlog += size

@@ -32,13 +32,19 @@ func fail(code int, format string, args ...any) error {
 // usage error, or what the command says (a recorded plugin's own status).
 // It is the only place that maps errors to exit codes.
 func Run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
-	return run(args, stdin, stdout, stderr, os.Environ())
+	return runAs(args, stdin, stdout, stderr, os.Environ(), true)
 }
 
 // run is Run in the environment environ (what os.Environ gives a process):
 // the tests run commands in process with environments of their own.
 func run(args []string, stdin *os.File, stdout, stderr io.Writer, environ []string) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args, environ: environ}
+	return runAs(args, stdin, stdout, stderr, environ, false)
+}
+
+// runAs is run; owner says the command owns its process (Run), and may
+// set what is the whole process's (see limitMemory).
+func runAs(args []string, stdin *os.File, stdout, stderr io.Writer, environ []string, owner bool) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args, environ: environ, ownsProcess: owner}
 	if slices.Contains(args, completeFlag) {
 		return e.completeOnly(args) // a shell's Tab: completion and nothing else, wherever the flag stands
 	}
@@ -75,6 +81,9 @@ type env struct {
 	// environ is the environment, as os.Environ gives it: the commands
 	// read variables from it and start plugins in it.
 	environ []string
+	// ownsProcess is set when the command runs as the process (not in the
+	// process of a test): it may set the Go runtime's limits.
+	ownsProcess bool
 }
 
 // getenv is the value of the variable key in the environment ("" when

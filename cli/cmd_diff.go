@@ -33,7 +33,7 @@ func (e *env) diffCommand() *cli.Command {
 }
 
 func (e *env) diff(refA, refB string, opts *playback.CompareOptions, storeDir string, asJSON bool, html string) error {
-	load := &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(storeDir) }}
+	load := &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(storeDir) }, FramesOnly: true}
 	a, err := playback.Load(refA, load)
 	if err != nil {
 		return fail(2, "diff: %v", err)
@@ -42,6 +42,7 @@ func (e *env) diff(refA, refB string, opts *playback.CompareOptions, storeDir st
 	if err != nil {
 		return fail(2, "diff: %v", err)
 	}
+	e.limitMemory(heldBytes(a) + heldBytes(b))
 	o, err := playback.Compare(a, b, opts)
 	if err != nil {
 		return fail(2, "diff: %v", err)

@@ -76,6 +76,7 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	// written at the end, need every outcome kept.
 	keepResults := c.String("html") != "" || c.String("junit") != ""
 	var t tally
+	e.limitMemory(largestTapes(tapes, c.Int("jobs")))
 	err = playback.Suite(c.Context, tapes, &playback.SuiteOptions{Replay: *opts, Jobs: c.Int("jobs"), FailOnSkip: c.Bool("fail-on-skip"), Update: update}, func(i int, r *playback.TapeResult) error {
 		if progress {
 			fmt.Fprint(e.stderr, "\r\x1b[K")

@@ -29,7 +29,7 @@ func tinyTape(t *testing.T, command []string) string {
 		{Seq: 1, At: 1000, Dir: frame.In, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)},
 		{Seq: 2, At: 2000, Dir: frame.Out, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)},
 		{Seq: 3, At: 3000, Event: frame.EventEOF, Dir: frame.In},
-		{Seq: 4, At: 4000, Event: frame.EventExit, Code: &code},
+		frame.Frame{Seq: 4, At: 4000, Event: frame.EventExit}.WithEnd("", &code),
 	}))
 }
 

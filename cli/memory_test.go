@@ -122,10 +122,10 @@ func TestBigTapeMemory(t *testing.T) {
 		// the live timeline (96 bytes a frame and the plugin's lines) and
 		// its plan (one step of 88 bytes a host frame): about 4.5 times
 		// the tape, where it was 10.
-		{"test", func(a, _ string) []string { return []string{"test", a} }, nil, 0, sizeA, 6, 10 * time.Minute},
+		{"test", func(a, _ string) []string { return []string{"test", a} }, nil, 0, sizeA, memoryFactor, 10 * time.Minute},
 		// shrink holds a candidate's frames and its replay beside the
 		// whole recording: about 7.5 times the tape, where it was 11.
-		{"shrink", func(_, b string) []string { return []string{"shrink", "-j", "1", "--max-runs", "2", b, "-o", out} }, []string{"test", empty}, 0, sizeB, 9, 10 * time.Minute},
+		{"shrink", func(_, b string) []string { return []string{"shrink", "-j", "1", "--max-runs", "2", b, "-o", out} }, []string{"test", empty}, 0, sizeB, memoryFactor, 10 * time.Minute},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			baseArgs := c.base

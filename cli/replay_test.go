@@ -538,7 +538,7 @@ func TestReplayAppliesOnlyAgenttyVariables(t *testing.T) {
 		{Seq: 1, Dir: frame.In, Raw: []byte(`{"jsonrpc":"2.0","method":"hello"}`)},
 		{Seq: 2, Dir: frame.Out, Raw: []byte(`{"jsonrpc":"2.0","method":"env","params":` + string(want) + `}`)},
 		{Seq: 3, Event: frame.EventEOF, Dir: frame.In},
-		{Seq: 4, Event: frame.EventExit, Code: &code},
+		frame.Frame{Seq: 4, Event: frame.EventExit}.WithEnd("", &code),
 	}))
 	r := tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=envdump"}, "replay", "-v", tp)
 	if r.code != 0 {

@@ -65,12 +65,12 @@ func events(frames []frame.Frame) []string {
 	var ev []string
 	for _, f := range frames {
 		if f.IsEvent() {
-			s := f.Event
-			if f.Signal != "" {
-				s += ":" + f.Signal
+			s := f.Event.String()
+			if f.Signal() != "" {
+				s += ":" + f.Signal()
 			}
-			if f.Code != nil {
-				s += fmt.Sprintf(":%d", *f.Code)
+			if f.Code() != nil {
+				s += fmt.Sprintf(":%d", *f.Code())
 			}
 			ev = append(ev, s)
 		}
@@ -109,7 +109,7 @@ func fakeSession(name, plugin string, started time.Time) (frame.Session, []frame
 		initFrame(1, plugin, "1.0.0"),
 		{Seq: 2, At: 1000, Dir: frame.Out, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)},
 		{Seq: 3, At: 2000, Dir: frame.Err, Raw: []byte("ready")},
-		{Seq: 4, At: 3000, Event: frame.EventExit, Code: &code},
+		frame.Frame{Seq: 4, At: 3000, Event: frame.EventExit}.WithEnd("", &code),
 	}
 	return meta, frames
 }

@@ -37,7 +37,7 @@ func timelineFrames() []frame.Frame {
 		raw(10, 3200000, frame.Out, `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"unknown method tools/call"}}`),
 		{Seq: 11, At: 4000000, Dir: frame.In, Event: frame.EventEOF},
 		{Seq: 12, At: 5000000, Dir: frame.Out, Raw: []byte("last words"), NoEOL: true},
-		{Seq: 13, At: 6000000, Event: frame.EventExit, Code: &code},
+		frame.Frame{Seq: 13, At: 6000000, Event: frame.EventExit}.WithEnd("", &code),
 	}
 	return fs
 }

@@ -835,11 +835,11 @@ func exitOf(frames []frame.Frame) string {
 		if f.Event != frame.EventExit {
 			continue
 		}
-		if f.Signal != "" {
-			return "signal " + f.Signal
+		if f.Signal() != "" {
+			return "signal " + f.Signal()
 		}
-		if f.Code != nil {
-			return "code " + strconv.Itoa(*f.Code)
+		if f.Code() != nil {
+			return "code " + strconv.Itoa(*f.Code())
 		}
 	}
 	return "no exit"

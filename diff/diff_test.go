@@ -28,7 +28,8 @@ func timeline(lines ...string) []frame.Frame {
 		case strings.HasPrefix(l, "exit "):
 			var code int
 			fmt.Sscan(l[5:], &code)
-			f.Event, f.Code = frame.EventExit, &code
+			f.Event = frame.EventExit
+			f.SetEnd("", &code)
 		}
 		fs = append(fs, f)
 	}

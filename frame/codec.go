@@ -29,10 +29,10 @@ func AppendHeader(dst []byte, f *Frame) []byte {
 	if f.Cut != nil {
 		flags |= flagCut
 	}
-	if f.Event != "" {
+	if f.Event != NoEvent {
 		flags |= flagEvent
 	}
-	if f.Code != nil {
+	if f.Code() != nil {
 		flags |= flagCode
 	}
 	dst = append(dst, flags, byte(f.Dir))
@@ -42,12 +42,12 @@ func AppendHeader(dst []byte, f *Frame) []byte {
 		dst = binary.AppendUvarint(dst, uint64(f.Cut.Len))
 		dst = append(dst, f.Cut.SHA256[:]...)
 	}
-	if f.Event != "" {
-		dst = appendString(dst, f.Event)
-		dst = appendString(dst, f.Signal)
+	if f.Event != NoEvent {
+		dst = appendString(dst, f.Event.String())
+		dst = appendString(dst, f.Signal())
 	}
-	if f.Code != nil {
-		dst = binary.AppendVarint(dst, int64(*f.Code))
+	if code := f.Code(); code != nil {
+		dst = binary.AppendVarint(dst, int64(*code))
 	}
 	return dst
 }
@@ -89,12 +89,18 @@ func DecodeHeader(b []byte) (Frame, []byte, error) {
 		copy(f.Cut.SHA256[:], b[n:n+32])
 		b = b[n+32:]
 	}
+	var signal string
+	var code *int
 	if flags&flagEvent != 0 {
-		var err error
-		if f.Event, b, err = readString(b); err != nil {
+		name, rest, err := readString(b)
+		if err != nil {
 			return f, nil, err
 		}
-		if f.Signal, b, err = readString(b); err != nil {
+		var ok bool
+		if f.Event, ok = ParseEvent(name); !ok {
+			return f, nil, fmt.Errorf("decode frame: %w: %q", ErrBadEvent, name)
+		}
+		if signal, b, err = readString(rest); err != nil {
 			return f, nil, err
 		}
 	}
@@ -103,10 +109,11 @@ func DecodeHeader(b []byte) (Frame, []byte, error) {
 		if n <= 0 {
 			return f, nil, ErrTruncated
 		}
-		code := int(c)
-		f.Code = &code
+		code = new(int)
+		*code = int(c)
 		b = b[n:]
 	}
+	f.SetEnd(signal, code)
 	return f, b, nil
 }
 

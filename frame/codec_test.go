@@ -13,8 +13,8 @@ func TestCodecRoundTrip(t *testing.T) {
 		{Seq: 2, At: 12345, Dir: Out, Raw: []byte("a\rb\x00\xff"), NoEOL: true},
 		{Seq: 1 << 40, At: -5, Dir: Err, Raw: []byte{}},
 		{Seq: 7, At: 9, Dir: Out, Raw: []byte("first"), Cut: &Cut{Len: 1 << 30, SHA256: [32]byte{1, 2, 3}}},
-		{Seq: 8, At: 10, Event: EventExit, Code: &code},
-		{Seq: 9, At: 11, Event: EventSignal, Signal: "SIGTERM"},
+		Frame{Seq: 8, At: 10, Event: EventExit}.WithEnd("", &code),
+		Frame{Seq: 9, At: 11, Event: EventSignal}.WithEnd("SIGTERM", nil),
 		{Seq: 10, At: 12, Dir: In, Event: EventEOF},
 	}
 	for _, want := range cases {
@@ -38,7 +38,7 @@ func TestCodecRoundTrip(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	code := 1
 	f.Add(Append(nil, &Frame{Seq: 1, Dir: In, Raw: []byte("x")}))
-	f.Add(Append(nil, &Frame{Seq: 2, Event: EventExit, Code: &code, Cut: &Cut{Len: 9}}))
+	f.Add(Append(nil, ptr(Frame{Seq: 2, Event: EventExit, Cut: &Cut{Len: 9}}.WithEnd("", &code))))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fr, err := Decode(b)
 		if err != nil {
@@ -54,3 +54,5 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func ptr(f Frame) *Frame { return &f }

@@ -49,18 +49,71 @@ func ParseDir(s string) (Dir, error) {
 	return 0, fmt.Errorf("%w: %q (want in, out or err)", ErrBadDir, s)
 }
 
-// Lifecycle event names, as spelled on tapes.
+// Event names a lifecycle event; NoEvent (0) marks a line. Its String is
+// the name as spelled on tapes and in the store.
+type Event uint8
+
+// The lifecycle events.
 const (
-	EventEOF    = "eof"    // the host closed the plugin's stdin
-	EventSignal = "signal" // a signal reached the shim and was passed on
-	EventClosed = "closed" // the plugin closed its stdout
-	EventExit   = "exit"   // the plugin exited (Code or Signal)
-	EventGone   = "gone"   // the host stopped reading our stdout (EPIPE); output is recorded, not delivered
+	NoEvent     Event = iota // a line, not an event
+	EventEOF                 // "eof": the host closed the plugin's stdin
+	EventSignal              // "signal": a signal reached the shim and was passed on
+	EventClosed              // "closed": the plugin closed its stdout
+	EventExit                // "exit": the plugin exited (Code or Signal)
+	EventGone                // "gone": the host stopped reading our stdout (EPIPE); output is recorded, not delivered
 )
+
+// String returns the event's tape spelling ("eof", …), "" for NoEvent.
+func (e Event) String() string {
+	switch e {
+	case NoEvent:
+		return ""
+	case EventEOF:
+		return "eof"
+	case EventSignal:
+		return "signal"
+	case EventClosed:
+		return "closed"
+	case EventExit:
+		return "exit"
+	case EventGone:
+		return "gone"
+	}
+	return fmt.Sprintf("event(%d)", uint8(e))
+}
+
+// ParseEvent is the inverse of String for the five events; false for
+// any other name (and for "").
+func ParseEvent(name string) (Event, bool) {
+	for e := EventEOF; e <= EventGone; e++ {
+		if e.String() == name {
+			return e, true
+		}
+	}
+	return NoEvent, false
+}
+
+// MarshalText spells the event as String does.
+func (e Event) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
+// UnmarshalText reads an event's name; "" is NoEvent.
+func (e *Event) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*e = NoEvent
+		return nil
+	}
+	ev, ok := ParseEvent(string(b))
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrBadEvent, b)
+	}
+	*e = ev
+	return nil
+}
 
 // Sentinel errors of this package.
 var (
 	ErrBadDir    = errors.New("bad direction")
+	ErrBadEvent  = errors.New("unknown event (want eof, signal, closed, exit or gone)")
 	ErrTruncated = errors.New("truncated frame encoding")
 )
 
@@ -73,28 +126,61 @@ type Cut struct {
 	SHA256 [32]byte
 }
 
-// Frame is one entry of a session's timeline: a line (Event == "") or a
-// lifecycle event (Event != ""). Its fields are ordered so that it takes
-// 96 bytes: a replay holds two of them a line (the recording's and the
-// live one).
+// Frame is one entry of a session's timeline: a line (Event == NoEvent)
+// or a lifecycle event. Its fields are ordered so that it takes 64 bytes:
+// a replay holds two of them a line (the recording's and the live one),
+// so what only events say (a signal, an exit code) is behind one pointer
+// (see Signal, Code and SetEnd).
 type Frame struct {
 	Seq uint64 // 1, 2, 3 … in the order the shim saw complete lines and events
 	At  int64  // nanoseconds since the session started (monotonic clock)
 	Raw []byte // the exact bytes of the line without its "\n"
 	// Cut is non-nil when Raw is only the first bytes of a longer line.
 	Cut *Cut
+	end *Exit // for signal and exit events: the signal, the exit code
 
-	Event  string // lifecycle event name, "" for a line
-	Signal string // for signal and exit events: the signal name, e.g. "SIGTERM"
-	Code   *int   // for exit events: the exit code when the plugin exited normally
-
-	Dir Dir // the stream; for events the stream concerned, or 0
+	Event Event // the lifecycle event, NoEvent for a line
+	Dir   Dir   // the stream; for events the stream concerned, or 0
 	// NoEOL marks an unterminated last line.
 	NoEOL bool
 }
 
 // IsEvent reports whether f is a lifecycle event rather than a line.
-func (f *Frame) IsEvent() bool { return f.Event != "" }
+func (f *Frame) IsEvent() bool { return f.Event != NoEvent }
+
+// Signal is, for signal and exit events, the signal's name (e.g.
+// "SIGTERM"); "" when there is none.
+func (f *Frame) Signal() string {
+	if f.end == nil {
+		return ""
+	}
+	return f.end.Signal
+}
+
+// Code is, for an exit event, the exit code when the plugin exited
+// normally; nil otherwise.
+func (f *Frame) Code() *int {
+	if f.end == nil {
+		return nil
+	}
+	return f.end.Code
+}
+
+// SetEnd sets what a signal or exit event says: the signal's name ("" for
+// none) and the exit code (nil for none).
+func (f *Frame) SetEnd(signal string, code *int) {
+	if signal == "" && code == nil {
+		f.end = nil
+		return
+	}
+	f.end = &Exit{Signal: signal, Code: code}
+}
+
+// WithEnd is f with what SetEnd sets.
+func (f Frame) WithEnd(signal string, code *int) Frame {
+	f.SetEnd(signal, code)
+	return f
+}
 
 // Counts holds one number per stream.
 type Counts struct {

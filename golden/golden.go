@@ -272,9 +272,9 @@ func (u *update) write() ([]byte, error) {
 			} else if u.exit && rec.Event == frame.EventExit {
 				c := *rec
 				f = &c
-				f.Code, f.Signal = nil, ""
+				f.SetEnd("", nil)
 				if e := exitOf(u.rp.Live); e != nil {
-					f.Code, f.Signal = e.Code, e.Signal
+					f.SetEnd(e.Signal(), e.Code())
 				}
 			}
 			if f == nil {
@@ -393,7 +393,7 @@ func (u *update) header() ([]byte, error) {
 	meta.Bytes.Err += bytesAfter.Err - bytesBefore.Err
 	if u.exit {
 		if e := exitOf(u.rp.Live); e != nil {
-			meta.Exit = frame.Exit{Code: e.Code, Signal: e.Signal}
+			meta.Exit = frame.Exit{Code: e.Code(), Signal: e.Signal()}
 		}
 	}
 	var b bytes.Buffer

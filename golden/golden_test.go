@@ -42,7 +42,7 @@ func TestUpdate(t *testing.T) {
 		{Seq: 2, At: 5, Dir: frame.Out, Raw: []byte("a")},
 		{Seq: 3, At: 6, Dir: frame.Out, Raw: []byte("new")},
 		{Seq: 4, At: 7, Dir: frame.Out, Raw: []byte("B")},
-		{Seq: 5, At: 8, Event: frame.EventExit, Code: &code},
+		frame.Frame{Seq: 5, At: 8, Event: frame.EventExit}.WithEnd("", &code),
 	}
 	res := diff.Frames(tf.Frames, live, diff.Options{})
 	out, err := Update(tf, Replay{Live: live, Sent: map[uint64]uint64{1: 1}}, res, Options{})

@@ -166,7 +166,8 @@ func writeTape(t *testing.T, lines ...line) *Recording {
 		case "eof":
 			f.Event, f.Dir = frame.EventEOF, frame.In
 		case "exit":
-			f.Event, f.Code = frame.EventExit, &code
+			f.Event = frame.EventExit
+			f.SetEnd("", &code)
 		default:
 			t.Fatalf("bad line %q", l)
 		}

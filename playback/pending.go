@@ -77,7 +77,7 @@ func StoreLive(st *store.Store, o *Outcome) (*frame.Session, error) {
 	for _, f := range o.Run.Live {
 		if f.IsEvent() {
 			if f.Event == frame.EventExit {
-				meta.Exit = frame.Exit{Code: f.Code, Signal: f.Signal}
+				meta.Exit = frame.Exit{Code: f.Code(), Signal: f.Signal()}
 			}
 			continue
 		}

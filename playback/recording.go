@@ -1,6 +1,7 @@
 package playback
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -84,13 +85,43 @@ func ReadTape(path string) (*Recording, error) {
 }
 
 // readTapeFrames reads a tape file's frames only: its Tape is nil (Update
-// cannot rewrite it), which saves 32 bytes a frame.
+// cannot rewrite it). The tape is streamed, never held: a recording costs
+// its frames and their bytes (a tape line's JSON member, not the line),
+// where a tape read whole costs its lines and 32 bytes a frame more.
 func readTapeFrames(path string) (*Recording, error) {
-	rec, err := readTape(path, tape.ReadFrames)
-	if err == nil {
-		rec.Tape = nil
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open tape: %w", err)
 	}
-	return rec, err
+	defer f.Close()
+	lines, err := countLines(f)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read tape %s: %w", path, err)
+	}
+	tf, err := tape.ReadFramesFrom(bufio.NewReaderSize(f, 256<<10), lines)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Recording{Name: path, TapePath: path, Meta: tf.Session, Frames: tf.Frames}, nil
+}
+
+// countLines counts the lines r holds (the last one may have no "\n").
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 256<<10)
+	n := 1
+	for {
+		k, err := r.Read(buf)
+		n += bytes.Count(buf[:k], []byte("\n"))
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 func readTape(path string, read func([]byte) (*tape.File, error)) (*Recording, error) {

@@ -83,7 +83,9 @@ type fails func(ctx context.Context, frames []frame.Frame) (bool, error)
 // still fails the same way, and writes the smallest failing tape.
 func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkResult, error) {
 	start := time.Now()
-	t := shrink.Split(rec.Frames)
+	// The recording is split once the whole replay is over, so that the
+	// split and that replay's live run are not held at once.
+	var t *shrink.Tape
 	ro := opt.Replay
 	var test fails
 	var chase string
@@ -122,6 +124,7 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 					keep[d.Recorded.Seq] = true
 				}
 			}
+			t = shrink.Split(rec.Frames)
 			test = replayTest(rec, &ro, t, keep, func(o *Outcome) bool { return pred.Eval(factsOf(o)) })
 			break
 		}
@@ -131,7 +134,11 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 		tg := targetOf(first.Diff.Differences[0])
 		chase = tg.String() + " (the first difference)"
 		keep = map[uint64]bool{tg.seq: tg.seq != 0}
+		t = shrink.Split(rec.Frames)
 		test = replayTest(rec, &ro, t, keep, tg.in)
+	}
+	if t == nil {
+		t = shrink.Split(rec.Frames)
 	}
 	runs := 1
 	if opt.OnStart != nil {
@@ -529,7 +536,7 @@ func factsOf(o *Outcome) *shrink.Facts {
 	for _, l := range o.Run.Live {
 		switch {
 		case l.Event == frame.EventExit:
-			f.Code, f.Signal = l.Code, l.Signal
+			f.Code, f.Signal = l.Code(), l.Signal()
 		case !l.IsEvent() && l.Dir == frame.Err:
 			f.Stderr = append(f.Stderr, string(l.Raw))
 		}

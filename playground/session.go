@@ -345,10 +345,10 @@ func (s *server) exited(r *run, res *recording.Result, err error) {
 		fmt.Fprintf(s.opt.Log, "tapedeck: play: %s\n", res.StartFailure)
 		s.addLocked(r, frame.Frame{Dir: frame.Err, Raw: []byte("tapedeck: " + res.StartFailure)})
 	case res.Signal != "":
-		ev.Signal = res.Signal
+		ev.SetEnd(res.Signal, nil)
 	default:
 		code := res.Code
-		ev.Code = &code
+		ev.SetEnd("", &code)
 	}
 	s.addLocked(r, ev)
 	s.findingsLocked(r, r.checker.Finish(), -1)

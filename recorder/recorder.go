@@ -369,7 +369,8 @@ func (r *Recorder) Event(e proxy.Event) {
 	case proxy.EventEOF:
 		f.Event, f.Dir = frame.EventEOF, frame.In
 	case proxy.EventSignal:
-		f.Event, f.Signal = frame.EventSignal, frame.SignalName(int(e.Signal))
+		f.Event = frame.EventSignal
+		f.SetEnd(frame.SignalName(int(e.Signal)), nil)
 	case proxy.EventClosed:
 		f.Event, f.Dir = frame.EventClosed, frame.Out
 	case proxy.EventGone:
@@ -377,10 +378,10 @@ func (r *Recorder) Event(e proxy.Event) {
 	case proxy.EventExit:
 		f.Event = frame.EventExit
 		if e.Signal != 0 {
-			f.Signal = frame.SignalName(int(e.Signal))
+			f.SetEnd(frame.SignalName(int(e.Signal)), nil)
 		} else {
 			code := e.Code
-			f.Code = &code
+			f.SetEnd("", &code)
 		}
 	}
 	if r.observe != nil {

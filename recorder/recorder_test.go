@@ -130,7 +130,7 @@ func TestRecorderNumbersBatchesAndEnds(t *testing.T) {
 	}
 	if len(fs) != 6 || fs[0].Seq != 1 || fs[0].Dir != frame.In || string(fs[0].Raw) != "a" ||
 		fs[1].Seq != 2 || !fs[1].NoEOL || fs[2].Seq != 3 || string(fs[2].Raw) != "c" || fs[3].Seq != 4 || len(fs[3].Raw) != 0 ||
-		fs[4].Seq != 5 || string(fs[4].Raw) != "d" || fs[4].Dir != frame.Out || fs[5].Seq != 6 || fs[5].Event != frame.EventExit || *fs[5].Code != 3 {
+		fs[4].Seq != 5 || string(fs[4].Raw) != "d" || fs[4].Dir != frame.Out || fs[5].Seq != 6 || fs[5].Event != frame.EventExit || *fs[5].Code() != 3 {
 		t.Errorf("frames %+v", fs)
 	}
 	if warn.Len() != 0 || r.Lost() != nil {

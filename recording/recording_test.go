@@ -63,12 +63,12 @@ func stored(t *testing.T, dir, id string) (*frame.Session, map[frame.Dir][]strin
 		switch {
 		case !f.IsEvent():
 			lines[f.Dir] = append(lines[f.Dir], string(f.Raw))
-		case f.Code != nil:
-			events = append(events, f.Event+" "+strconv.Itoa(*f.Code))
-		case f.Signal != "":
-			events = append(events, f.Event+" "+f.Signal)
+		case f.Code() != nil:
+			events = append(events, f.Event.String()+" "+strconv.Itoa(*f.Code()))
+		case f.Signal() != "":
+			events = append(events, f.Event.String()+" "+f.Signal())
 		default:
-			events = append(events, f.Event)
+			events = append(events, f.Event.String())
 		}
 		return nil
 	})

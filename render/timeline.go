@@ -413,7 +413,7 @@ func (p *Timeline) line(r *row) {
 	case "error", "stray":
 		kindColor = cRed
 	case "event":
-		kind = f.Event
+		kind = f.Event.String()
 		kindColor = cMagenta
 	}
 	lat := ""
@@ -540,14 +540,14 @@ func appendFrameJSON(dst []byte, r *row) []byte {
 	dst = strconv.AppendInt(dst, f.At, 10)
 	if f.IsEvent() {
 		dst = append(dst, `,"kind":"event","event":`...)
-		dst = strconv.AppendQuote(dst, f.Event)
-		if f.Signal != "" {
+		dst = strconv.AppendQuote(dst, f.Event.String())
+		if f.Signal() != "" {
 			dst = append(dst, `,"signal":`...)
-			dst = tape.AppendString(dst, []byte(f.Signal))
+			dst = tape.AppendString(dst, []byte(f.Signal()))
 		}
-		if f.Code != nil {
+		if f.Code() != nil {
 			dst = append(dst, `,"code":`...)
-			dst = strconv.AppendInt(dst, int64(*f.Code), 10)
+			dst = strconv.AppendInt(dst, int64(*f.Code()), 10)
 		}
 		return append(dst, "}\n"...)
 	}

@@ -25,7 +25,7 @@ func echoRecording(n int) []frame.Frame {
 	}
 	code := 0
 	fs = append(fs, frame.Frame{Seq: seq + 1, Event: frame.EventEOF, Dir: frame.In},
-		frame.Frame{Seq: seq + 2, Event: frame.EventExit, Code: &code})
+		frame.Frame{Seq: seq + 2, Event: frame.EventExit}.WithEnd("", &code))
 	return fs
 }
 

@@ -141,18 +141,19 @@ func (k *keeper) take(n int64, stored int) bool {
 
 // splitter cuts what one of the plugin's pipes says into lines, applying
 // its keeper: a line longer than the cap is kept cut (Frame.Cut), and one
-// past the bound is marked unkept. Lines are copied out of what is fed
-// into slabs of their own (kept lines stay in the timeline); an unkept
-// line is copied into scratch, reused for the next one, unless stable
-// asks for copies that outlive it (a line handed to another goroutine).
+// past the bound is marked unkept. When stable (a line handed to another
+// goroutine) every line is copied out of what is fed, a kept one into
+// slabs of its own (it stays in the timeline), an unkept one into a
+// slice of its own. Else a line is handed on as a view of what was fed, valid
+// until emit returns, and emit keeps what it needs with keep: a line
+// the same as a recorded one is not copied at all (see runner.handle).
 type splitter struct {
-	keep    *keeper
-	stable  bool
-	acc     []byte // the line so far, when it spans feeds (up to the cap)
-	n       int64  // its length so far, newline included
-	eol     bool   // it has ended with a newline
-	slab    []byte
-	scratch []byte
+	keep   *keeper
+	stable bool
+	acc    []byte // the line so far, when it spans feeds (up to the cap)
+	n      int64  // its length so far, newline included
+	eol    bool   // it has ended with a newline
+	slab   []byte
 }
 
 // slabSize is how much line text one allocation holds.
@@ -164,6 +165,8 @@ type line struct {
 	eol    bool
 	cut    *frame.Cut
 	unkept bool
+	// view marks raw as a view into what was fed (see splitter).
+	view bool
 }
 
 // feed splits b into lines and calls emit for each complete one.
@@ -217,20 +220,28 @@ func (s *splitter) emit(raw []byte, n int64, eol bool, emit func(line)) {
 		l.cut = &frame.Cut{Len: n}
 	}
 	switch {
-	case l.unkept && !s.stable:
-		s.scratch = append(s.scratch[:0], raw...)
-		l.raw = s.scratch
-	case len(raw) > slabSize/4:
-		l.raw = append(make([]byte, 0, len(raw)), raw...)
+	case !s.stable:
+		l.raw, l.view = raw, true
+	case l.unkept:
+		l.raw = append([]byte(nil), raw...)
 	default:
-		if cap(s.slab)-len(s.slab) < len(raw) {
-			s.slab = make([]byte, 0, slabSize)
-		}
-		at := len(s.slab)
-		s.slab = append(s.slab, raw...)
-		l.raw = s.slab[at:len(s.slab):len(s.slab)]
+		l.raw = s.copyOut(raw)
 	}
 	emit(l)
+}
+
+// copyOut copies a line into the splitter's slabs (a long one into a slice
+// of its own), to stay in the timeline.
+func (s *splitter) copyOut(raw []byte) []byte {
+	if len(raw) > slabSize/4 {
+		return append(make([]byte, 0, len(raw)), raw...)
+	}
+	if cap(s.slab)-len(s.slab) < len(raw) {
+		s.slab = make([]byte, 0, slabSize)
+	}
+	at := len(s.slab)
+	s.slab = append(s.slab, raw...)
+	return s.slab[at:len(s.slab):len(s.slab)]
 }
 
 // read sends every line of one of the plugin's pipes to the main loop

@@ -34,15 +34,48 @@ type step struct {
 	// steps share one backing array of causes.
 	causes []string
 	call   *call // sendAnswer: the call answered
-	// pause and quiet are a host script's: wait this long before sending,
-	// and wait for this much silence first.
-	pause, quiet time.Duration
-	// took is how long the recording shows the plugin took to say what
-	// this step waits for: it bounds the wait (see Options.WaitFactor).
-	took   took
-	signal int
-	kind   stepKind
+	// script is a host script's wait before this step; nil for none.
+	script *scriptWait
+	// took and tookFromStart are how long the recording shows the plugin
+	// took to say what this step waits for: it bounds the wait (see
+	// Options.WaitFactor, and tookOf). They are not a took, so that a
+	// step packs into 64 bytes: a plan holds one a host frame.
+	took          time.Duration
+	signal        int32
+	kind          stepKind
+	tookFromStart bool
 }
+
+// scriptWait is a host script's wait before a step: this long before
+// sending, and this much silence first.
+type scriptWait struct{ pause, quiet time.Duration }
+
+// newScriptWait is the wait of a step, nil when it has none.
+func newScriptWait(pause, quiet time.Duration) *scriptWait {
+	if pause == 0 && quiet == 0 {
+		return nil
+	}
+	return &scriptWait{pause, quiet}
+}
+
+// pause is how long a host script waits before sending st.
+func (st *step) pause() time.Duration {
+	if st.script == nil {
+		return 0
+	}
+	return st.script.pause
+}
+
+// quiet is how much silence a host script waits for before sending st.
+func (st *step) quiet() time.Duration {
+	if st.script == nil {
+		return 0
+	}
+	return st.script.quiet
+}
+
+// tookOf is the recorded wait of st.
+func (st *step) tookOf() took { return took{d: st.took, fromStart: st.tookFromStart} }
 
 // took is the recorded wait of a step: the time from the previous host
 // step to the last frame the step waits for (the last of its causes or,
@@ -310,7 +343,8 @@ func makePlan(recorded []frame.Frame) *plan {
 		if s.kind == sendAnswer && s.call.at > lastAt {
 			lastAt = s.call.at
 		}
-		s.took = tookFor(lastAt)
+		t := tookFor(lastAt)
+		s.took, s.tookFromStart = t.d, t.fromStart
 		if s.kind == sendFrame || s.kind == sendAnswer {
 			p.answers++
 		}
@@ -329,8 +363,8 @@ func makePlan(recorded []frame.Frame) *plan {
 		case f.Event == frame.EventEOF:
 			add(step{kind: closeStdin, frame: f})
 		case f.Event == frame.EventSignal:
-			if n := frame.SignalNumber(f.Signal); n > 0 {
-				add(step{kind: sendSignal, frame: f, signal: n})
+			if n := frame.SignalNumber(f.Signal()); n > 0 {
+				add(step{kind: sendSignal, frame: f, signal: int32(n)})
 			}
 		case f.IsEvent():
 		case f.Dir == frame.Out:

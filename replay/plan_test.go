@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tapedeck/tapedeck/frame"
 )
@@ -19,7 +20,8 @@ func tl(lines ...string) []frame.Frame {
 		case l == "eof":
 			f.Event, f.Dir = frame.EventEOF, frame.In
 		case strings.HasPrefix(l, "signal "):
-			f.Event, f.Signal = frame.EventSignal, l[7:]
+			f.Event = frame.EventSignal
+			f.SetEnd(l[7:], nil)
 		case strings.HasPrefix(l, "> "):
 			f.Dir, f.Raw = frame.In, []byte(l[2:])
 		case strings.HasPrefix(l, "< "):
@@ -110,7 +112,7 @@ func TestRunAgainstCat(t *testing.T) {
 			out++
 		}
 	}
-	if in != 50 || out != 50 || exit == nil || exit.Code == nil || *exit.Code != 0 {
+	if in != 50 || out != 50 || exit == nil || exit.Code() == nil || *exit.Code() != 0 {
 		t.Errorf("in %d, out %d, exit %+v; notes %v", in, out, exit, res.Notes)
 	}
 }
@@ -347,5 +349,12 @@ func TestPlayAScript(t *testing.T) {
 	}
 	if len(res.Notes) != 0 || len(res.Unmatched) != 0 {
 		t.Errorf("notes %q, unmatched %q", res.Notes, res.Unmatched)
+	}
+}
+
+// TestStepIs64Bytes: a plan holds a step a host frame; it took 88 bytes.
+func TestStepIs64Bytes(t *testing.T) {
+	if n := unsafe.Sizeof(step{}); n != 64 && unsafe.Sizeof(uintptr(0)) == 8 {
+		t.Fatalf("a plan step takes %d bytes, want 64", n)
 	}
 }

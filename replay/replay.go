@@ -177,6 +177,9 @@ type event struct {
 	// unkept marks a line past its pipe's bound; cut, a line kept cut.
 	unkept bool
 	cut    *frame.Cut
+	// view marks raw as a view of r.outLines' input, valid while the
+	// event is handled (see splitter).
+	view bool
 }
 
 type eventKind uint8
@@ -519,8 +522,8 @@ func (r *runner) play(ctx context.Context) error {
 				return err
 			}
 		}
-		if st.pause > 0 {
-			if err := r.idleUntil(ctx, time.Now().Add(st.pause)); err != nil {
+		if pause := st.pause(); pause > 0 {
+			if err := r.idleUntil(ctx, time.Now().Add(pause)); err != nil {
 				return err
 			}
 		}
@@ -551,7 +554,7 @@ func (r *runner) play(ctx context.Context) error {
 		}
 		r.note("the plugin was still running %v after stdin closed: %s, as the host does", r.opts.Grace, frame.SignalName(int(sig)))
 		r.plugin.Signal(sig)
-		r.add(frame.Frame{Event: frame.EventSignal, Signal: frame.SignalName(int(sig))})
+		r.add(frame.Frame{Event: frame.EventSignal}.WithEnd(frame.SignalName(int(sig)), nil))
 	}
 	for !r.exited {
 		if err := r.next(ctx, time.Now().Add(time.Hour)); err != nil {
@@ -740,7 +743,7 @@ func (r *runner) waitFor(ctx context.Context, st *step) (bool, error) {
 	told := r.opts.Waiting == nil
 	quiet := r.opts.Quiet
 	if st != nil {
-		quiet = max(quiet, st.quiet)
+		quiet = max(quiet, st.quiet())
 	}
 	for {
 		if r.exited {
@@ -809,7 +812,7 @@ const waitingAfter = 2 * time.Second
 func (r *runner) bound(st *step, begin time.Time) (from time.Time, bound time.Duration, end waitEnd) {
 	t := r.plan.tailTook
 	if st != nil {
-		t = st.took
+		t = st.tookOf()
 	}
 	if !r.plan.timed || t.fromStart && r.firstOut.IsZero() {
 		return begin, r.opts.StepTimeout, waitEnd{}
@@ -933,7 +936,7 @@ func (r *runner) next(ctx context.Context, wake time.Time) error {
 
 // outLine handles a line the main loop read from stdout.
 func (r *runner) outLine(l line, at time.Time) {
-	r.handle(event{kind: evLine, dir: frame.Out, raw: l.raw, eol: l.eol, cut: l.cut, unkept: l.unkept, at: at})
+	r.handle(event{kind: evLine, dir: frame.Out, raw: l.raw, eol: l.eol, cut: l.cut, unkept: l.unkept, view: l.view, at: at})
 }
 
 // perform carries out one host step.
@@ -959,7 +962,7 @@ func (r *runner) perform(st *step) {
 		r.sendAnswer(st.call)
 	case sendSignal:
 		r.enqueue(write{signal: syscall.Signal(st.signal)})
-		r.add(frame.Frame{Event: frame.EventSignal, Signal: st.frame.Signal})
+		r.add(frame.Frame{Event: frame.EventSignal}.WithEnd(st.frame.Signal(), nil))
 	}
 }
 
@@ -968,7 +971,20 @@ func (r *runner) perform(st *step) {
 func (r *runner) handle(ev event) {
 	switch ev.kind {
 	case evLine:
+		var same *expected
+		if ev.dir == frame.Out {
+			same = r.expected(ev.raw, ev.cut)
+		}
 		if !ev.unkept {
+			// A line the same as the recorded one it is compared with
+			// keeps the recorded bytes: a replay that goes as recorded
+			// holds the plugin's lines once.
+			switch {
+			case same != nil:
+				ev.raw = same.frame.Raw
+			case ev.view:
+				ev.raw = r.outLines.copyOut(ev.raw)
+			}
 			r.addAt(frame.Frame{Dir: ev.dir, Raw: ev.raw, NoEOL: !ev.eol, Cut: ev.cut}, ev.at)
 		}
 		r.lastSaid = ev.at
@@ -978,9 +994,9 @@ func (r *runner) handle(ev event) {
 		if r.firstOut.IsZero() {
 			r.firstOut = ev.at
 		}
-		if e := r.expected(ev.raw, ev.cut); e != nil {
-			if e.ok {
-				r.saw(e.cause)
+		if same != nil && !same.request {
+			if same.ok {
+				r.saw(same.cause)
 			}
 			return
 		}
@@ -1016,10 +1032,12 @@ func (r *runner) handle(ev event) {
 			r.drainBy = time.Now().Add(drain)
 			r.outArmed = time.Time{} // Drain moved it
 		}
-		f := frame.Frame{Event: frame.EventExit, Signal: ev.exit.Signal}
+		f := frame.Frame{Event: frame.EventExit}
 		if ev.exit.Signal == "" {
 			code := ev.exit.Code
-			f.Code = &code
+			f.SetEnd("", &code)
+		} else {
+			f.SetEnd(ev.exit.Signal, nil)
 		}
 		r.exitFrame = &f
 		if r.readers == 0 {
@@ -1036,8 +1054,8 @@ const expectWindow = 4
 // expected returns the recorded line of the plugin's stdout, among the
 // next few after the last one matched, whose bytes are raw's: a live line
 // the same as a recorded one has its cause, and parsing is a function of
-// the bytes. nil when none is (or raw is cut), and for a request, which is
-// parsed to be answered.
+// the bytes (but for a request, which is parsed to be answered). nil when
+// none is, or raw is cut.
 func (r *runner) expected(raw []byte, cut *frame.Cut) *expected {
 	if cut != nil {
 		return nil
@@ -1046,9 +1064,6 @@ func (r *runner) expected(raw []byte, cut *frame.Cut) *expected {
 	for i := r.expectAt; i < len(ex) && i < r.expectAt+expectWindow; i++ {
 		if e := &ex[i]; bytes.Equal(e.frame.Raw, raw) {
 			r.expectAt = i + 1
-			if e.request {
-				return nil
-			}
 			return e
 		}
 	}

@@ -140,7 +140,7 @@ func (p *plan) addScriptLine(n int, line []byte) error {
 		} else {
 			p.calls[c.method] = append(p.calls[c.method], c)
 		}
-		p.steps = append(p.steps, step{kind: sendAnswer, frame: c.answer, call: c, causes: causes, pause: pause, quiet: quiet})
+		p.steps = append(p.steps, step{kind: sendAnswer, frame: c.answer, call: c, causes: causes, script: newScriptWait(pause, quiet)})
 	case isAnswers:
 		for m, res := range w.Answers {
 			p.fallback[m] = res
@@ -149,13 +149,14 @@ func (p *plan) addScriptLine(n int, line []byte) error {
 		if !w.Close {
 			return errors.New(`"close" may only be true`)
 		}
-		p.steps = append(p.steps, step{kind: closeStdin, frame: &frame.Frame{Seq: uint64(n)}, causes: causes, pause: pause, quiet: quiet})
+		p.steps = append(p.steps, step{kind: closeStdin, frame: &frame.Frame{Seq: uint64(n)}, causes: causes, script: newScriptWait(pause, quiet)})
 	case isSignal:
 		sig := frame.SignalNumber(w.Signal)
 		if sig <= 0 {
 			return fmt.Errorf("unknown signal %q (want a name such as SIGTERM)", w.Signal)
 		}
-		p.steps = append(p.steps, step{kind: sendSignal, frame: &frame.Frame{Seq: uint64(n), Signal: w.Signal}, signal: sig, causes: causes, pause: pause, quiet: quiet})
+		signalFrame := frame.Frame{Seq: uint64(n)}.WithEnd(w.Signal, nil)
+		p.steps = append(p.steps, step{kind: sendSignal, frame: &signalFrame, signal: int32(sig), causes: causes, script: newScriptWait(pause, quiet)})
 	}
 	return nil
 }
@@ -171,11 +172,11 @@ func (p *plan) addFrame(n int, raw []byte, causes []string, pause, quiet time.Du
 	m := message.Parse(f.Raw)
 	switch {
 	case m.IsCall():
-		p.steps = append(p.steps, step{kind: sendFrame, frame: f, causes: causes, pause: pause, quiet: quiet})
+		p.steps = append(p.steps, step{kind: sendFrame, frame: f, causes: causes, script: newScriptWait(pause, quiet)})
 	case m.IsReply():
 		c := &call{answer: f}
 		p.byID[m.IDKey()] = append(p.byID[m.IDKey()], c)
-		p.steps = append(p.steps, step{kind: sendAnswer, frame: f, call: c, causes: causes, pause: pause, quiet: quiet})
+		p.steps = append(p.steps, step{kind: sendAnswer, frame: f, call: c, causes: causes, script: newScriptWait(pause, quiet)})
 	default:
 		return fmt.Errorf("not a host frame (%s): want a request, a notification or a response", m.Problem)
 	}

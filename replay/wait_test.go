@@ -140,7 +140,7 @@ func TestAHangIsBoundedByTheRecordedWait(t *testing.T) {
 	}
 	signalled := false
 	for _, f := range res.Live {
-		signalled = signalled || f.Event == frame.EventSignal && f.Signal == "SIGTERM"
+		signalled = signalled || f.Event == frame.EventSignal && f.Signal() == "SIGTERM"
 	}
 	if !signalled || len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "which took 2ms in the recording") {
 		t.Errorf("signalled %v, notes %q", signalled, res.Notes)
@@ -342,8 +342,8 @@ func TestPlanTook(t *testing.T) {
 	))
 	var got []string
 	for _, st := range p.steps {
-		s := st.took.d.String()
-		if st.took.fromStart {
+		s := st.tookOf().d.String()
+		if st.tookOf().fromStart {
 			s += " from the first line"
 		}
 		got = append(got, s)

@@ -52,11 +52,11 @@ func (b *builder) line(d frame.Dir, raw string) *builder {
 	return b
 }
 
-func (b *builder) event(name string, code int) *builder {
+func (b *builder) event(name frame.Event, code int) *builder {
 	b.at += 1_000_000
 	f := frame.Frame{Seq: uint64(len(b.frames) + 1), At: b.at, Event: name}
 	if name == frame.EventExit {
-		f.Code = &code
+		f.SetEnd("", &code)
 	}
 	b.frames = append(b.frames, f)
 	return b

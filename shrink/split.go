@@ -24,9 +24,11 @@ type Tape struct {
 	// unit it may go with: below owner for a frame pooled over a run of
 	// steps the host wrote ahead of the plugin, which stays while any of
 	// them does.
-	owner, from []int
+	// Both are int32, as steps is: a million-frame recording's split
+	// costs 4 bytes a frame less for each.
+	owner, from []int32
 	units       []Unit
-	steps       []int // the units that may go, in order
+	steps       []int32 // the units that may go, in order
 	pooled      map[uint64]bool
 }
 
@@ -52,23 +54,31 @@ type Unit struct {
 // frames (but replies, which go by id) are pooled over the run and stay
 // while any unit of the run does (see Pooled).
 func Split(recorded []frame.Frame) *Tape {
-	t := &Tape{frames: recorded, owner: make([]int, len(recorded)), from: make([]int, len(recorded)), pooled: map[uint64]bool{}}
-	cur := -1
-	type owners struct{ owner, from int }
-	hostReqs := map[string][]int{}      // host request id → units, in order
+	t := &Tape{frames: recorded, owner: make([]int32, len(recorded)), from: make([]int32, len(recorded)), pooled: map[uint64]bool{}}
+	hostFrames := 0
+	for i := range recorded {
+		if f := &recorded[i]; f.Dir == frame.In || f.IsEvent() {
+			hostFrames++
+		}
+	}
+	t.units = make([]Unit, 0, hostFrames) // at most a unit a host frame or event
+	names := map[string]string{}          // each method's name once, however many units it starts
+	var cur int32 = -1
+	type owners struct{ owner, from int32 }
+	hostReqs := map[string][]int32{}    // host request id → units, in order
 	pluginReqs := map[string][]owners{} // plugin request id → owners, in order
 	var answers []int                   // host answers, settled once every request is known
-	curAt := make([]int, len(recorded))
-	var block []int // per unit: the first unit of the run the host wrote ahead in
-	heard := false  // the plugin said something since the current unit started
+	curAt := make([]int32, len(recorded))
+	var block []int32 // per unit: the first unit of the run the host wrote ahead in
+	heard := false    // the plugin said something since the current unit started
 	start := func(f *frame.Frame, what string) {
 		t.units = append(t.units, Unit{Seq: f.Seq, What: what})
-		b := len(t.units) - 1
+		b := int32(len(t.units) - 1)
 		if cur >= 0 && !heard {
 			b = block[cur]
 		}
 		block = append(block, b)
-		cur, heard = len(t.units)-1, false
+		cur, heard = int32(len(t.units)-1), false
 	}
 	withCur := func(i int) {
 		t.owner[i], t.from[i] = cur, cur
@@ -81,7 +91,7 @@ func Split(recorded []frame.Frame) *Tape {
 		curAt[i] = cur
 		switch {
 		case f.Event == frame.EventEOF || f.Event == frame.EventSignal:
-			start(f, f.Event)
+			start(f, f.Event.String())
 			t.owner[i], t.from[i] = cur, cur
 			continue
 		case f.IsEvent():
@@ -97,7 +107,11 @@ func Split(recorded []frame.Frame) *Tape {
 		case f.Dir == frame.In && m.Kind.IsReply():
 			answers = append(answers, i)
 		case f.Dir == frame.In:
-			what := string(m.Method)
+			what, ok := names[string(m.Method)]
+			if !ok {
+				what = string(m.Method)
+				names[what] = what
+			}
 			if what == "" {
 				what = m.Kind.String()
 			}
@@ -134,7 +148,7 @@ func Split(recorded []frame.Frame) *Tape {
 	}
 	for i := len(t.units) - 1; i >= 0; i-- {
 		switch t.units[i].What {
-		case "shutdown", frame.EventEOF, frame.EventSignal:
+		case "shutdown", frame.EventEOF.String(), frame.EventSignal.String():
 			t.units[i].Fixed = true
 			continue
 		}
@@ -147,7 +161,7 @@ func Split(recorded []frame.Frame) *Tape {
 	}
 	for i, u := range t.units {
 		if !u.Fixed {
-			t.steps = append(t.steps, i)
+			t.steps = append(t.steps, int32(i))
 		}
 	}
 	// A run with fewer than two steps that may go pools nothing: what

@@ -28,7 +28,7 @@ func TestSplitKeepsTheTapeValid(t *testing.T) {
 		line(8, frame.Out, `{"jsonrpc":"2.0","method":"ui/notify","params":{}}`),
 		line(9, frame.In, `{"jsonrpc":"2.0","method":"shutdown","params":{}}`),
 		{Seq: 10, Event: frame.EventEOF, Dir: frame.In},
-		{Seq: 11, Event: frame.EventExit, Code: &code},
+		frame.Frame{Seq: 11, Event: frame.EventExit}.WithEnd("", &code),
 	}
 	tp := Split(rec)
 	var units []string

@@ -369,11 +369,11 @@ func TestOldSpoolReads(t *testing.T) {
 	show := func(f *frame.Frame) string {
 		if f.IsEvent() {
 			s := fmt.Sprintf("%d %s %s", f.Seq, f.Dir, f.Event)
-			if f.Signal != "" {
-				s += " " + f.Signal
+			if f.Signal() != "" {
+				s += " " + f.Signal()
 			}
-			if f.Code != nil {
-				s += fmt.Sprintf(" %d", *f.Code)
+			if f.Code() != nil {
+				s += fmt.Sprintf(" %d", *f.Code())
 			}
 			return s
 		}

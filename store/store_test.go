@@ -79,7 +79,7 @@ func TestIngestKeepsEveryByteAndDerivesMeta(t *testing.T) {
 		{Seq: 3, At: 30, Dir: frame.Err, Raw: []byte("\xff\x00\r"), NoEOL: true},
 		{Seq: 4, At: 40, Dir: frame.Out, Raw: big[:chunkSize]},
 		{Seq: 5, At: 50, Dir: frame.Out, Raw: big[:chunkSize+1]},
-		{Seq: 6, At: 60, Event: frame.EventExit, Code: &code},
+		frame.Frame{Seq: 6, At: 60, Event: frame.EventExit}.WithEnd("", &code),
 	}
 	meta := newMeta("01aaaaaaaaaaaaaaaaaaaaaaaa")
 	w := writeSpool(t, st, meta, frames, &frame.End{Status: frame.StatusComplete, Exit: frame.Exit{Code: &code}, Ended: meta.Started.Add(time.Second)})

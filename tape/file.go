@@ -62,9 +62,9 @@ func readFile(data []byte, lines bool) (*File, error) {
 		line := next()
 		c := *fr
 		c.Raw = within(line, read, fr.Raw)
-		if fr.Code != nil {
-			code := *fr.Code
-			c.Code = &code
+		if code := fr.Code(); code != nil {
+			n := *code
+			c.SetEnd(fr.Signal(), &n)
 		}
 		if fr.Cut != nil {
 			cut := *fr.Cut
@@ -76,6 +76,60 @@ func readFile(data []byte, lines bool) (*File, error) {
 			f.Lines = append(f.Lines, line)
 		}
 	}
+}
+
+// ReadFramesFrom reads a tape's frames from r, as ReadFrames does (Lines
+// and Seqs nil), without holding the tape: each frame's bytes are copied
+// out of the line into slabs shared by the frames, so that a tape read
+// whole costs its frames' bytes, not its lines'. lines is how many lines
+// r holds at most (Frames is made to that size at once), or 0 when not
+// known.
+func ReadFramesFrom(r io.Reader, lines int) (*File, error) {
+	tr, err := NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Session: tr.Session(), Frames: make([]frame.Frame, 0, max(lines-1, 0))}
+	var s slabs
+	for {
+		fr, err := tr.Next()
+		if err == io.EOF {
+			return f, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		c := *fr
+		if fr.Raw != nil {
+			c.Raw = s.copy(fr.Raw)
+		}
+		if fr.Cut != nil {
+			cut := *fr.Cut
+			c.Cut = &cut
+		}
+		f.Frames = append(f.Frames, c)
+	}
+}
+
+// slabSize is how many bytes of frames one allocation of ReadFramesFrom
+// holds.
+const slabSize = 64 << 10
+
+// slabs hands out copies of frames' bytes from shared allocations.
+type slabs struct{ cur []byte }
+
+// copy returns a copy of b whose capacity ends with it (an append never
+// writes into the next frame's bytes); a long b gets a slice of its own.
+func (s *slabs) copy(b []byte) []byte {
+	if len(b) > slabSize/8 {
+		return bytes.Clone(b)
+	}
+	if cap(s.cur)-len(s.cur) < len(b) {
+		s.cur = make([]byte, 0, slabSize)
+	}
+	at := len(s.cur)
+	s.cur = append(s.cur, b...)
+	return s.cur[at:len(s.cur):len(s.cur)]
 }
 
 // within is raw, which the reader decoded from read (its copy of line),

@@ -130,11 +130,11 @@ func check(f *frame.Frame, prev uint64, wrote bool) error {
 	if wrote && f.Seq <= prev {
 		return fmt.Errorf("seq must increase (%d after %d)", f.Seq, prev)
 	}
-	if f.Event == "" {
+	if !f.IsEvent() {
 		switch {
 		case f.Dir != frame.In && f.Dir != frame.Out && f.Dir != frame.Err:
 			return fmt.Errorf("frame has %v, want in, out or err", f.Dir)
-		case f.Signal != "" || f.Code != nil:
+		case f.Signal() != "" || f.Code() != nil:
 			return errors.New("a frame (not an event) has a signal or a code")
 		}
 		return nil
@@ -142,21 +142,21 @@ func check(f *frame.Frame, prev uint64, wrote bool) error {
 	dir, ok := eventDir(f.Event)
 	switch {
 	case !ok:
-		return fmt.Errorf("unknown event %q", f.Event)
+		return fmt.Errorf("unknown event %v", f.Event)
 	case len(f.Raw) > 0 || f.NoEOL || f.Cut != nil:
 		return fmt.Errorf("%s event has bytes, eol or cut", f.Event)
 	case f.Dir != dir:
 		return fmt.Errorf("%s event has dir %v, want %v", f.Event, f.Dir, dir)
-	case f.Signal != "" && f.Event != frame.EventSignal && f.Event != frame.EventExit:
+	case f.Signal() != "" && f.Event != frame.EventSignal && f.Event != frame.EventExit:
 		return fmt.Errorf("%s event has a signal", f.Event)
-	case f.Code != nil && f.Event != frame.EventExit:
+	case f.Code() != nil && f.Event != frame.EventExit:
 		return fmt.Errorf("%s event has a code", f.Event)
 	}
 	return nil
 }
 
 // eventDir is the Dir an event has on a tape, and whether the event is known.
-func eventDir(event string) (frame.Dir, bool) {
+func eventDir(event frame.Event) (frame.Dir, bool) {
 	switch event {
 	case frame.EventEOF:
 		return frame.In, true
@@ -174,16 +174,16 @@ func appendLine(dst []byte, f *frame.Frame) []byte {
 	dst = strconv.AppendUint(dst, f.Seq, 10)
 	dst = append(dst, `,"at":`...)
 	dst = strconv.AppendInt(dst, f.At, 10)
-	if f.Event != "" {
+	if f.IsEvent() {
 		dst = append(dst, `,"event":`...)
-		dst = AppendString(dst, []byte(f.Event))
-		if f.Signal != "" {
+		dst = AppendString(dst, []byte(f.Event.String()))
+		if sig := f.Signal(); sig != "" {
 			dst = append(dst, `,"signal":`...)
-			dst = AppendString(dst, []byte(f.Signal))
+			dst = AppendString(dst, []byte(sig))
 		}
-		if f.Code != nil {
+		if code := f.Code(); code != nil {
 			dst = append(dst, `,"code":`...)
-			dst = strconv.AppendInt(dst, int64(*f.Code), 10)
+			dst = strconv.AppendInt(dst, int64(*code), 10)
 		}
 		return append(dst, "}\n"...)
 	}
@@ -260,7 +260,6 @@ type Reader struct {
 	f       frame.Frame
 	raw     []byte
 	cut     frame.Cut
-	code    int
 }
 
 // NewReader reads and checks the header line of the tape r. It returns an
@@ -848,10 +847,10 @@ func (r *Reader) event(f *frame.Frame, event, signal, code, dir []byte, form str
 	if !ok {
 		return r.malformed(`"event" must be a string`)
 	}
-	f.Event = string(name)
-	if f.Dir, ok = eventDir(f.Event); !ok {
-		return r.malformed("unknown event %q (want eof, signal, closed, exit or gone)", f.Event)
+	if f.Event, ok = frame.ParseEvent(string(name)); !ok {
+		return r.malformed("unknown event %q (want eof, signal, closed, exit or gone)", name)
 	}
+	f.Dir, _ = eventDir(f.Event)
 	switch {
 	case dir != nil:
 		return r.malformed(`"dir" is not allowed on an event line`)
@@ -862,6 +861,8 @@ func (r *Reader) event(f *frame.Frame, event, signal, code, dir []byte, form str
 	case cut != nil:
 		return r.malformed(`"cut" is not allowed on an event line`)
 	}
+	var sig string
+	var exit *int
 	if signal != nil {
 		if f.Event != frame.EventSignal && f.Event != frame.EventExit {
 			return r.malformed(`"signal" is not allowed on a %s event`, f.Event)
@@ -870,7 +871,7 @@ func (r *Reader) event(f *frame.Frame, event, signal, code, dir []byte, form str
 		if !ok || len(s) == 0 {
 			return r.malformed(`"signal" must be a non-empty string`)
 		}
-		f.Signal = string(s)
+		sig = string(s)
 	}
 	if code != nil {
 		if f.Event != frame.EventExit {
@@ -880,9 +881,10 @@ func (r *Reader) event(f *frame.Frame, event, signal, code, dir []byte, form str
 		if err != nil {
 			return r.malformed(`"code" must be an integer`)
 		}
-		r.code = int(c)
-		f.Code = &r.code
+		n := int(c)
+		exit = &n
 	}
+	f.SetEnd(sig, exit)
 	return nil
 }
 

@@ -83,9 +83,9 @@ func clone(f *frame.Frame) frame.Frame {
 		cut := *f.Cut
 		c.Cut = &cut
 	}
-	if f.Code != nil {
-		code := *f.Code
-		c.Code = &code
+	if code := f.Code(); code != nil {
+		n := *code
+		c.SetEnd(f.Signal(), &n)
 	}
 	return c
 }
@@ -106,11 +106,11 @@ func diffFrame(got, want *frame.Frame) string {
 	if (got.Cut == nil) != (want.Cut == nil) || got.Cut != nil && *got.Cut != *want.Cut {
 		d = append(d, fmt.Sprintf("cut = %+v, want %+v", got.Cut, want.Cut))
 	}
-	if got.Event != want.Event || got.Signal != want.Signal {
-		d = append(d, fmt.Sprintf("event/signal = %q/%q, want %q/%q", got.Event, got.Signal, want.Event, want.Signal))
+	if got.Event != want.Event || got.Signal() != want.Signal() {
+		d = append(d, fmt.Sprintf("event/signal = %q/%q, want %q/%q", got.Event, got.Signal(), want.Event, want.Signal()))
 	}
-	if (got.Code == nil) != (want.Code == nil) || got.Code != nil && *got.Code != *want.Code {
-		d = append(d, fmt.Sprintf("code = %v, want %v", fmtCode(got.Code), fmtCode(want.Code)))
+	if (got.Code() == nil) != (want.Code() == nil) || got.Code() != nil && *got.Code() != *want.Code() {
+		d = append(d, fmt.Sprintf("code = %v, want %v", fmtCode(got.Code()), fmtCode(want.Code())))
 	}
 	if got.IsEvent() && got.Raw != nil {
 		d = append(d, "event has non-nil raw")
@@ -215,14 +215,14 @@ func TestRoundTrip(t *testing.T) {
 		{"events", seqd(
 			line(frame.In, `{}`),
 			frame.Frame{Event: frame.EventEOF, Dir: frame.In},
-			frame.Frame{Event: frame.EventSignal, Signal: "SIGTERM"},
+			frame.Frame{Event: frame.EventSignal}.WithEnd("SIGTERM", nil),
 			frame.Frame{Event: frame.EventSignal},
 			frame.Frame{Event: frame.EventClosed, Dir: frame.Out},
 			frame.Frame{Event: frame.EventGone, Dir: frame.Out},
-			frame.Frame{Event: frame.EventExit, Code: &zero},
-			frame.Frame{Event: frame.EventExit, Code: &one},
-			frame.Frame{Event: frame.EventExit, Code: &neg},
-			frame.Frame{Event: frame.EventExit, Signal: "SIGKILL"},
+			frame.Frame{Event: frame.EventExit}.WithEnd("", &zero),
+			frame.Frame{Event: frame.EventExit}.WithEnd("", &one),
+			frame.Frame{Event: frame.EventExit}.WithEnd("", &neg),
+			frame.Frame{Event: frame.EventExit}.WithEnd("SIGKILL", nil),
 			frame.Frame{Event: frame.EventExit},
 		)},
 		{"sparse seq and negative at", []frame.Frame{{Seq: 5, At: -3, Dir: frame.In, Raw: []byte("x")}, {Seq: 1 << 62, At: 1 << 62, Dir: frame.Err, Raw: []byte("y")}}},
@@ -291,9 +291,9 @@ func TestWriteFormat(t *testing.T) {
 		{frame.Frame{Seq: 1, Dir: frame.Out, Raw: []byte("[1]"), NoEOL: true, Cut: &frame.Cut{Len: 70, SHA256: sum}},
 			`{"seq":1,"at":0,"dir":"out","json":[1],"eol":false,"cut":{"len":70,"sha256":"ab` + strings.Repeat("00", 30) + `01"}}`},
 		{frame.Frame{Seq: 9, At: 5, Dir: frame.In, Event: frame.EventEOF}, `{"seq":9,"at":5,"event":"eof"}`},
-		{frame.Frame{Seq: 9, At: 5, Event: frame.EventSignal, Signal: "SIGTERM"}, `{"seq":9,"at":5,"event":"signal","signal":"SIGTERM"}`},
-		{frame.Frame{Seq: 9, At: 5, Event: frame.EventExit, Code: &code}, `{"seq":9,"at":5,"event":"exit","code":3}`},
-		{frame.Frame{Seq: 9, At: 5, Event: frame.EventExit, Signal: "SIGKILL"}, `{"seq":9,"at":5,"event":"exit","signal":"SIGKILL"}`},
+		{frame.Frame{Seq: 9, At: 5, Event: frame.EventSignal}.WithEnd("SIGTERM", nil), `{"seq":9,"at":5,"event":"signal","signal":"SIGTERM"}`},
+		{frame.Frame{Seq: 9, At: 5, Event: frame.EventExit}.WithEnd("", &code), `{"seq":9,"at":5,"event":"exit","code":3}`},
+		{frame.Frame{Seq: 9, At: 5, Event: frame.EventExit}.WithEnd("SIGKILL", nil), `{"seq":9,"at":5,"event":"exit","signal":"SIGKILL"}`},
 		{frame.Frame{Seq: 9, At: 5, Dir: frame.Out, Event: frame.EventGone}, `{"seq":9,"at":5,"event":"gone"}`},
 	}
 	for _, tt := range tests {
@@ -505,14 +505,14 @@ func TestWriteErrors(t *testing.T) {
 		{"seq zero", frame.Frame{Dir: frame.In}, "seq must be at least 1"},
 		{"seq not increasing", frame.Frame{Seq: 1, Dir: frame.In}, "seq must increase (1 after 1)"},
 		{"no dir", frame.Frame{Seq: 2}, "want in, out or err"},
-		{"frame with signal", frame.Frame{Seq: 2, Dir: frame.In, Signal: "SIGTERM"}, "signal or a code"},
-		{"frame with code", frame.Frame{Seq: 2, Dir: frame.In, Code: &code}, "signal or a code"},
-		{"unknown event", frame.Frame{Seq: 2, Event: "boom"}, `unknown event "boom"`},
+		{"frame with signal", frame.Frame{Seq: 2, Dir: frame.In}.WithEnd("SIGTERM", nil), "signal or a code"},
+		{"frame with code", frame.Frame{Seq: 2, Dir: frame.In}.WithEnd("", &code), "signal or a code"},
+		{"unknown event", frame.Frame{Seq: 2, Event: frame.EventGone + 1}, `unknown event event(6)`},
 		{"event with raw", frame.Frame{Seq: 2, Event: frame.EventExit, Raw: []byte("x")}, "exit event has bytes"},
 		{"event with cut", frame.Frame{Seq: 2, Event: frame.EventExit, Cut: &frame.Cut{}}, "exit event has bytes"},
 		{"event with other dir", frame.Frame{Seq: 2, Event: frame.EventEOF, Dir: frame.Out}, "eof event has dir out, want in"},
-		{"signal on closed", frame.Frame{Seq: 2, Dir: frame.Out, Event: frame.EventClosed, Signal: "SIGTERM"}, "closed event has a signal"},
-		{"code on signal", frame.Frame{Seq: 2, Event: frame.EventSignal, Code: &code}, "signal event has a code"},
+		{"signal on closed", frame.Frame{Seq: 2, Dir: frame.Out, Event: frame.EventClosed}.WithEnd("SIGTERM", nil), "closed event has a signal"},
+		{"code on signal", frame.Frame{Seq: 2, Event: frame.EventSignal}.WithEnd("", &code), "signal event has a code"},
 	}
 	for _, tt := range tests {
 		var buf bytes.Buffer
@@ -566,8 +566,8 @@ func fuzzSeeds(t testing.TB) [][]byte {
 			line(frame.Out, "\xff\xfe"),
 			frame.Frame{Dir: frame.Out, Raw: []byte(`{"a":`), Cut: &frame.Cut{Len: 100}},
 			frame.Frame{Event: frame.EventEOF, Dir: frame.In},
-			frame.Frame{Event: frame.EventSignal, Signal: "SIGTERM"},
-			frame.Frame{Event: frame.EventExit, Code: &code},
+			frame.Frame{Event: frame.EventSignal}.WithEnd("SIGTERM", nil),
+			frame.Frame{Event: frame.EventExit}.WithEnd("", &code),
 			frame.Frame{Dir: frame.Err, Raw: []byte("bye"), NoEOL: true},
 		)),
 		[]byte(`{"tapedeck":1,"session":{}}` + "\n" + `{"seq":1,"at":0,"dir":"in","text":"\ud83d\ude00\u0000"}` + "\r\n\n"),
@@ -637,7 +637,7 @@ func TestRepeatedSeqAndFile(t *testing.T) {
 	if string(f.Header) != lines[0] || len(f.Lines) != 4 || string(f.Lines[2]) != lines[3] || string(f.Frames[1].Raw) != "inserted" {
 		t.Errorf("header %q, lines %q", f.Header, f.Lines)
 	}
-	if *f.Frames[3].Code != 0 {
+	if *f.Frames[3].Code() != 0 {
 		t.Error("exit code lost")
 	}
 	line, err := AppendLine(nil, &frame.Frame{Seq: 1, At: 3, Dir: frame.Out, Raw: []byte(`{"a":1}`)})
