@@ -19,6 +19,11 @@ const (
 	window      = 1 << 20
 	reserveStep = 4 << 20 // ahead of writes, which come in bulk
 	pageSize    = 4096
+	// populateStep is how much of the window is faulted in at a time,
+	// ahead of the copies: a window that only a few short records go
+	// into (long lines are written, not mapped) then costs the process
+	// this much resident memory, not the whole window.
+	populateStep = 256 << 10
 )
 
 // mapping is the window of the file that is mapped for writing.
@@ -26,9 +31,11 @@ type mapping struct {
 	mem   []byte // nil when nothing is mapped
 	start int64  // the file offset of mem[0]
 	alloc int64  // the file is allocated (and sized) up to here
-	// populated is closed once the window's pages are faulted in; nil when
-	// nothing runs.
-	populated chan struct{}
+	// populated is closed once the pages being faulted in are; nil when
+	// nothing runs. populatedTo is the file offset up to which the
+	// window's pages are faulted in or being faulted in.
+	populated   chan struct{}
+	populatedTo int64
 }
 
 // madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14): fault pages in,
@@ -59,7 +66,31 @@ func (w *Writer) copyIn(bufs [][]byte, n int, keep int64) error {
 			return err
 		}
 	}
-	return copyMapped(w.m.mem[w.off-w.m.start:], bufs)
+	err := copyMapped(w.m.mem[w.off-w.m.start:], bufs)
+	w.populateAhead(end)
+	return err
+}
+
+// populateAhead starts faulting in the next step of the window once the
+// copies have come within half a step of what is faulted in, unless the
+// last step is still being faulted in.
+func (w *Writer) populateAhead(end int64) {
+	m := &w.m
+	stop := m.start + int64(len(m.mem))
+	if m.populatedTo >= stop || end+populateStep/2 < m.populatedTo {
+		return
+	}
+	if m.populated != nil {
+		select {
+		case <-m.populated:
+		default:
+			return
+		}
+	}
+	from := max(m.populatedTo, end&^(pageSize-1))
+	to := min(stop, from+populateStep)
+	m.populated = populate(m.mem[from-m.start : to-m.start])
+	m.populatedTo = to
 }
 
 // slide maps a window that starts at the page of the last record's end and
@@ -78,11 +109,13 @@ func (w *Writer) slide(end int64) error {
 		return fmt.Errorf("map: %w", err)
 	}
 	w.m.mem, w.m.start = mem, start
-	w.m.populated = populate(mem)
+	w.m.populatedTo = start + min(size, populateStep)
+	w.m.populated = populate(mem[:w.m.populatedTo-start])
 	return nil
 }
 
-// populate faults the pages of mem in on another thread. The first write
+// populate faults the pages of mem in on another thread, a step at a time
+// (populateAhead starts the next one as the copies come near). The first write
 // to a page of a mapped file costs a page fault (3-5 µs here, the file
 // system's work for the block included); done here, it is off the path
 // that forwards lines, and the copy of a line into the mapping is a copy.
@@ -148,7 +181,7 @@ func (w *Writer) unmap() {
 	}
 	if w.m.mem != nil {
 		syscall.Munmap(w.m.mem)
-		w.m.mem = nil
+		w.m.mem, w.m.populatedTo = nil, 0
 	}
 }
 
