@@ -70,7 +70,7 @@ func NoiseJobs(ctx context.Context, rec *Recording, opt *Options, first *Outcome
 	// Each further run, replayed and compared with first: on the
 	// goroutine that replayed it.
 	between := func(ctx context.Context, _ int) ([]diff.Difference, error) {
-		o := Replay(ctx, rec, opt)
+		o := replayAndCompare(ctx, rec, opt, false)
 		if o.Err != nil {
 			return nil, o.Err
 		}
