@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -213,5 +215,39 @@ func TestNoiseJobsSaysWhichRunFailed(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "(run 2): --fresh-dir") {
 			t.Errorf("jobs %d: %v, want run 2's --fresh-dir error", jobs, err)
 		}
+	}
+}
+
+// BenchmarkNoiseHelloGo replays the bundled Go plugin's tape as
+// `replay --runs` does, one op a further run, with -j 1 and -j 2: for
+// profiles of a run's cost (-cpuprofile, -memprofile).
+//
+//	go test -run '^$' -bench NoiseHelloGo -benchtime 400x -cpuprofile cpu.out ./playback
+func BenchmarkNoiseHelloGo(b *testing.B) {
+	plugin := filepath.Join(b.TempDir(), "hello-go")
+	if out, err := exec.Command("go", "build", "-o", plugin, "../testdata/plugins/hello-go").CombinedOutput(); err != nil {
+		b.Skipf("build the hello-go fixture: %v\n%s", err, out)
+	}
+	rec, err := ReadTape("../testdata/tapes/hello-go.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	opt := &Options{Command: []string{plugin}}
+	first := Replay(ctx, rec, opt)
+	if first.Err != nil || !first.Same() {
+		b.Fatalf("first replay: err %v, same %v", first.Err, first.Same())
+	}
+	for _, jobs := range []int{1, 2} {
+		b.Run(fmt.Sprint("j", jobs), func(b *testing.B) {
+			nr, err := NoiseJobs(ctx, rec, opt, first, b.N+1, jobs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(nr.Rules)+len(nr.Filters) > 0 {
+				b.Fatalf("the runs differ: %+v", nr)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Minutes(), "replays/min")
+		})
 	}
 }
