@@ -143,6 +143,10 @@ func TestReplayRunsInParallel(t *testing.T) {
 			t.Errorf("replay %s says of its runs\n%s\nbut --runs 3 -j 2\n%s", strings.Join(args, " "), got, runs)
 		}
 	}
+	// -j is for the runs of one recording; several are tapedeck test's.
+	if r := tapedeck(t, t.TempDir(), nil, env, "replay", "-j", "2", tp, tp); r.code != 2 || !strings.Contains(string(r.stderr), "replay --jobs takes one recording, not 2") {
+		t.Errorf("replay -j 2 of two tapes: exit %d, want 2 and a refusal\n%s", r.code, r.stderr)
+	}
 }
 
 // TestReplayRunsOverlap proves that -j 2 runs two replays at once: the
