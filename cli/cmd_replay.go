@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/urfave/cli/v2"
 
@@ -29,6 +30,8 @@ func (e *env) replayCommand() *cli.Command {
 			"folder (or --cwd). Several recordings are replayed one after the other.\n" +
 			"--update writes a tape's change beside it as NAME.jsonl.new for\n" +
 			"tapedeck review (a session's live run is stored as a new session).\n" +
+			"--runs N replays N times, the runs after the first -j at a time, and\n" +
+			"proposes ignore rules and filters for what differed between them.\n" +
 			"Exit status: 0 same, 1 differs, 2 could not run.",
 		Flags: append(v.flags(),
 			v.cwdFlag("working directory for the plugin"),
@@ -36,6 +39,7 @@ func (e *env) replayCommand() *cli.Command {
 			&cli.BoolFlag{Name: "update", Usage: "write each tape's live run beside it as NAME.jsonl.new, for tapedeck review (a session's, as a new session)"},
 			&cli.BoolFlag{Name: "force", Usage: "allow --update when CI is set"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "replay `N` times and propose ignore rules for what differs between runs"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "with --runs: run `N` replays at once"},
 			&cli.BoolFlag{Name: "write-config", Usage: "with --runs: add the proposed rules and filters to tapedeck.json"},
 			&cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report of the replay to `FILE`"},
 		),
@@ -48,6 +52,7 @@ func (e *env) replayCommand() *cli.Command {
 type replayRun struct {
 	opts        *playback.Options
 	runs        int
+	jobs        int // with runs: replays at once
 	html        string
 	json        bool
 	writeConfig bool
@@ -62,7 +67,7 @@ func (e *env) replay(c *cli.Context, v *replayValues) error {
 		return fail(2, "replay needs a SESSION or TAPE: tapedeck replay SESSION|TAPE… [-- COMMAND [ARGS…]]")
 	}
 	if len(refs) > 1 {
-		for _, name := range []string{"json", "html", "runs", "write-config"} {
+		for _, name := range []string{"json", "html", "runs", "jobs", "write-config"} {
 			if c.IsSet(name) {
 				return fail(2, "replay --%s takes one recording, not %d (tapedeck test replays many and has --json, --html and --junit)", name, len(refs))
 			}
@@ -86,7 +91,7 @@ func (e *env) replay(c *cli.Context, v *replayValues) error {
 			return fail(2, "%v", err)
 		}
 	}
-	run := &replayRun{opts: opts, runs: max(c.Int("runs"), 1), html: c.String("html"), json: c.Bool("json"),
+	run := &replayRun{opts: opts, runs: max(c.Int("runs"), 1), jobs: max(c.Int("jobs"), 1), html: c.String("html"), json: c.Bool("json"),
 		writeConfig: c.Bool("write-config"), update: c.Bool("update"), verbose: v.verbose, open: open}
 	// One recording after the other, each reported as if alone; the exit
 	// status is the worst of them.
@@ -126,7 +131,7 @@ func (e *env) replayOne(ctx context.Context, rec *playback.Recording, run *repla
 	var nr *playback.NoiseReport
 	if run.runs > 1 {
 		var err error
-		if nr, err = playback.Noise(ctx, rec, run.opts, o, run.runs); err != nil {
+		if nr, err = playback.NoiseJobs(ctx, rec, run.opts, o, run.runs, run.jobs); err != nil {
 			return say(2, "%v", err)
 		}
 	}

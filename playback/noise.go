@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/tapedeck/tapedeck/diff"
 )
@@ -37,13 +39,24 @@ type StableChange struct {
 }
 
 // Noise replays rec runs-1 more times after first (a Replay of rec with
-// the same opt) and proposes, for what differs between runs of the same
-// plugin (under the ignore rules and filters first compared with, so that
-// what is already covered is not proposed again), a filter where only
-// part of a string varied and an ignore rule where a whole value did;
-// what differs from the recording in the same way in every run is
-// reported apart.
+// the same opt), one after the other, and proposes, for what differs
+// between runs of the same plugin (under the ignore rules and filters
+// first compared with, so that what is already covered is not proposed
+// again), a filter where only part of a string varied and an ignore rule
+// where a whole value did; what differs from the recording in the same way
+// in every run is reported apart. NoiseJobs runs several at once.
 func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, runs int) (*NoiseReport, error) {
+	return NoiseJobs(ctx, rec, opt, first, runs, 1)
+}
+
+// NoiseJobs is Noise with up to jobs of the further runs under way at
+// once (0 or less: 1, on the calling goroutine). The report is the same
+// as Noise's: each run is compared with first as it ends, and what they
+// found is taken in run order. The first run in order that cannot run
+// stops the others (their plugins are stopped through ctx) and is the
+// error. With jobs above 1, opt's OnStart and Waiting are called from the
+// goroutines that replay, one call at a time.
+func NoiseJobs(ctx context.Context, rec *Recording, opt *Options, first *Outcome, runs, jobs int) (*NoiseReport, error) {
 	nr := &NoiseReport{Runs: runs}
 	type varied struct{ method, path string }
 	seen := map[varied]bool{}
@@ -51,14 +64,22 @@ func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, ru
 	sites := map[varied]*noiseSite{}
 	stderr := first.DiffOptions.CompareStderr
 	base := first.filters.frames(first.Run.Live, stderr, false)
-	for i := 1; i < runs; i++ {
-		o := Replay(ctx, rec, opt)
+	if jobs > 1 {
+		opt = serialiseCallbacks(opt)
+	}
+	// Each further run, replayed and compared with first: on the
+	// goroutine that replayed it.
+	between := func(ctx context.Context, _ int) ([]diff.Difference, error) {
+		o := replayAndCompare(ctx, rec, opt, false)
 		if o.Err != nil {
-			return nil, fmt.Errorf("replay %s (run %d): %v", rec.Name, i+1, o.Err)
+			return nil, o.Err
 		}
 		live := first.filters.frames(o.Run.Live, stderr, false)
-		between := diff.Frames(base, live, diff.Options{Mask: first.DiffOptions.Mask, Ignore: first.DiffOptions.Ignore})
-		for _, d := range between.Differences {
+		return diff.Frames(base, live, diff.Options{Mask: first.DiffOptions.Mask, Ignore: first.DiffOptions.Ignore}).Differences, nil
+	}
+	// What each found, in run order, on the calling goroutine.
+	note := func(_ int, differences []diff.Difference) {
+		for _, d := range differences {
 			for _, ch := range d.Changes {
 				v := varied{d.Method, ch.Path}
 				s := sites[v]
@@ -72,6 +93,9 @@ func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, ru
 				s.add(d.Live, ch.Segments)
 			}
 		}
+	}
+	if i, err := inOrder(ctx, max(runs-1, 0), jobs, between, note); err != nil {
+		return nil, fmt.Errorf("replay %s (run %d): %w", rec.Name, i+2, err)
 	}
 	var whole []pathChange
 	var parts []proposedFilter
@@ -96,6 +120,119 @@ func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, ru
 		}
 	}
 	return nr, nil
+}
+
+// serialiseCallbacks is opt (nil: the defaults) with its OnStart and
+// Waiting called one at a time, for replays on several goroutines.
+func serialiseCallbacks(opt *Options) *Options {
+	if opt == nil {
+		return &Options{}
+	}
+	if opt.OnStart == nil && opt.Waiting == nil {
+		return opt
+	}
+	o := *opt
+	var mu sync.Mutex
+	if onStart := opt.OnStart; onStart != nil {
+		o.OnStart = func(s Start) {
+			mu.Lock()
+			defer mu.Unlock()
+			onStart(s)
+		}
+	}
+	if waiting := opt.Waiting; waiting != nil {
+		o.Waiting = func(what string, waited time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			waiting(what, waited)
+		}
+	}
+	return &o
+}
+
+// inOrder runs work for 0 … n-1, up to jobs at once, each on a goroutine
+// of its own (jobs 1 or less: one after the other on the calling
+// goroutine), and calls each with every result in order, from the calling
+// goroutine, as soon as it and those before it are done. At most 2 × jobs
+// results are under way or waiting for each at a time. The first error
+// in order stops the rest: ctx is cancelled for the work under way, no
+// more starts, and inOrder returns its index and the error once every
+// goroutine it started has ended. Work that would start once ctx is done
+// fails with ctx's error without being called (when several run at once).
+func inOrder[T any](ctx context.Context, n, jobs int, work func(context.Context, int) (T, error), each func(int, T)) (int, error) {
+	if jobs <= 1 {
+		for i := range n {
+			v, err := work(ctx, i)
+			if err != nil {
+				return i, err
+			}
+			each(i, v)
+		}
+		return 0, nil
+	}
+	type result struct {
+		v    T
+		err  error
+		done chan struct{} // closed once v and err are set
+	}
+	results := make([]result, n)
+	for i := range results {
+		results[i].done = make(chan struct{})
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel, below: the work under way ends soon
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The feeder hands out every index in order, each once a slot is free:
+	// a slot is held from the index handed out until each has had its
+	// result. It stops when inOrder returns (leaving), not when ctx is
+	// done: work given a done ctx fails at once, so every index the loop
+	// below waits for is handed out.
+	slots := make(chan struct{}, 2*jobs)
+	next := make(chan int)
+	leaving := make(chan struct{})
+	defer close(leaving)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(next)
+		for i := range n {
+			select {
+			case slots <- struct{}{}:
+			case <-leaving:
+				return
+			}
+			select {
+			case next <- i:
+			case <-leaving:
+				return
+			}
+		}
+	}()
+	for range min(jobs, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r := &results[i]
+				if r.err = ctx.Err(); r.err == nil {
+					r.v, r.err = work(ctx, i)
+				}
+				close(r.done)
+			}
+		}()
+	}
+	for i := range results {
+		r := &results[i]
+		<-r.done
+		if r.err != nil {
+			return i, r.err
+		}
+		each(i, r.v)
+		results[i] = result{}
+		<-slots
+	}
+	return 0, nil
 }
 
 // noiseSite is one place that varied between runs and the values it took.

@@ -9,8 +9,11 @@
 // (an older one) takes its turn too, and the ratio of the two is printed.
 // With -hello, it also times the replays per minute of the bundled Go
 // plugin's tape (testdata/tapes/hello-go.jsonl against the hello-go binary
-// given), one process replaying it -runs times in a row (`replay --runs`),
-// each build in turn. It reports; it does not judge.
+// given), one process replaying it -runs times (`replay --runs`): tapedeck
+// with its default -j (the number of CPUs: runs side by side) and with
+// -j 1 (one after the other), and the baseline as it is, each in turn,
+// with the ratios of both tapedeck variants to the baseline. It reports;
+// it does not judge.
 //
 // Usage (bench/replay.sh does this, from the module root):
 //
@@ -26,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -152,44 +156,65 @@ func main() {
 	}
 	fmt.Printf("load average at start %s, at end %s\n", load0, measure.LoadAvg())
 	if *hello != "" {
-		builds := []string{*td}
-		if *base != "" {
-			builds = append(builds, *base)
-		}
-		perMinute(builds, *hello, store, *rounds, *runs)
+		perMinute(*td, *base, *hello, store, *rounds, *runs)
 	}
 }
 
 // perMinute times replays per minute of the bundled Go plugin's tape: one
-// `replay --runs N` a build a round, taking turns; it prints the median of
-// each build and of the per-round ratio of the first to the second.
-func perMinute(builds []string, hello, store string, rounds, runs int) {
+// `replay --runs N` a variant a round, taking turns: tapedeck with its
+// default -j (the number of CPUs), tapedeck with -j 1 and, when given, the
+// baseline (as it is: an older build may have no -j). It prints the
+// median of each and of the per-round ratios of each tapedeck variant to
+// the baseline, with the load average.
+func perMinute(td, base, hello, store string, rounds, runs int) {
 	const tape = "testdata/tapes/hello-go.jsonl"
-	fmt.Printf("\nreplays per minute of %s against %s (%d replays a process, %d rounds), load average %s\n", tape, hello, runs, rounds, measure.LoadAvg())
-	rates := make([][]float64, len(builds))
-	var ratio []float64
+	variants := []struct {
+		name string
+		argv []string
+	}{
+		{"tapedeck (default -j)", []string{td}},
+		{"tapedeck -j 1", []string{td, "-j", "1"}},
+	}
+	if base != "" {
+		variants = append(variants, struct {
+			name string
+			argv []string
+		}{"baseline", []string{base}})
+	}
+	fmt.Printf("\nreplays per minute of %s against %s (%d replays a process, %d rounds; tapedeck's default -j is the number of CPUs, %d), load average %s\n",
+		tape, hello, runs, rounds, runtime.NumCPU(), measure.LoadAvg())
+	rates := make([][]float64, len(variants))
+	ratios := make([][]float64, len(variants)) // of each tapedeck variant to the baseline
 	for round := range rounds {
-		r := make([]float64, len(builds))
-		for j := range builds {
-			k := (round + j) % len(builds)
-			cmd := exec.Command(builds[k], "--store", store, "replay", "--runs", fmt.Sprint(runs), tape, "--", hello)
+		r := make([]float64, len(variants))
+		for j := range variants {
+			k := (round + j) % len(variants)
+			v := variants[k]
+			args := append([]string{"--store", store, "replay", "--runs", fmt.Sprint(runs)}, v.argv[1:]...)
+			cmd := exec.Command(v.argv[0], append(args, tape, "--", hello)...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			t0 := time.Now()
 			if err := cmd.Run(); err != nil {
-				fatal(fmt.Errorf("%s replay --runs: %v: %s", builds[k], err, strings.TrimSpace(stderr.String())))
+				fatal(fmt.Errorf("%s replay --runs: %v: %s", v.name, err, strings.TrimSpace(stderr.String())))
 			}
 			r[k] = float64(runs) / time.Since(t0).Minutes()
 			rates[k] = append(rates[k], r[k])
 		}
-		if len(builds) > 1 {
-			ratio = append(ratio, r[0]/r[1])
+		if base != "" {
+			for k := range variants[:len(variants)-1] {
+				ratios[k] = append(ratios[k], r[k]/r[len(variants)-1])
+			}
 		}
 	}
-	fmt.Printf("%-18s %14.0f/min\n", "tapedeck", measure.Median(rates[0]))
-	if len(builds) > 1 {
-		fmt.Printf("%-18s %14.0f/min\n", "baseline", measure.Median(rates[1]))
-		fmt.Printf("%-18s %13.2f×       (median of the rounds' ratios; range %.2f–%.2f)\n", "tapedeck÷baseline", measure.Median(ratio), slices.Min(ratio), slices.Max(ratio))
+	for k, v := range variants {
+		fmt.Printf("%-32s %10.0f/min\n", v.name, measure.Median(rates[k]))
+	}
+	if base != "" {
+		for k, v := range variants[:len(variants)-1] {
+			fmt.Printf("%-32s %9.2f×       (median of the rounds' ratios; range %.2f–%.2f)\n",
+				v.name+"÷baseline", measure.Median(ratios[k]), slices.Min(ratios[k]), slices.Max(ratios[k]))
+		}
 	}
 	fmt.Printf("load average at end %s\n", measure.LoadAvg())
 }
