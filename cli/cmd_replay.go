@@ -93,6 +93,14 @@ func (e *env) replay(c *cli.Context, v *replayValues) error {
 	}
 	run := &replayRun{opts: opts, runs: max(c.Int("runs"), 1), jobs: max(c.Int("jobs"), 1), html: c.String("html"), json: c.Bool("json"),
 		writeConfig: c.Bool("write-config"), update: c.Bool("update"), verbose: v.verbose, open: open}
+	var held int64
+	for _, rec := range recs {
+		held += heldBytes(rec)
+	}
+	if run.runs > 1 {
+		held = held * int64(1+min(run.jobs, run.runs-1)) / 2 // each run at once holds its live timeline
+	}
+	e.limitMemory(held)
 	// One recording after the other, each reported as if alone; the exit
 	// status is the worst of them.
 	code := 0
