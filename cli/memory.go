@@ -13,7 +13,7 @@ import (
 // tapes it holds at once, set once they pass memoryFrom. The Go collector
 // lets the heap grow to twice what was live at its last run; a replay's
 // live set grows through it (the live timeline, then the diff), so a
-// replay of a 110 MB tape peaked at 1.3 times its live heap and a shrink
+// replay of a 110 MB tape peaked at 1.4 times its live heap and a shrink
 // at twice. Near the limit the collector runs sooner instead. What such a
 // command keeps live is about 2 to 2.3 times the tape (README
 // "Performance"), under the limit; a recording that needs more still

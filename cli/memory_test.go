@@ -80,12 +80,11 @@ func skipUnderRace(t *testing.T) {
 const memoryFactor = 3
 
 // TestBigTapeMemory: check, diff, test and shrink of a 100,000-frame
-// tape (11 MB) stay within a few times what they read (for diff, both
-// tapes) over what the same command takes for an empty tape: check and
-// diff memoryFactor times, test 6 and shrink 9 (guards, not yet the
-// target). Before, check took 86 MB, diff 166 MB, test 136 MB (then 10×)
-// and shrink 11×. TAPEDECK_SOAK=1 runs the same at 1,000,000 frames
-// (115 MB), the figures of README "Performance".
+// tape (11 MB) stay within memoryFactor times what they read (for diff,
+// both tapes) over what the same command takes for an empty tape. Before,
+// check took 86 MB, diff 166 MB, test 136 MB (then 10×, then 4.8×) and
+// shrink 11× (then 7.5×). TAPEDECK_SOAK=1 runs the same at 1,000,000
+// frames (115 MB), the figures of README "Performance".
 func TestBigTapeMemory(t *testing.T) {
 	skipUnderRace(t)
 	if testing.Short() {
@@ -114,17 +113,18 @@ func TestBigTapeMemory(t *testing.T) {
 	}{
 		// check reads the frames as they come.
 		{"check", func(a, _ string) []string { return []string{"check", a} }, nil, 0, sizeA, memoryFactor, 2 * time.Minute},
-		// diff holds both tapes (their bytes once, 136 bytes a frame) and
-		// an item of 48 bytes a frame; go-diff's alignment is most of the
-		// rest.
+		// diff holds both recordings (a frame's JSON and 64 bytes) and an
+		// item of 40 bytes a frame.
 		{"diff", func(a, b string) []string { return []string{"diff", a, b} }, nil, 1, sizeA + sizeB, memoryFactor, 2 * time.Minute},
-		// A replay holds the recording (its bytes and 96 bytes a frame),
-		// the live timeline (96 bytes a frame and the plugin's lines) and
-		// its plan (one step of 88 bytes a host frame): about 4.5 times
-		// the tape, where it was 10.
+		// A replay holds the recording (a frame's JSON and 64 bytes), the
+		// live timeline (64 bytes a frame, and the lines that differ from
+		// the recorded ones) and its plan (a step of 64 bytes a host
+		// frame), then the diff's items: about twice the tape live, under
+		// the soft memory limit (cli/memory.go). It was 10 times, then 4.8.
 		{"test", func(a, _ string) []string { return []string{"test", a} }, nil, 0, sizeA, memoryFactor, 10 * time.Minute},
 		// shrink holds a candidate's frames and its replay beside the
-		// whole recording: about 7.5 times the tape, where it was 11.
+		// whole recording and its split: about 2.3 times the tape live,
+		// where it was 11, then 7.5.
 		{"shrink", func(_, b string) []string { return []string{"shrink", "-j", "1", "--max-runs", "2", b, "-o", out} }, []string{"test", empty}, 0, sizeB, memoryFactor, 10 * time.Minute},
 	} {
 		t.Run(c.name, func(t *testing.T) {

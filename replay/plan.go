@@ -23,7 +23,7 @@ const (
 )
 
 // step is one host action, in recorded order. Its fields are ordered so
-// that a step takes 88 bytes: a plan holds one per host frame.
+// that a step takes 64 bytes: a plan holds one per host frame.
 type step struct {
 	frame *frame.Frame // the recorded frame (sendFrame, sendAnswer) or event
 	// causes are the plugin frames that came between the previous step and
