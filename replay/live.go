@@ -35,6 +35,18 @@ const (
 type bound struct {
 	frames, bytes int64 // lines and bytes in all
 	line          int   // bytes of one line
+	// recorded is how many bytes the recording has on the pipe: what the
+	// pipe's buffers are sized by (see bufSize).
+	recorded int64
+}
+
+// bufSize is the size of a buffer of at least least and at most most
+// bytes for what the recording says on a pipe: a plugin that says little
+// costs a replay little (a run of a small recording is mostly its
+// buffers otherwise), and one that says more than recorded only costs
+// more reads.
+func (b bound) bufSize(least, most int) int {
+	return int(min(max(b.recorded, int64(least)), int64(most)))
 }
 
 // boundOf is the bound the recorded frames of direction dir set.
@@ -56,15 +68,26 @@ func boundOf(recorded []frame.Frame, dir frame.Dir) bound {
 	line := min(max(2*longest, minLineCap), HostLineLimit+1)
 	line = max(line, longest)
 	return bound{
-		frames: liveFactor*n + liveMarginFrames,
-		bytes:  liveFactor*size + line + liveMarginBytes,
-		line:   int(line),
+		frames:   liveFactor*n + liveMarginFrames,
+		bytes:    liveFactor*size + line + liveMarginBytes,
+		line:     int(line),
+		recorded: size,
 	}
 }
 
 // scriptBound is a host script's bound: a script records nothing of its
 // own, so it keeps a generous timeline and lines the host would read.
-func scriptBound() bound { return bound{frames: 100000, bytes: 256 << 20, line: HostLineLimit + 1} }
+func scriptBound() bound {
+	return bound{frames: 100000, bytes: 256 << 20, line: HostLineLimit + 1, recorded: readBufMax}
+}
+
+// The buffers a pipe of the plugin is read into, and the slabs its lines
+// are copied into, are sized by what the recording says there, within
+// these.
+const (
+	readBufMin, readBufMax = 4 << 10, 64 << 10
+	slabMin                = 1 << 10
+)
 
 // Unkept counts what the plugin said on one pipe past what the recording
 // can explain (see bound).
@@ -156,7 +179,7 @@ type splitter struct {
 	slab   []byte
 }
 
-// slabSize is how much line text one allocation holds.
+// slabSize is how much line text one allocation holds at most.
 const slabSize = 32 << 10
 
 // line is one line as the splitter hands it on.
@@ -237,7 +260,7 @@ func (s *splitter) copyOut(raw []byte) []byte {
 		return append(make([]byte, 0, len(raw)), raw...)
 	}
 	if cap(s.slab)-len(s.slab) < len(raw) {
-		s.slab = make([]byte, 0, slabSize)
+		s.slab = make([]byte, 0, max(s.keep.bound.bufSize(slabMin, slabSize), len(raw)))
 	}
 	at := len(s.slab)
 	s.slab = append(s.slab, raw...)
@@ -248,7 +271,7 @@ func (s *splitter) copyOut(raw []byte) []byte {
 // (the reader of a pipe the main loop does not read itself).
 func (r *runner) read(src io.Reader, dir frame.Dir, k *keeper) {
 	s := &splitter{keep: k, stable: true}
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, k.bound.bufSize(readBufMin, readBufMax))
 	emit := func(l line) {
 		r.post(event{kind: evLine, dir: dir, raw: l.raw, eol: l.eol, cut: l.cut, unkept: l.unkept, at: time.Now()})
 	}

@@ -23,8 +23,14 @@ func TestBoundOfARecording(t *testing.T) {
 		{Event: frame.EventExit},
 	}
 	b := boundOf(rec, frame.Out)
-	if want := (bound{frames: 2*liveFactor + liveMarginFrames, bytes: liveFactor*(5+40<<20) + 40<<20 + liveMarginBytes, line: 40 << 20}); b != want {
+	if want := (bound{frames: 2*liveFactor + liveMarginFrames, bytes: liveFactor*(5+40<<20) + 40<<20 + liveMarginBytes, line: 40 << 20, recorded: 5 + 40<<20}); b != want {
 		t.Errorf("bound %+v, want %+v", b, want)
+	}
+	if got := b.bufSize(readBufMin, readBufMax); got != readBufMax {
+		t.Errorf("read buffer %d for 40 MiB recorded, want %d", got, readBufMax)
+	}
+	if got := boundOf(rec[:1], frame.Out).bufSize(readBufMin, readBufMax); got != readBufMin {
+		t.Errorf("read buffer %d for 5 bytes recorded, want %d", got, readBufMin)
 	}
 	if b := boundOf(rec[:1], frame.Out); b.line != minLineCap {
 		t.Errorf("line cap %d for 5-byte lines, want %d", b.line, minLineCap)

@@ -375,7 +375,7 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 	r.start = time.Now()
 	r.deadline = r.start.Add(opts.Timeout)
 	r.lastSaid = r.start
-	r.events = make(chan event, 256)
+	r.events = make(chan event, 64)
 	r.writes.wake = make(chan struct{}, 1)
 	r.timer = time.NewTimer(time.Hour)
 	defer r.timer.Stop()
@@ -386,7 +386,7 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 		keep *keeper
 	}{{p.Stdout, frame.Out, &keeper{bound: pl.out}}, {p.Stderr, frame.Err, &keeper{bound: pl.err}}}
 	if f, ok := p.Stdout.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
-		r.out, r.outBuf = f, make([]byte, 64<<10)
+		r.out, r.outBuf = f, make([]byte, pl.out.bufSize(readBufMin, readBufMax))
 		r.outLines = &splitter{keep: readers[0].keep}
 		r.readers++
 		r.kick = func() { f.SetReadDeadline(time.Now()) }
