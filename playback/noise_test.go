@@ -62,11 +62,12 @@ func TestInOrderRunsSideBySideAndReportsInOrder(t *testing.T) {
 		return fmt.Sprint("result ", i), nil
 	}
 	var got []string
-	if i, err := inOrder(context.Background(), n, jobs, work, func(i int, v string) {
+	if i, err := inOrder(context.Background(), n, jobs, work, func(i int, v string) error {
 		if want := fmt.Sprint("result ", len(got)); v != want {
 			t.Errorf("each had %q (index %d) after %d results, want %q", v, i, len(got), want)
 		}
 		got = append(got, v)
+		return nil
 	}); err != nil {
 		t.Fatalf("work %d: %v", i, err)
 	}
@@ -104,7 +105,7 @@ func TestInOrderStopsAtTheFirstError(t *testing.T) {
 		}
 	}
 	var had []int
-	i, err := inOrder(context.Background(), n, jobs, work, func(_ int, v int) { had = append(had, v) })
+	i, err := inOrder(context.Background(), n, jobs, work, func(_ int, v int) error { had = append(had, v); return nil })
 	if i != 3 || !errors.Is(err, boom) {
 		t.Fatalf("inOrder returned %d, %v; want 3, %v", i, err, boom)
 	}
@@ -143,7 +144,7 @@ func TestInOrderStopsWhenCtxIsDone(t *testing.T) {
 					return 0, errors.New("ctx was not cancelled")
 				}
 			}
-			i, err := inOrder(ctx, 10, jobs, work, func(i, _ int) { t.Errorf("each had result %d", i) })
+			i, err := inOrder(ctx, 10, jobs, work, func(i, _ int) error { t.Errorf("each had result %d", i); return nil })
 			if i != 0 || !errors.Is(err, context.Canceled) {
 				t.Errorf("inOrder returned %d, %v; want 0, %v", i, err, context.Canceled)
 			}
@@ -249,5 +250,25 @@ func BenchmarkNoiseHelloGo(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Minutes(), "replays/min")
 		})
+	}
+}
+
+// TestInOrderStopsAtAnErrorOfEach: an error from each ends inOrder with
+// its index, and each hears of nothing after it.
+func TestInOrderStopsAtAnErrorOfEach(t *testing.T) {
+	stop := errors.New("each stops here")
+	for _, jobs := range []int{1, 3} {
+		var had []int
+		work := func(_ context.Context, i int) (int, error) { return i, nil }
+		i, err := inOrder(context.Background(), 10, jobs, work, func(i, v int) error {
+			had = append(had, v)
+			if i == 2 {
+				return stop
+			}
+			return nil
+		})
+		if i != 2 || !errors.Is(err, stop) || len(had) != 3 {
+			t.Errorf("jobs %d: inOrder returned %d, %v after %v; want 2, %v after [0 1 2]", jobs, i, err, had, stop)
+		}
 	}
 }

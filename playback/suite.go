@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"time"
 )
 
@@ -39,68 +38,34 @@ type SuiteOptions struct {
 // Suite replays tapes, Jobs at a time, and calls each with every result in
 // the order of tapes, as soon as it and those before it are done (from
 // the calling goroutine). It returns once every replay has ended. An error
-// from each stops the calls (the replays under way still end) and is
+// from each stops the rest (the replays under way are stopped) and is
 // returned. A result is dropped once each has had it (a run of many tapes
-// holds only those under way and those waiting their turn): each keeps a
-// copy of what it needs.
+// holds only those under way and at most 2 × Jobs waiting their turn):
+// each keeps a copy of what it needs.
 func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i int, r *TapeResult) error) error {
 	if opt == nil {
 		opt = &SuiteOptions{}
 	}
-	results := make([]TapeResult, len(tapes))
-	done := make([]chan struct{}, len(tapes))
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for range min(max(opt.Jobs, 1), len(tapes)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				results[i] = runTape(ctx, tapes[i], &opt.Replay, opt.Update)
-				if r := &results[i]; opt.Update && r.Outcome != nil && !r.Outcome.Same() {
-					u, err := Update(r.Outcome, nil)
-					if err != nil {
-						r.UpdateErr = err
-					} else {
-						r.Pending = u.Pending
-					}
-				}
-				close(done[i])
-			}
-		}()
-	}
-	stop := make(chan struct{})
-	defer close(stop)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(work)
-		for i := range tapes {
-			select {
-			case work <- i:
-			case <-stop:
-				return
+	replay := func(ctx context.Context, i int) (TapeResult, error) {
+		r := runTape(ctx, tapes[i], &opt.Replay, opt.Update)
+		if opt.Update && r.Outcome != nil && !r.Outcome.Same() {
+			if u, err := Update(r.Outcome, nil); err != nil {
+				r.UpdateErr = err
+			} else {
+				r.Pending = u.Pending
 			}
 		}
-	}()
-	for i := range tapes {
-		<-done[i]
-		r := &results[i]
+		return r, nil
+	}
+	report := func(i int, r TapeResult) error {
 		if r.Skip != "" && opt.FailOnSkip {
 			r.Outcome = &Outcome{Recording: &Recording{Name: r.Tape}, Err: errors.New(r.Skip + " (--fail-on-skip)")}
 			r.Skip = ""
 		}
-		err := each(i, r)
-		results[i] = TapeResult{}
-		if err != nil {
-			return err
-		}
+		return each(i, &r)
 	}
-	return nil
+	_, err := inOrder(ctx, len(tapes), max(opt.Jobs, 1), replay, report)
+	return err
 }
 
 // RunTape replays one tape, or says why it is skipped: its plugin's

@@ -26,13 +26,8 @@ type File struct {
 // where the line holds them verbatim (a "json" line): a tape costs its
 // bytes once, and data must not change while the File is in use. The
 // slices are made to the tape's size at once, never grown.
-func ReadFile(data []byte) (*File, error) { return readFile(data, true) }
-
-// ReadFrames is ReadFile without Lines and Seqs (nil): for a reader of
-// the frames only, 32 bytes a frame less.
-func ReadFrames(data []byte) (*File, error) { return readFile(data, false) }
-
-func readFile(data []byte, lines bool) (*File, error) {
+// (ReadFramesFrom reads the frames only, without holding the tape.)
+func ReadFile(data []byte) (*File, error) {
 	tr, err := NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
@@ -47,9 +42,7 @@ func readFile(data []byte, lines bool) (*File, error) {
 	f.Header = next()
 	n := bytes.Count(rest, []byte("\n")) + 1 // lines left, at most
 	f.Frames = make([]frame.Frame, 0, n)
-	if lines {
-		f.Lines, f.Seqs = make([][]byte, 0, n), make([]uint64, 0, n)
-	}
+	f.Lines, f.Seqs = make([][]byte, 0, n), make([]uint64, 0, n)
 	for {
 		fr, err := tr.Next()
 		if err == io.EOF {
@@ -60,26 +53,27 @@ func readFile(data []byte, lines bool) (*File, error) {
 		}
 		read, seq := tr.Line()
 		line := next()
-		c := *fr
-		c.Raw = within(line, read, fr.Raw)
-		if code := fr.Code(); code != nil {
-			n := *code
-			c.SetEnd(fr.Signal(), &n)
-		}
-		if fr.Cut != nil {
-			cut := *fr.Cut
-			c.Cut = &cut
-		}
-		f.Frames = append(f.Frames, c)
-		if lines {
-			f.Seqs = append(f.Seqs, seq)
-			f.Lines = append(f.Lines, line)
-		}
+		f.Frames = append(f.Frames, kept(fr, within(line, read, fr.Raw)))
+		f.Seqs = append(f.Seqs, seq)
+		f.Lines = append(f.Lines, line)
 	}
 }
 
-// ReadFramesFrom reads a tape's frames from r, as ReadFrames does (Lines
-// and Seqs nil), without holding the tape: each frame's bytes are copied
+// kept is the frame the reader returned (whose Raw and Cut it reuses for
+// the next line) as one that outlives that: with raw as its bytes, and a
+// Cut of its own.
+func kept(fr *frame.Frame, raw []byte) frame.Frame {
+	c := *fr
+	c.Raw = raw
+	if fr.Cut != nil {
+		cut := *fr.Cut
+		c.Cut = &cut
+	}
+	return c
+}
+
+// ReadFramesFrom reads a tape's frames from r, as ReadFile does but for
+// Header, Lines and Seqs (nil), without holding the tape: each frame's bytes are copied
 // out of the line into slabs shared by the frames, so that a tape read
 // whole costs its frames' bytes, not its lines'. lines is how many lines
 // r holds at most (Frames is made to that size at once), or 0 when not
@@ -99,15 +93,11 @@ func ReadFramesFrom(r io.Reader, lines int) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := *fr
+		var raw []byte
 		if fr.Raw != nil {
-			c.Raw = s.copy(fr.Raw)
+			raw = s.copy(fr.Raw)
 		}
-		if fr.Cut != nil {
-			cut := *fr.Cut
-			c.Cut = &cut
-		}
-		f.Frames = append(f.Frames, c)
+		f.Frames = append(f.Frames, kept(fr, raw))
 	}
 }
 

@@ -53,6 +53,52 @@ func TestReadFileHoldsATapeOnce(t *testing.T) {
 	}
 }
 
+// TestReadFramesFromHoldsTheFramesOnly: a 100,000-frame tape streamed by
+// ReadFramesFrom costs its frames and their bytes, not the tape's lines
+// (the JSON of a line here is 63 of its 109 bytes), with every frame the
+// same as ReadFile's, an event's code its own, and no frame's bytes open
+// to an append over the next one's.
+func TestReadFramesFromHoldsTheFramesOnly(t *testing.T) {
+	const n = 100000
+	frames := make([]frame.Frame, 0, n+2)
+	for i := range n {
+		frames = append(frames, frame.Frame{Seq: uint64(i + 1), At: int64(i), Dir: frame.Out,
+			Raw: fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%d"}}`, i)})
+	}
+	code := 3
+	frames = append(frames, frame.Frame{Seq: n + 1, At: n, Dir: frame.Err, Raw: []byte("text \x01 line")},
+		frame.Frame{Seq: n + 2, At: n + 1, Event: frame.EventExit}.WithEnd("", &code))
+	data := export(t, testSession(), frames)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f, err := ReadFramesFrom(bytes.NewReader(data), bytes.Count(data, []byte("\n"))+1)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareFrames(t, f.Frames, frames)
+	if f.Lines != nil || f.Seqs != nil || f.Session == nil || f.Session.ID != testSession().ID {
+		t.Errorf("lines %d, seqs %d, session %+v: want the session only", len(f.Lines), len(f.Seqs), f.Session)
+	}
+	var raw int
+	for i := range f.Frames {
+		raw += len(f.Frames[i].Raw)
+	}
+	budget := uint64(n+2)*uint64(unsafe.Sizeof(frame.Frame{})) + uint64(raw)*9/8 + 1<<20
+	got := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d-byte tape, %d bytes of frames: ReadFramesFrom allocated %d bytes, budget %d", len(data), raw, got, budget)
+	if got > budget {
+		t.Errorf("ReadFramesFrom allocated %d bytes for %d frames (%d-byte tape, %d bytes of frames): want at most %d", got, n+2, len(data), raw, budget)
+	}
+	if r := f.Frames[5].Raw; cap(r) != len(r) {
+		t.Error("a frame's bytes can be appended to over the next frame's")
+	}
+	if c := f.Frames[n+1].Code(); c == nil || *c != 3 {
+		t.Errorf("exit code %v, want 3", c)
+	}
+}
+
 // TestCutLinesOver: a "json" line longer than the bound comes out cut,
 // with the whole frame's length and SHA-256, white space before its
 // closing brace not counted; a "text" line too (see
