@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tapedeck/tapedeck/internal/trust"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -162,15 +163,13 @@ func checkFolder(path string, fi os.FileInfo) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("open store %s: not a folder", path)
 	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+	if trust.OthersCanWrite(fi) {
 		return fmt.Errorf("%w: %s can be written by others (mode %04o), who could put sessions or a database of their own in it; make it yours alone (chmod go-w %s) or choose another (--store DIR)",
-			ErrUnsafe, path, perm, path)
+			ErrUnsafe, path, fi.Mode().Perm(), path)
 	}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		if owner, me := int(sys.Uid), os.Geteuid(); owner != me && owner != 0 {
-			return fmt.Errorf("%w: %s belongs to user %d, not to you (user %d), who could change what it holds; choose a store of your own (--store DIR)",
-				ErrUnsafe, path, owner, me)
-		}
+	if owner, me, foreign := trust.ForeignOwner(fi); foreign {
+		return fmt.Errorf("%w: %s belongs to user %d, not to you (user %d), who could change what it holds; choose a store of your own (--store DIR)",
+			ErrUnsafe, path, owner, me)
 	}
 	return nil
 }
