@@ -30,7 +30,7 @@ var layers = map[string]layer{
 		"the command layer parses flags, calls a use case and renders; the relay, recorder, spool, replay and diff are the use cases' (recording, playback), never a command's"},
 	"recording": {[]string{"check", "clock", "fingerprint", "frame", "internal/escape", "proxy", "recorder", "redact", "replay", "store"},
 		"the recording use case: the relay, the recorder, the store and a host script, put together"},
-	"playback": {[]string{"clock", "diff", "fingerprint", "frame", "golden", "internal/atomicfile", "jsonpath", "redact", "replay", "shrink", "store", "tape"},
+	"playback": {[]string{"clock", "diff", "fingerprint", "frame", "golden", "internal/atomicfile", "jsonpath", "message", "redact", "replay", "shrink", "store", "tape"},
 		"the playback use case: recordings from tapes or the store, the replay engine, the comparison"},
 	"render": {[]string{"check", "clock", "coverage", "diff", "fingerprint", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "message", "playback", "report", "shrink", "tape", "wrap"},
 		"output for people and machines: it reads the use cases' results and never runs anything"},

@@ -11,6 +11,7 @@ import (
 	"github.com/tapedeck/tapedeck/diff"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/jsonpath"
+	"github.com/tapedeck/tapedeck/message"
 )
 
 // Filter names noise inside a string, as insta's filters do: before
@@ -173,8 +174,8 @@ func (s *filterSet) frames(frames []frame.Frame, stderr, count bool) []frame.Fra
 		}
 		if f.Dir == frame.In {
 			if hostCalls != nil {
-				if env, ok := envelopeOf(f.Raw); ok && env.Method != nil && len(env.ID) > 0 {
-					hostCalls[idKey(env.ID)] = *env.Method
+				if e := message.ReadEnvelope(f.Raw); e.Kind == message.Request {
+					hostCalls[message.IDKey(e.ID)] = string(e.Method)
 				}
 			}
 			continue
@@ -209,13 +210,11 @@ func (s *filterSet) line(f *frame.Frame, hostCalls map[string]string, count bool
 	}
 	method := ""
 	if s.scoped {
-		if env, ok := envelopeOf(body); ok {
-			switch {
-			case env.Method != nil:
-				method = *env.Method
-			case len(env.ID) > 0:
-				method = hostCalls[idKey(env.ID)]
-			}
+		switch e := message.ReadEnvelope(body); {
+		case e.Kind == message.Request || e.Kind == message.Notification:
+			method = string(e.Method)
+		case e.Kind.IsReply():
+			method = hostCalls[message.IDKey(e.ID)]
 		}
 	}
 	w := walker{in: body, apply: func(path []string, v string) (string, bool) {
@@ -265,32 +264,6 @@ func underRule(p jsonpath.Path, path []string) bool {
 		}
 	}
 	return false
-}
-
-// envelope is what filters and shrink read of a JSON-RPC message.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method *string         `json:"method"`
-}
-
-func envelopeOf(raw []byte) (envelope, bool) {
-	var env envelope
-	if json.Unmarshal(raw, &env) != nil {
-		return env, false
-	}
-	if string(env.ID) == "null" {
-		env.ID = nil
-	}
-	return env, true
-}
-
-// idKey spells a JSON-RPC id the same whatever its white space.
-func idKey(id json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, id) != nil {
-		return string(id)
-	}
-	return b.String()
 }
 
 // walker rewrites the string values of one valid JSON text in place: it

@@ -35,7 +35,7 @@ var fixtures = map[string]func() int{
 			at = time.Date(2026, 12, 2+n, 11, 30+n, 7*n, 0, time.UTC).Format(time.RFC3339)
 		}
 		text, _ := json.Marshal(verb + " note " + id + " created " + at)
-		return serve(func(m message) []string {
+		return serve(func(m hostMessage) []string {
 			if m.Method == "ui/event" && m.Params.Element == "go" {
 				return []string{`{"jsonrpc":"2.0","id":1,"method":"terminal/send","params":{"text":` + string(text) + `}}`}
 			}
@@ -46,7 +46,7 @@ var fixtures = map[string]func() int{
 	// click "fire" sets it to "boom".
 	"badges": func() int {
 		bug := os.Getenv("FIXTURE_BUG") != ""
-		return serve(func(m message) []string {
+		return serve(func(m hostMessage) []string {
 			if m.Method != "ui/event" {
 				return nil
 			}
@@ -61,7 +61,7 @@ var fixtures = map[string]func() int{
 	// tone: "ok", "bad" for FIXTURE_BAD, "new" for FIXTURE_NEW.
 	"files": func() int {
 		var items []string
-		return serve(func(m message) []string {
+		return serve(func(m hostMessage) []string {
 			name, ok := strings.CutPrefix(m.Params.Element, "open:")
 			if m.Method != "ui/event" || !ok {
 				return nil
@@ -90,7 +90,7 @@ func envOr(k, def string) string {
 	return def
 }
 
-type message struct {
+type hostMessage struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
@@ -100,14 +100,14 @@ type message struct {
 
 // serve is a plugin's loop: it answers initialize, exits on shutdown or
 // the end of stdin, and writes what on says of every other line.
-func serve(on func(message) []string) int {
+func serve(on func(hostMessage) []string) int {
 	br := bufio.NewReader(os.Stdin)
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
 			return 0
 		}
-		var m message
+		var m hostMessage
 		if json.Unmarshal(line, &m) != nil {
 			continue
 		}

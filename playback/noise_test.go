@@ -168,7 +168,7 @@ func init() {
 			}
 		}
 		text, _ := json.Marshal("Summarise note " + string(id) + " created 2026-12-01T10:00:00Z")
-		return serve(func(m message) []string {
+		return serve(func(m hostMessage) []string {
 			if m.Method == "ui/event" && m.Params.Element == "go" {
 				return []string{`{"jsonrpc":"2.0","id":1,"method":"terminal/send","params":{"text":` + string(text) + `}}`}
 			}

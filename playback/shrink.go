@@ -17,6 +17,7 @@ import (
 	"github.com/tapedeck/tapedeck/diff"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
+	"github.com/tapedeck/tapedeck/message"
 	"github.com/tapedeck/tapedeck/shrink"
 	"github.com/tapedeck/tapedeck/tape"
 )
@@ -227,13 +228,13 @@ func dropWithAnswers(frames []frame.Frame, drop map[uint64]bool) []frame.Frame {
 		switch {
 		case f.IsEvent():
 		case f.Dir == frame.In:
-			if env, ok := envelopeOf(f.Raw); ok && env.Method == nil && len(env.ID) > 0 && unanswered[idKey(env.ID)] > 0 {
-				unanswered[idKey(env.ID)]--
+			if e := message.ReadEnvelope(f.Raw); e.Kind.IsReply() && unanswered[message.IDKey(e.ID)] > 0 {
+				unanswered[message.IDKey(e.ID)]--
 				continue
 			}
 		case drop[f.Seq]:
-			if env, ok := envelopeOf(f.Raw); ok && env.Method != nil && len(env.ID) > 0 {
-				unanswered[idKey(env.ID)]++
+			if e := message.ReadEnvelope(f.Raw); e.Kind == message.Request {
+				unanswered[message.IDKey(e.ID)]++
 			}
 			continue
 		}
