@@ -17,6 +17,7 @@ type Envelope struct {
 	Kind   Kind
 	Method []byte // the method's text
 	ID     []byte // the id as written, nil when none (or null)
+	Params []byte // the params as written, nil when none
 }
 
 // ReadEnvelope classifies raw as Parse does, without the copies Parse
@@ -31,7 +32,7 @@ func ReadEnvelope(raw []byte) Envelope {
 		return e
 	}
 	m := Parse(raw)
-	return Envelope{Kind: m.Kind, Method: []byte(m.Method), ID: m.ID}
+	return Envelope{Kind: m.Kind, Method: []byte(m.Method), ID: m.ID, Params: m.Params}
 }
 
 // peek is ReadEnvelope's look: ok is false when the line is not one it
@@ -41,7 +42,7 @@ func peek(raw []byte) (Envelope, bool) {
 	if len(line) < 2 || line[0] != '{' || line[len(line)-1] != '}' || !utf8.Valid(line) || !json.Valid(line) {
 		return Envelope{}, false
 	}
-	var id, method, errv []byte
+	var id, method, errv, params []byte
 	i := jsonscan.SkipSpace(line, 1)
 	if line[i] == '}' {
 		return Envelope{}, false
@@ -62,6 +63,8 @@ func peek(raw []byte) (Envelope, bool) {
 			method = line[i:vend]
 		case "error":
 			errv = line[i:vend]
+		case "params":
+			params = line[i:vend]
 		}
 		i = jsonscan.SkipSpace(line, vend)
 		if line[i] == '}' {
@@ -87,14 +90,14 @@ func peek(raw []byte) (Envelope, bool) {
 	}
 	switch {
 	case hasID && isString:
-		return Envelope{Kind: Request, Method: name, ID: id}, true
+		return Envelope{Kind: Request, Method: name, ID: id, Params: params}, true
 	case method != nil && isString && !hasID:
-		return Envelope{Kind: Notification, Method: name}, true
+		return Envelope{Kind: Notification, Method: name, Params: params}, true
 	case hasID && method == nil:
 		if errv != nil && string(errv) != "null" {
-			return Envelope{Kind: ErrorReply, ID: id}, true
+			return Envelope{Kind: ErrorReply, ID: id, Params: params}, true
 		}
-		return Envelope{Kind: Response, ID: id}, true
+		return Envelope{Kind: Response, ID: id, Params: params}, true
 	}
 	return Envelope{}, false // stray: Parse says why
 }

@@ -23,11 +23,11 @@ func FuzzReadEnvelope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		m := Parse([]byte(in))
 		e, ok := peek([]byte(in))
-		if ok && (e.Kind != m.Kind || string(e.Method) != m.Method || !bytes.Equal(e.ID, m.ID)) {
-			t.Fatalf("peek(%q) = %v %q %s, Parse %v %q %s", in, e.Kind, e.Method, e.ID, m.Kind, m.Method, m.ID)
+		if ok && (e.Kind != m.Kind || string(e.Method) != m.Method || !bytes.Equal(e.ID, m.ID) || !bytes.Equal(e.Params, m.Params)) {
+			t.Fatalf("peek(%q) = %v %q %s %s, Parse %v %q %s %s", in, e.Kind, e.Method, e.ID, e.Params, m.Kind, m.Method, m.ID, m.Params)
 		}
-		if e := ReadEnvelope([]byte(in)); e.Kind != m.Kind || string(e.Method) != m.Method || !bytes.Equal(e.ID, m.ID) {
-			t.Fatalf("ReadEnvelope(%q) = %v %q %s, Parse %v %q %s", in, e.Kind, e.Method, e.ID, m.Kind, m.Method, m.ID)
+		if e := ReadEnvelope([]byte(in)); e.Kind != m.Kind || string(e.Method) != m.Method || !bytes.Equal(e.ID, m.ID) || !bytes.Equal(e.Params, m.Params) {
+			t.Fatalf("ReadEnvelope(%q) = %v %q %s %s, Parse %v %q %s %s", in, e.Kind, e.Method, e.ID, e.Params, m.Kind, m.Method, m.ID, m.Params)
 		}
 	})
 }

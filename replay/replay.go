@@ -1000,13 +1000,12 @@ func (r *runner) handle(ev event) {
 			}
 			return
 		}
-		// Only a request is parsed whole (to be answered); of any other
-		// line its envelope says the cause.
+		// Of a line its envelope says the cause, and of a request what
+		// answers it.
 		switch e := message.ReadEnvelope(ev.raw); e.Kind {
 		case message.Request:
-			m := message.Parse(ev.raw)
-			r.saw("call " + m.Method)
-			r.answer(&m, !ev.unkept)
+			r.saw("call " + string(e.Method))
+			r.answer(&e, !ev.unkept)
 		case message.Notification:
 			r.saw("call " + string(e.Method))
 		case message.Response, message.ErrorReply:
@@ -1075,28 +1074,29 @@ func (r *runner) expected(raw []byte, cut *frame.Cut) *expected {
 // place among the host frames, or at once when that place was given up on.
 // A request the recording has no call for gets an error at once. The
 // answer to a request that was not kept is not kept either.
-func (r *runner) answer(m *message.Message, kept bool) {
-	c, differs := r.plan.match(m.ID, m.Method, m.Params)
+func (r *runner) answer(e *message.Envelope, kept bool) {
+	method := string(e.Method)
+	c, differs := r.plan.match(e.ID, method, e.Params)
 	switch {
 	case c == nil && r.plan.script:
-		r.send(r.plan.defaultAnswer(m.Method, m.ID), kept)
+		r.send(r.plan.defaultAnswer(method, e.ID), kept)
 		return
 	case c == nil && !kept:
-		r.send(unmatchedAnswer(m.Method, m.ID), false)
+		r.send(unmatchedAnswer(method, e.ID), false)
 		return
 	case c == nil:
-		r.res.Unmatched = append(r.res.Unmatched, fmt.Sprintf("%s (replay seq %d)", m.Method, r.seq))
-		r.send(unmatchedAnswer(m.Method, m.ID), true)
+		r.res.Unmatched = append(r.res.Unmatched, fmt.Sprintf("%s (replay seq %d)", method, r.seq))
+		r.send(unmatchedAnswer(method, e.ID), true)
 		return
 	case differs && kept:
-		r.note("%s (replay seq %d) answered from a recorded call whose params differed", m.Method, r.seq)
+		r.note("%s (replay seq %d) answered from a recorded call whose params differed", method, r.seq)
 	case differs:
-		r.note("%s (not kept: past what the recording can explain) answered from a recorded call whose params differed", m.Method)
+		r.note("%s (not kept: past what the recording can explain) answered from a recorded call whose params differed", method)
 	}
 	if kept {
 		r.res.Pairs[r.seq] = c.seq
 	}
-	c.liveID = append(json.RawMessage(nil), m.ID...)
+	c.liveID = append(json.RawMessage(nil), e.ID...)
 	c.unkept = !kept
 	if c.late && c.answer != nil {
 		r.sendAnswer(c)
