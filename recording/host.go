@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -93,25 +91,19 @@ func scriptAwaits(data []byte) map[int]string {
 	return awaits
 }
 
-// timedOutLine matches replay's note about a script line sent once its
-// wait ran out: "script line 2 sent after waiting 30s (--step-timeout)…".
-var timedOutLine = regexp.MustCompile(`^script line (\d+) sent after waiting (\S+) \(--step-timeout\)`)
-
-// noteFailure keeps, from the notes of a played script, the first line
-// whose wait timed out as h's failure.
-func (h *HostScript) noteFailure(notes []string) {
+// noteFailure keeps, from what a played script gave up on, the first line
+// whose wait ran into the step timeout as h's failure.
+func (h *HostScript) noteFailure(gaveUp []replay.GaveUp) {
 	var failed []string
-	for _, n := range notes {
-		m := timedOutLine.FindStringSubmatch(n)
-		if m == nil {
+	for _, g := range gaveUp {
+		if !g.StepTimeout {
 			continue
 		}
-		line, _ := strconv.Atoi(m[1])
-		what, ok := h.awaits[line]
+		what, ok := h.awaits[int(g.Seq)]
 		if !ok {
 			what = "what the plugin said before it"
 		}
-		failed = append(failed, fmt.Sprintf("script line %d waited %s (--step-timeout) for %s, which never came; the line was sent anyway", line, m[2], what))
+		failed = append(failed, fmt.Sprintf("script line %d waited %v (--step-timeout) for %s, which never came; the line was sent anyway", g.Seq, g.Waited, what))
 	}
 	switch len(failed) {
 	case 0:
@@ -174,7 +166,7 @@ func (s *session) playHost(ctx context.Context, cfg proxy.Config, sigs chan os.S
 		for _, n := range played.Notes {
 			fmt.Fprintf(s.log, "tapedeck: record --host: %s\n", escape.Text(n))
 		}
-		s.opt.Host.noteFailure(played.Notes)
+		s.opt.Host.noteFailure(played.GaveUp)
 	}
 	return r.res, r.err
 }

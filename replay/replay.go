@@ -144,6 +144,9 @@ type Result struct {
 	// requests answered from a recorded call with other params or later
 	// than recorded, the host's grace periods running out.
 	Notes []string
+	// GaveUp lists the host steps sent although what they waited for had
+	// not come, in order (a note says each too).
+	GaveUp []GaveUp
 	// TimedOut reports that the replay ran past Options.Timeout and the
 	// plugin was killed.
 	TimedOut bool
@@ -158,6 +161,18 @@ type Result struct {
 	// Survivors are processes the plugin started that outlived the
 	// replay's end of them (a note names them).
 	Survivors []int
+}
+
+// GaveUp is a host step sent once its wait was given up on.
+type GaveUp struct {
+	// Seq is the step's recorded host frame, or for a host script its
+	// line number.
+	Seq uint64
+	// Waited is how long it waited (rounded as the notes say it), and
+	// StepTimeout whether that wait ran into Options.StepTimeout rather
+	// than the recording's time for it or the end of the plugin's stdout.
+	Waited      time.Duration
+	StepTimeout bool
 }
 
 // ErrStart wraps the reason a plugin could not be started.
@@ -513,6 +528,8 @@ func (r *runner) play(ctx context.Context) error {
 				r.forgiveCauses()
 				continue
 			}
+			e := r.ended
+			r.res.GaveUp = append(r.res.GaveUp, GaveUp{Seq: st.frame.Seq, Waited: short(e.waited), StepTimeout: !e.eof && (!e.recorded || e.capped)})
 			r.note("%s sent %s: %s", r.plan.where(st), r.why("what the plugin had said before it in the recording"), r.forgive())
 		}
 		if r.opts.Pace > 0 && performed {

@@ -126,6 +126,11 @@ func TestADroppedFrameCostsTheRecordedWait(t *testing.T) {
 	if len(res.Notes) != 1 || !strings.HasPrefix(res.Notes[0], prefix) || !strings.HasSuffix(res.Notes[0], suffix) {
 		t.Errorf("notes %q, want one like %q", res.Notes, prefix+suffix)
 	}
+	// The same, as data: step 9 gave up after the recorded bound, not the
+	// step timeout.
+	if len(res.GaveUp) != 1 || res.GaveUp[0].Seq != 9 || res.GaveUp[0].StepTimeout || res.GaveUp[0].Waited < 2*time.Second {
+		t.Errorf("gave up on %+v, want step 9 after 2 s, not by the step timeout", res.GaveUp)
+	}
 }
 
 // TestAHangIsBoundedByTheRecordedWait: a plugin that stops reading and
