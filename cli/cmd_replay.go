@@ -83,7 +83,9 @@ func (e *env) replay(c *cli.Context, v *replayValues) error {
 	open := func() (*store.Store, error) { return e.openStore(c.String("store")) }
 	recs := make([]*playback.Recording, len(refs))
 	for i, ref := range refs {
-		recs[i], err = playback.Load(ref, &playback.LoadOptions{Store: open})
+		// Only --update rewrites the tape: without it the frames are read
+		// alone, streamed (see playback.LoadOptions).
+		recs[i], err = playback.Load(ref, &playback.LoadOptions{Store: open, FramesOnly: !c.Bool("update")})
 		if _, statErr := os.Stat(ref); err != nil && i > 0 && statErr != nil {
 			return fail(2, "replay: %q is neither a tape file nor a session; a command to run instead of the recorded one goes after --: tapedeck replay SESSION|TAPE -- COMMAND [ARGS…]", ref)
 		}

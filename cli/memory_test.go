@@ -79,7 +79,7 @@ func skipUnderRace(t *testing.T) {
 // empty tape.
 const memoryFactor = 3
 
-// TestBigTapeMemory: check, diff, test and shrink of a 100,000-frame
+// TestBigTapeMemory: check, diff, test, replay and shrink of a 100,000-frame
 // tape (11 MB) stay within memoryFactor times what they read (for diff,
 // both tapes) over what the same command takes for an empty tape. Before,
 // check took 86 MB, diff 166 MB, test 136 MB (then 10×, then 4.8×) and
@@ -122,6 +122,9 @@ func TestBigTapeMemory(t *testing.T) {
 		// frame), then the diff's items: about twice the tape live, under
 		// the soft memory limit (cli/memory.go). It was 10 times, then 4.8.
 		{"test", func(a, _ string) []string { return []string{"test", a} }, nil, 0, sizeA, memoryFactor, 10 * time.Minute},
+		// replay holds what test does (without --update, which rewrites
+		// the tape, it reads the frames alone).
+		{"replay", func(a, _ string) []string { return []string{"replay", a} }, nil, 0, sizeA, memoryFactor, 10 * time.Minute},
 		// shrink holds a candidate's frames and its replay beside the
 		// whole recording and its split: about 2.3 times the tape live,
 		// where it was 11, then 7.5.
