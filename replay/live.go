@@ -166,9 +166,9 @@ func (k *keeper) take(n int64, stored int) bool {
 // its keeper: a line longer than the cap is kept cut (Frame.Cut), and one
 // past the bound is marked unkept. When stable (a line handed to another
 // goroutine) every line is copied out of what is fed, a kept one into
-// slabs of its own (it stays in the timeline), an unkept one into a
-// slice of its own. Else a line is handed on as a view of what was fed, valid
-// until emit returns, and emit keeps what it needs with keep: a line
+// slabs of its own (it stays in the timeline), an unkept one into a slice
+// of its own. Else a line is handed on as a view of what was fed, valid
+// until emit returns, and emit keeps what it needs with copyOut: a line
 // the same as a recorded one is not copied at all (see runner.handle).
 type splitter struct {
 	keep   *keeper

@@ -1070,7 +1070,7 @@ const expectWindow = 4
 // expected returns the recorded line of the plugin's stdout, among the
 // next few after the last one matched, whose bytes are raw's: a live line
 // the same as a recorded one has its cause, and parsing is a function of
-// the bytes (but for a request, which is parsed to be answered). nil when
+// the bytes (but for a request, which is read again to be answered). nil when
 // none is, or raw is cut.
 func (r *runner) expected(raw []byte, cut *frame.Cut) *expected {
 	if cut != nil {
