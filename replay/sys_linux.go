@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // sysProcAttr puts the plugin in a process group of its own, so that the
@@ -31,6 +32,9 @@ func sysProcAttr() *syscall.SysProcAttr {
 // go (SIGKILL refused).
 func endPlugin(pid int, started time.Time) (survivors []int) {
 	syscall.Kill(-pid, syscall.SIGKILL)
+	if noChildren() {
+		return nil // nothing was re-parented to us: no /proc to read
+	}
 	self := os.Getpid()
 	var since uint64           // read when needed
 	sessions := map[int]bool{} // of the setsid children killed
@@ -62,6 +66,21 @@ func endPlugin(pid int, started time.Time) (survivors []int) {
 		}
 	}
 	return survivors
+}
+
+// noChildren reports whether the replaying process has no child at all,
+// running or exited (waitid(P_ALL) finds none; WNOWAIT leaves a child
+// that exited to its own waiter).
+func noChildren() bool {
+	const (
+		pAll    = 0
+		wExited = 4
+		wNoHang = 1
+		wNoWait = 0x1000000
+	)
+	var info [128]byte // a siginfo_t
+	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info[0])), wExited|wNoHang|wNoWait, 0, 0)
+	return errno == syscall.ECHILD
 }
 
 // proc is what endPlugin reads of a process in /proc/PID/stat.
