@@ -83,8 +83,7 @@ func (e *env) replay(c *cli.Context, v *replayValues) error {
 	open := func() (*store.Store, error) { return e.openStore(c.String("store")) }
 	recs := make([]*playback.Recording, len(refs))
 	for i, ref := range refs {
-		// Only --update rewrites the tape: without it the frames are read
-		// alone, streamed (see playback.LoadOptions).
+		// Only --update rewrites the tape: else its frames alone are read.
 		recs[i], err = playback.Load(ref, &playback.LoadOptions{Store: open, FramesOnly: !c.Bool("update")})
 		if _, statErr := os.Stat(ref); err != nil && i > 0 && statErr != nil {
 			return fail(2, "replay: %q is neither a tape file nor a session; a command to run instead of the recorded one goes after --: tapedeck replay SESSION|TAPE -- COMMAND [ARGS…]", ref)
@@ -95,14 +94,7 @@ func (e *env) replay(c *cli.Context, v *replayValues) error {
 	}
 	run := &replayRun{opts: opts, runs: max(c.Int("runs"), 1), jobs: max(c.Int("jobs"), 1), html: c.String("html"), json: c.Bool("json"),
 		writeConfig: c.Bool("write-config"), update: c.Bool("update"), verbose: v.verbose, open: open}
-	var held int64
-	for _, rec := range recs {
-		held += heldBytes(rec)
-	}
-	if run.runs > 1 {
-		held = held * int64(1+min(run.jobs, run.runs-1)) / 2 // each run at once holds its live timeline
-	}
-	e.limitMemory(held)
+	e.limitMemory(replaysHold(recs, run.runs, run.jobs))
 	// One recording after the other, each reported as if alone; the exit
 	// status is the worst of them.
 	code := 0

@@ -68,3 +68,17 @@ func largestTapes(paths []string, jobs int) int64 {
 	}
 	return n
 }
+
+// replaysHold is what replaying recs, runs times each with jobs runs at
+// once, holds at most: every recording, and beside each further run under
+// way its live timeline, about half what its recording costs.
+func replaysHold(recs []*playback.Recording, runs, jobs int) int64 {
+	var held int64
+	for _, rec := range recs {
+		held += heldBytes(rec)
+	}
+	if runs > 1 {
+		held = held * int64(1+min(jobs, runs-1)) / 2
+	}
+	return held
+}
