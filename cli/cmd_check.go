@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
@@ -17,7 +16,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/playback"
 	"github.com/tapedeck/tapedeck/render"
-	"github.com/tapedeck/tapedeck/tape"
+	"github.com/tapedeck/tapedeck/store"
 )
 
 func (e *env) checkCommand() *cli.Command {
@@ -48,11 +47,10 @@ func (e *env) check(c *cli.Context) error {
 	ref := c.Args().First()
 	// The frames are checked as they are read, never held: a tape costs
 	// what the checker keeps, not its size.
-	src, err := e.openFrames(ref, c.String("store"))
+	src, err := playback.OpenStream(ref, &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(c.String("store")) }})
 	if err != nil {
 		return fail(2, "check: %v", err)
 	}
-	defer src.close()
 
 	var opts check.Options
 	if path := c.String("manifest"); path != "" {
@@ -74,7 +72,7 @@ func (e *env) check(c *cli.Context) error {
 
 	ck := check.New(opts)
 	var found []check.Finding
-	if err := src.each(func(f *frame.Frame) { found = append(found, ck.Feed(f)...) }); err != nil {
+	if err := src.Each(func(f *frame.Frame) error { found = append(found, ck.Feed(f)...); return nil }); err != nil {
 		return fail(2, "check: %v", err)
 	}
 	if src.Meta.Status == frame.StatusRecording {
@@ -135,56 +133,4 @@ func printFindings(w io.Writer, found []check.Finding) error {
 	}
 	_, err := fmt.Fprintf(w, "%d %s, %d %s, %d info\n", errs, render.Plural(errs, "error"), warns, render.Plural(warns, "warning"), infos)
 	return err
-}
-
-// frameSource is a tape or stored session read one frame at a time.
-type frameSource struct {
-	Meta     *frame.Session
-	TapePath string // "" for a stored session
-	each     func(fn func(*frame.Frame)) error
-	close    func()
-}
-
-// openFrames opens ref as playback.Load resolves it: a tape file, else a
-// session in the store.
-func (e *env) openFrames(ref, storeDir string) (*frameSource, error) {
-	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
-		file, err := os.Open(ref)
-		if err != nil {
-			return nil, fmt.Errorf("open tape: %w", err)
-		}
-		tr, err := tape.NewReader(file)
-		if err != nil {
-			file.Close()
-			return nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		return &frameSource{Meta: tr.Session(), TapePath: ref, close: func() { file.Close() }, each: func(fn func(*frame.Frame)) error {
-			for {
-				f, err := tr.Next()
-				if err == io.EOF {
-					return nil
-				}
-				if err != nil {
-					return fmt.Errorf("%s: %w", ref, err)
-				}
-				fn(f)
-			}
-		}}, nil
-	} else if err := playback.MissingFile(ref, err); err != nil {
-		return nil, err
-	}
-	st, err := e.openStore(storeDir)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := st.Resolve(ref)
-	if err != nil {
-		return nil, fmt.Errorf("%v (a tape file or a session: id, prefix, name or last)", err)
-	}
-	return &frameSource{Meta: meta, close: func() {}, each: func(fn func(*frame.Frame)) error {
-		if err := st.Frames(meta.ID, func(f *frame.Frame) error { fn(f); return nil }); err != nil {
-			return fmt.Errorf("read session %s: %w", meta.ID, err)
-		}
-		return nil
-	}}, nil
 }

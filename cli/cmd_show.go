@@ -109,11 +109,11 @@ func (e *env) showSource(ref string, follow bool, storeDir string) (*frame.Sessi
 		if follow {
 			return nil, nil, nil, fail(2, "show: %s is a tape file; --follow is for a session still recording", ref)
 		}
-		meta, frames, err := tapeFrames(ref)
+		s, err := playback.TapeStream(ref)
 		if err != nil {
 			return nil, nil, nil, fail(1, "show: %v", err)
 		}
-		return meta, frames, nil, nil
+		return s.Meta, s.Each, nil, nil
 	}
 	st, err := e.openStore(storeDir)
 	if err != nil {

@@ -50,10 +50,7 @@ func Load(ref string, opt *LoadOptions) (*Recording, error) {
 	} else if err := MissingFile(ref, err); err != nil {
 		return nil, err
 	}
-	if opt == nil || opt.Store == nil {
-		return nil, fmt.Errorf("%s: no such tape file", ref)
-	}
-	st, err := opt.Store()
+	st, err := storeOf(ref, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -62,19 +59,19 @@ func Load(ref string, opt *LoadOptions) (*Recording, error) {
 
 // FromStore reads the session ref names in st.
 func FromStore(st *store.Store, ref string) (*Recording, error) {
-	meta, err := st.Resolve(ref)
+	s, err := StoreStream(st, ref)
 	if err != nil {
-		return nil, fmt.Errorf("%v (a tape file or a session: id, prefix, name or last)", err)
+		return nil, err
 	}
-	rec := &Recording{Name: meta.ID, Meta: meta}
-	err = st.Frames(meta.ID, func(f *frame.Frame) error {
+	rec := &Recording{Name: s.Meta.ID, Meta: s.Meta}
+	err = s.Each(func(f *frame.Frame) error {
 		c := *f
 		c.Raw = bytes.Clone(f.Raw)
 		rec.Frames = append(rec.Frames, c)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read session %s: %w", meta.ID, err)
+		return nil, err
 	}
 	return rec, nil
 }
