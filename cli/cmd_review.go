@@ -74,7 +74,7 @@ func (e *env) review(c *cli.Context) error {
 	keys := newKeyReader(e.stdin)
 	var accepted, rejected, skipped int
 	for i, p := range pending {
-		tapePath := strings.TrimSuffix(p, playback.PendingSuffix)
+		tapePath := playback.PendingTape(p)
 		if !accept && !reject {
 			fmt.Fprintf(e.stdout, "\n[%d/%d] ", i+1, len(pending))
 		}

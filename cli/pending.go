@@ -1,8 +1,9 @@
 package cli
 
-// Pending changes (NAME.jsonl.new beside NAME.jsonl), as review looks at
-// them: refused when not a plain file, compared with their tape, listed,
-// shown as a pretty diff through the pager, and the keys that answer.
+// Pending changes (NAME.jsonl.new beside NAME.jsonl), as review shows them
+// (playback refuses, compares and sums them up): the refusal's advice, the
+// list, each one's differences and its pretty diff through the pager, and
+// the keys that answer.
 
 import (
 	"bufio"
@@ -32,46 +33,24 @@ func pendingHint(changes int, paths []string) string {
 		render.Count(int64(changes), "change", "changes"), strings.Join(append([]string{"tapedeck review"}, paths...), " ")))
 }
 
-// checkPendingFiles refuses pending changes that are not regular files: a
-// link (in a cloned repository, to any file of the user's) would be read,
-// shown and renamed over the tape as if test --update had written it.
+// checkPendingFiles refuses pending changes that are not regular files
+// (playback.CheckPending), with what to do about it.
 func checkPendingFiles(pending []string) error {
-	for _, p := range pending {
-		fi, err := os.Lstat(p)
-		switch {
-		case err != nil:
-			return err
-		case fi.Mode()&fs.ModeSymlink != 0:
-			return fmt.Errorf("%s is a symbolic link, not a change test --update wrote: remove it (rm %s) and run test --update again",
-				escape.Text(p), render.ShellJoin([]string{escape.Text(p)}))
-		case !fi.Mode().IsRegular():
-			return fmt.Errorf("%s is not a regular file: remove it and run test --update again", escape.Text(p))
-		}
+	var bad *playback.NotAPendingFile
+	switch err := playback.CheckPending(pending); {
+	case errors.As(err, &bad) && bad.Link:
+		return fmt.Errorf("%s: remove it (rm %s) and run test --update again", escape.Text(bad.Error()), render.ShellJoin([]string{escape.Text(bad.Path)}))
+	case errors.As(err, &bad):
+		return fmt.Errorf("%s: remove it and run test --update again", escape.Text(bad.Error()))
+	default:
+		return err
 	}
-	return nil
-}
-
-// comparePending compares the tape tapePath with its pending change p;
-// the outcome is nil for a new tape (none at tapePath).
-func comparePending(tapePath, p string) (*playback.Outcome, error) {
-	golden, err := playback.ReadTape(tapePath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	next, err := playback.ReadTape(p)
-	if err != nil {
-		return nil, err
-	}
-	return playback.Compare(golden, next, &playback.CompareOptions{CompareStderr: true, Names: [2]string{"golden", "pending"}})
 }
 
 // showPending prints what accepting the pending change p of tapePath would
 // change, as replay prints a difference.
 func showPending(w io.Writer, tapePath, p string) error {
-	o, err := comparePending(tapePath, p)
+	o, err := playback.ComparePending(tapePath, p)
 	if err != nil {
 		return err
 	}
@@ -83,39 +62,17 @@ func showPending(w io.Writer, tapePath, p string) error {
 	return render.Differences(w, o)
 }
 
-// pendingEntry is one line of review --list --json.
-type pendingEntry struct {
-	Tape        string         `json:"tape"`
-	Pending     string         `json:"pending"`
-	New         bool           `json:"new"`
-	Differences int            `json:"differences"`
-	Kinds       map[string]int `json:"kinds"`
-}
-
 // listPending prints each pending change, its tape and its differences:
 // a line each, or with asJSON a JSON object each (JSON lines).
 func listPending(w io.Writer, pending []string, asJSON bool) error {
+	summaries, err := playback.SummarisePending(pending)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, p := range pending {
-		tapePath := strings.TrimSuffix(p, playback.PendingSuffix)
-		o, err := comparePending(tapePath, p)
-		if err != nil {
-			return err
-		}
-		e := pendingEntry{Tape: tapePath, Pending: p, New: o == nil, Kinds: map[string]int{}}
-		what := "a new tape"
-		if o != nil {
-			e.Differences = len(o.Diff.Differences)
-			for _, d := range o.Diff.Differences {
-				e.Kinds[string(d.Kind)]++
-			}
-			what = render.Count(int64(e.Differences), "difference", "differences")
-			if e.Differences > 0 {
-				what += " (" + render.CountDifferences(o.Diff) + ")"
-			}
-		}
+	for _, s := range summaries {
 		if asJSON {
-			b, err := json.Marshal(e)
+			b, err := json.Marshal(s)
 			if err != nil {
 				return err
 			}
@@ -124,7 +81,14 @@ func listPending(w io.Writer, pending []string, asJSON bool) error {
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", escape.Text(tapePath), what, escape.Text(p))
+		what := "a new tape"
+		if s.Outcome != nil {
+			what = render.Count(int64(s.Differences), "difference", "differences")
+			if s.Differences > 0 {
+				what += " (" + render.CountDifferences(s.Outcome.Diff) + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", escape.Text(s.Tape), what, escape.Text(s.Pending))
 	}
 	return tw.Flush()
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tapedeck/tapedeck/playback"
 )
 
 // pendingChanges is pendingCorpus with test --update run on it: a.jsonl.new
@@ -93,10 +95,10 @@ func TestReviewList(t *testing.T) {
 		}
 	}
 	r = tapedeck(t, t.TempDir(), nil, nil, "review", "--list", "--json", dir)
-	var entries []pendingEntry
+	var entries []playback.PendingSummary
 	sc := bufio.NewScanner(bytes.NewReader(r.stdout))
 	for sc.Scan() {
-		var e pendingEntry
+		var e playback.PendingSummary
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
@@ -105,7 +107,7 @@ func TestReviewList(t *testing.T) {
 	if r.code != 0 || len(entries) != 3 {
 		t.Fatalf("review --list --json: exit %d, %d entries:\n%s", r.code, len(entries), r.stdout)
 	}
-	byTape := map[string]pendingEntry{}
+	byTape := map[string]playback.PendingSummary{}
 	for _, e := range entries {
 		byTape[e.Tape] = e
 	}

@@ -2,8 +2,10 @@ package playback
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -160,5 +162,92 @@ func FindPending(paths []string) ([]string, error) {
 		}
 	}
 	sort.Strings(out)
+	return out, nil
+}
+
+// NotAPendingFile is the error of a pending change that is not a regular
+// file: a symbolic link (in a cloned repository it could name any file of
+// the user's, to be read, shown and renamed over the tape as if test
+// --update had written it) or anything else but a file.
+type NotAPendingFile struct {
+	Path string
+	Link bool // a symbolic link
+}
+
+func (e *NotAPendingFile) Error() string {
+	if e.Link {
+		return e.Path + " is a symbolic link, not a change test --update wrote"
+	}
+	return e.Path + " is not a regular file"
+}
+
+// CheckPending refuses pending changes that are not regular files (see
+// NotAPendingFile), or that cannot be looked at.
+func CheckPending(pending []string) error {
+	for _, p := range pending {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return &NotAPendingFile{Path: p, Link: true}
+		case !fi.Mode().IsRegular():
+			return &NotAPendingFile{Path: p}
+		}
+	}
+	return nil
+}
+
+// PendingTape is the tape a pending change is beside.
+func PendingTape(pending string) string { return strings.TrimSuffix(pending, PendingSuffix) }
+
+// ComparePending compares the tape tapePath with its pending change
+// pending, golden against pending, stderr included; the outcome is nil for
+// a new tape (none at tapePath).
+func ComparePending(tapePath, pending string) (*Outcome, error) {
+	golden, err := ReadTape(tapePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	next, err := ReadTape(pending)
+	if err != nil {
+		return nil, err
+	}
+	return Compare(golden, next, &CompareOptions{CompareStderr: true, Names: [2]string{"golden", "pending"}})
+}
+
+// PendingSummary is what a pending change would change: review --list.
+type PendingSummary struct {
+	Tape        string         `json:"tape"`
+	Pending     string         `json:"pending"`
+	New         bool           `json:"new"` // no tape yet: accepting makes it
+	Differences int            `json:"differences"`
+	Kinds       map[string]int `json:"kinds"` // differences by kind
+	// Outcome is the comparison of the tape with its change; nil for a
+	// new tape.
+	Outcome *Outcome `json:"-"`
+}
+
+// SummarisePending compares each pending change with its tape.
+func SummarisePending(pending []string) ([]PendingSummary, error) {
+	out := make([]PendingSummary, 0, len(pending))
+	for _, p := range pending {
+		tapePath := PendingTape(p)
+		o, err := ComparePending(tapePath, p)
+		if err != nil {
+			return nil, err
+		}
+		s := PendingSummary{Tape: tapePath, Pending: p, New: o == nil, Kinds: map[string]int{}, Outcome: o}
+		if o != nil {
+			s.Differences = len(o.Diff.Differences)
+			for _, d := range o.Diff.Differences {
+				s.Kinds[string(d.Kind)]++
+			}
+		}
+		out = append(out, s)
+	}
 	return out, nil
 }

@@ -1,0 +1,50 @@
+package playback
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPendingChangesAreFilesAndSummed: a pending change that is a link or
+// a folder is refused, a plain one passes; a change beside no tape is a
+// new tape, one beside its own copy has no differences.
+func TestPendingChangesAreFilesAndSummed(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "tapes", "hello-go.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tape := filepath.Join(dir, "a.jsonl")
+	for _, p := range []string{tape, tape + PendingSuffix, filepath.Join(dir, "new.jsonl") + PendingSuffix} {
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "l.jsonl") + PendingSuffix
+	folder := filepath.Join(dir, "d.jsonl") + PendingSuffix
+	if err := os.Symlink(tape, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(folder, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var bad *NotAPendingFile
+	if err := CheckPending([]string{tape + PendingSuffix, link}); !errors.As(err, &bad) || !bad.Link || bad.Path != link {
+		t.Errorf("a link: %v", err)
+	}
+	if err := CheckPending([]string{folder}); !errors.As(err, &bad) || bad.Link {
+		t.Errorf("a folder: %v", err)
+	}
+	if err := CheckPending([]string{tape + PendingSuffix}); err != nil {
+		t.Errorf("a plain file: %v", err)
+	}
+	sums, err := SummarisePending([]string{tape + PendingSuffix, filepath.Join(dir, "new.jsonl") + PendingSuffix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) != 2 || sums[0].Tape != tape || sums[0].New || sums[0].Differences != 0 || sums[0].Outcome == nil || !sums[1].New || sums[1].Outcome != nil {
+		t.Errorf("summaries %+v", sums)
+	}
+}
