@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -71,61 +70,5 @@ func (e *env) review(c *cli.Context) error {
 		fmt.Fprintf(e.stdout, "no pending changes under %s\n", escape.Text(strings.Join(paths, ", ")))
 		return nil
 	}
-	keys := newKeyReader(e.stdin)
-	var accepted, rejected, skipped int
-	for i, p := range pending {
-		tapePath := playback.PendingTape(p)
-		if !accept && !reject {
-			fmt.Fprintf(e.stdout, "\n[%d/%d] ", i+1, len(pending))
-		}
-		if err := showPending(e.stdout, tapePath, p); err != nil {
-			return fail(1, "review: %s", escape.Text(err.Error()))
-		}
-		choice := byte('a')
-		switch {
-		case reject:
-			choice = 'r'
-		case !accept:
-			for {
-				fmt.Fprint(e.stdout, "a accept, r reject, s skip, d diff, q quit: ")
-				choice = keys.next()
-				fmt.Fprintln(e.stdout)
-				if choice == 'd' {
-					text, err := prettyDiff(tapePath, p)
-					if err == nil {
-						err = page(e.stdout, e.stderr, e.getenv("PAGER"), text)
-					}
-					if err != nil {
-						return fail(1, "review: %s", escape.Text(err.Error()))
-					}
-					continue
-				}
-				if strings.IndexByte("arsq\x00", choice) >= 0 {
-					break
-				}
-			}
-		}
-		switch choice {
-		case 'a':
-			if err := os.Rename(p, tapePath); err != nil {
-				return fail(1, "review: accept %s: %v", escape.Text(p), err)
-			}
-			accepted++
-			fmt.Fprintf(e.stdout, "accepted %s\n", escape.Text(tapePath))
-		case 'r':
-			if err := os.Remove(p); err != nil {
-				return fail(1, "review: reject %s: %v", escape.Text(p), err)
-			}
-			rejected++
-			fmt.Fprintf(e.stdout, "rejected %s\n", escape.Text(tapePath))
-		case 'q', 0:
-			fmt.Fprintf(e.stdout, "accepted %d, rejected %d, skipped %d, %d left pending\n", accepted, rejected, skipped, len(pending)-i)
-			return nil
-		default:
-			skipped++
-			fmt.Fprintf(e.stdout, "skipped %s\n", escape.Text(tapePath))
-		}
-	}
-	fmt.Fprintf(e.stdout, "accepted %d, rejected %d, skipped %d\n", accepted, rejected, skipped)
-	return nil
+	return e.walkPending(pending, accept, reject)
 }

@@ -93,6 +93,92 @@ func listPending(w io.Writer, pending []string, asJSON bool) error {
 	return tw.Flush()
 }
 
+// reviewed counts what a review did.
+type reviewed struct{ accepted, rejected, skipped int }
+
+// walkPending shows each pending change and accepts, rejects or skips it:
+// all accepted or all rejected when asked, else as the keys read from
+// stdin answer, with the pretty diff through the pager on d.
+func (e *env) walkPending(pending []string, accept, reject bool) error {
+	keys := newKeyReader(e.stdin)
+	var n reviewed
+	for i, p := range pending {
+		tapePath := playback.PendingTape(p)
+		if !accept && !reject {
+			fmt.Fprintf(e.stdout, "\n[%d/%d] ", i+1, len(pending))
+		}
+		if err := showPending(e.stdout, tapePath, p); err != nil {
+			return fail(1, "review: %s", escape.Text(err.Error()))
+		}
+		choice := byte('a')
+		switch {
+		case reject:
+			choice = 'r'
+		case !accept:
+			var err error
+			if choice, err = e.askPending(keys, tapePath, p); err != nil {
+				return fail(1, "review: %s", escape.Text(err.Error()))
+			}
+		}
+		if quit, err := e.settlePending(choice, p, tapePath, &n); err != nil || quit {
+			if quit {
+				fmt.Fprintf(e.stdout, "accepted %d, rejected %d, skipped %d, %d left pending\n", n.accepted, n.rejected, n.skipped, len(pending)-i)
+			}
+			return err
+		}
+	}
+	fmt.Fprintf(e.stdout, "accepted %d, rejected %d, skipped %d\n", n.accepted, n.rejected, n.skipped)
+	return nil
+}
+
+// askPending asks what to do with the pending change p of tapePath until
+// a key answers (0: stdin ended), paging its pretty diff on d.
+func (e *env) askPending(keys *keyReader, tapePath, p string) (byte, error) {
+	for {
+		fmt.Fprint(e.stdout, "a accept, r reject, s skip, d diff, q quit: ")
+		choice := keys.next()
+		fmt.Fprintln(e.stdout)
+		if choice == 'd' {
+			text, err := prettyDiff(tapePath, p)
+			if err == nil {
+				err = page(e.stdout, e.stderr, e.getenv("PAGER"), text)
+			}
+			if err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if strings.IndexByte("arsq\x00", choice) >= 0 {
+			return choice, nil
+		}
+	}
+}
+
+// settlePending does what choice says with the pending change p of
+// tapePath, counting it in n; quit reports q (or the end of stdin).
+func (e *env) settlePending(choice byte, p, tapePath string, n *reviewed) (quit bool, err error) {
+	switch choice {
+	case 'a':
+		if err := os.Rename(p, tapePath); err != nil {
+			return false, fail(1, "review: accept %s: %v", escape.Text(p), err)
+		}
+		n.accepted++
+		fmt.Fprintf(e.stdout, "accepted %s\n", escape.Text(tapePath))
+	case 'r':
+		if err := os.Remove(p); err != nil {
+			return false, fail(1, "review: reject %s: %v", escape.Text(p), err)
+		}
+		n.rejected++
+		fmt.Fprintf(e.stdout, "rejected %s\n", escape.Text(tapePath))
+	case 'q', 0:
+		return true, nil
+	default:
+		n.skipped++
+		fmt.Fprintf(e.stdout, "skipped %s\n", escape.Text(tapePath))
+	}
+	return false, nil
+}
+
 // prettyDiff is the line diff of the tape and its pending change as
 // tapedeck textconv prints them (a frame per block), escaped.
 func prettyDiff(tapePath, p string) (string, error) {
