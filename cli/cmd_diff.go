@@ -33,7 +33,7 @@ func (e *env) diffCommand() *cli.Command {
 }
 
 func (e *env) diff(refA, refB string, opts *playback.CompareOptions, storeDir string, asJSON bool, html string) error {
-	load := &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(storeDir) }, FramesOnly: true}
+	load := &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(storeDir) }}
 	a, err := playback.Load(refA, load)
 	if err != nil {
 		return fail(2, "diff: %v", err)

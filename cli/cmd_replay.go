@@ -83,8 +83,7 @@ func (e *env) replay(c *cli.Context, v *replayValues) error {
 	open := func() (*store.Store, error) { return e.openStore(c.String("store")) }
 	recs := make([]*playback.Recording, len(refs))
 	for i, ref := range refs {
-		// Only --update rewrites the tape: else its frames alone are read.
-		recs[i], err = playback.Load(ref, &playback.LoadOptions{Store: open, FramesOnly: !c.Bool("update")})
+		recs[i], err = playback.Load(ref, &playback.LoadOptions{Store: open})
 		if _, statErr := os.Stat(ref); err != nil && i > 0 && statErr != nil {
 			return fail(2, "replay: %q is neither a tape file nor a session; a command to run instead of the recorded one goes after --: tapedeck replay SESSION|TAPE -- COMMAND [ARGS…]", ref)
 		}

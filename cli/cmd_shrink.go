@@ -76,7 +76,7 @@ func (e *env) shrink(c *cli.Context, v *replayValues) error {
 	}
 	ro.OnStart, ro.AlwaysDrift = nil, false // -v says what runs for a replay, not for each candidate
 	opt.Replay = *ro
-	rec, err := playback.Load(args[0], &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(c.String("store")) }, FramesOnly: true})
+	rec, err := playback.Load(args[0], &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(c.String("store")) }})
 	if err != nil {
 		return fail(2, "%v", err)
 	}

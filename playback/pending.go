@@ -1,6 +1,7 @@
 package playback
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/tapedeck/tapedeck/golden"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
 	"github.com/tapedeck/tapedeck/store"
+	"github.com/tapedeck/tapedeck/tape"
 )
 
 // PendingSuffix marks a tape's pending change, written by test --update
@@ -28,16 +30,42 @@ const PendingSuffix = ".new"
 // run's, so that accepting the change makes the replay's surroundings the
 // ones later drift is told against); "" when there is nothing to write.
 func WritePending(o *Outcome) (string, error) {
-	if o.Recording.Tape == nil || o.Run == nil {
+	if o.Recording.TapePath == "" || o.Run == nil {
 		return "", nil
 	}
-	data, err := golden.Update(o.Recording.Tape, golden.Replay{Live: o.Run.Live, Pairs: o.Run.Pairs, Sent: o.Run.Sent, Fingerprint: liveFingerprint(o)}, o.Diff, golden.Options{Stderr: o.DiffOptions.CompareStderr})
+	tf, err := readLines(o.Recording)
+	if err != nil {
+		return "", err
+	}
+	data, err := golden.Update(tf, golden.Replay{Live: o.Run.Live, Pairs: o.Run.Pairs, Sent: o.Run.Sent, Fingerprint: liveFingerprint(o)}, o.Diff, golden.Options{Stderr: o.DiffOptions.CompareStderr})
 	if err != nil || data == nil {
 		return "", err
 	}
 	path := o.Recording.TapePath + PendingSuffix
 	err = atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(data); return err })
 	return path, err
+}
+
+// readLines reads rec's tape again with its lines, for an update that
+// rewrites them; it fails when the tape no longer holds the frames that
+// were replayed.
+func readLines(rec *Recording) (*tape.File, error) {
+	data, err := os.ReadFile(rec.TapePath)
+	if err != nil {
+		return nil, fmt.Errorf("update %s: %w", rec.TapePath, err)
+	}
+	tf, err := tape.ReadFile(data)
+	if err != nil {
+		return nil, fmt.Errorf("update %s: %w", rec.TapePath, err)
+	}
+	same := len(tf.Frames) == len(rec.Frames)
+	for i := 0; same && i < len(tf.Frames); i++ {
+		same = tf.Frames[i].Seq == rec.Frames[i].Seq && bytes.Equal(tf.Frames[i].Raw, rec.Frames[i].Raw)
+	}
+	if !same {
+		return nil, fmt.Errorf("update %s: the tape changed while it was replayed; run the replay again", rec.TapePath)
+	}
+	return tf, nil
 }
 
 // Updated is what Update made of a replay's live run.

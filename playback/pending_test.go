@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +47,33 @@ func TestPendingChangesAreFilesAndSummed(t *testing.T) {
 	}
 	if len(sums) != 2 || sums[0].Tape != tape || sums[0].New || sums[0].Differences != 0 || sums[0].Outcome == nil || !sums[1].New || sums[1].Outcome != nil {
 		t.Errorf("summaries %+v", sums)
+	}
+}
+
+// TestAnUpdateReadsTheTapeItReplayed: the update reads the tape's lines
+// again, and refuses a tape that no longer holds the frames replayed.
+func TestAnUpdateReadsTheTapeItReplayed(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "tapes", "hello-go.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "a.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ReadTape(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, err := readLines(rec)
+	if err != nil || len(tf.Lines) != len(rec.Frames) {
+		t.Fatalf("the same tape: %d lines, %v; want %d", len(tf.Lines), err, len(rec.Frames))
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if err := os.WriteFile(path, []byte(strings.Join(append(lines[:2], lines[3:]...), "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readLines(rec); err == nil || !strings.Contains(err.Error(), "changed while it was replayed") {
+		t.Errorf("a tape with a line gone: %v", err)
 	}
 }

@@ -18,11 +18,11 @@ import (
 )
 
 // Recording is a recording to replay, check or compare: a tape file or a
-// stored session, read whole.
+// stored session, its frames read whole. A tape's lines are not kept: an
+// update that rewrites them reads them then (WritePending).
 type Recording struct {
 	Name     string // the tape's path or the session's id
 	TapePath string // "" for a stored session
-	Tape     *tape.File
 	Meta     *frame.Session
 	Frames   []frame.Frame
 }
@@ -32,9 +32,6 @@ type LoadOptions struct {
 	// Store opens the store a session reference is resolved in; nil
 	// resolves tape files only.
 	Store func() (*store.Store, error)
-	// FramesOnly reads a tape's frames only, for a caller that never
-	// rewrites it: Recording.Tape is nil, 32 bytes a frame less.
-	FramesOnly bool
 }
 
 // Load reads ref as a tape when it names a file, else as a session
@@ -42,17 +39,12 @@ type LoadOptions struct {
 // looks like a path (a folder in it, a tape's extension) and does not
 // exist is a missing file.
 func Load(ref string, opt *LoadOptions) (*Recording, error) {
-	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
-		if opt != nil && opt.FramesOnly {
-			return readTapeFrames(ref)
-		}
-		return ReadTape(ref)
-	} else if err := MissingFile(ref, err); err != nil {
-		return nil, err
-	}
-	st, err := storeOf(ref, opt)
+	st, err := locate(ref, opt)
 	if err != nil {
 		return nil, err
+	}
+	if st == nil {
+		return ReadTape(ref)
 	}
 	return FromStore(st, ref)
 }
@@ -76,16 +68,10 @@ func FromStore(st *store.Store, ref string) (*Recording, error) {
 	return rec, nil
 }
 
-// ReadTape reads a tape file.
+// ReadTape reads a tape file's frames. The tape is streamed, never held:
+// a recording costs its frames and their bytes (a tape line's JSON
+// member, not the line).
 func ReadTape(path string) (*Recording, error) {
-	return readTape(path, tape.ReadFile)
-}
-
-// readTapeFrames reads a tape file's frames only: its Tape is nil (Update
-// cannot rewrite it). The tape is streamed, never held: a recording costs
-// its frames and their bytes (a tape line's JSON member, not the line),
-// where a tape read whole costs its lines and 32 bytes a frame more.
-func readTapeFrames(path string) (*Recording, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open tape: %w", err)
@@ -119,18 +105,6 @@ func countLines(r io.Reader) (int, error) {
 			return n, err
 		}
 	}
-}
-
-func readTape(path string, read func([]byte) (*tape.File, error)) (*Recording, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("open tape: %w", err)
-	}
-	tf, err := read(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &Recording{Name: path, TapePath: path, Tape: tf, Meta: tf.Session, Frames: tf.Frames}, nil
 }
 
 // MissingFile is the error for a reference that names a file (it has a

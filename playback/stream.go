@@ -27,20 +27,25 @@ func (s *Stream) Each(fn func(*frame.Frame) error) error { return s.each(fn) }
 // OpenStream opens ref as Load resolves it: a tape file, else a session in
 // the store.
 func OpenStream(ref string, opt *LoadOptions) (*Stream, error) {
-	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
-		return TapeStream(ref)
-	} else if err := MissingFile(ref, err); err != nil {
-		return nil, err
-	}
-	st, err := storeOf(ref, opt)
+	st, err := locate(ref, opt)
 	if err != nil {
 		return nil, err
+	}
+	if st == nil {
+		return TapeStream(ref)
 	}
 	return StoreStream(st, ref)
 }
 
-// storeOf opens the store a session reference is resolved in.
-func storeOf(ref string, opt *LoadOptions) (*store.Store, error) {
+// locate says where ref is: a tape file (st nil), else a session
+// reference, for the store it returns. A reference that looks like a
+// path and does not exist is a missing file.
+func locate(ref string, opt *LoadOptions) (st *store.Store, err error) {
+	if fi, err := os.Stat(ref); err == nil && !fi.IsDir() {
+		return nil, nil
+	} else if err := MissingFile(ref, err); err != nil {
+		return nil, err
+	}
 	if opt == nil || opt.Store == nil {
 		return nil, fmt.Errorf("%s: no such tape file", ref)
 	}

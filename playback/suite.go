@@ -47,7 +47,7 @@ func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i i
 		opt = &SuiteOptions{}
 	}
 	replay := func(ctx context.Context, i int) (TapeResult, error) {
-		r := runTape(ctx, tapes[i], &opt.Replay, opt.Update)
+		r := RunTape(ctx, tapes[i], &opt.Replay)
 		if opt.Update && r.Outcome != nil && !r.Outcome.Same() {
 			if u, err := Update(r.Outcome, nil); err != nil {
 				r.UpdateErr = err
@@ -72,19 +72,9 @@ func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i i
 // program is not installed here. A wait it is told of (opt.Waiting) is
 // named after the tape.
 func RunTape(ctx context.Context, path string, opt *Options) TapeResult {
-	return runTape(ctx, path, opt, true)
-}
-
-// runTape is RunTape; forUpdate reads the tape as Update needs it (its
-// lines kept, to be rewritten), else only its frames.
-func runTape(ctx context.Context, path string, opt *Options, forUpdate bool) TapeResult {
 	start := time.Now()
 	r := TapeResult{Tape: path}
-	read := ReadTape
-	if !forUpdate {
-		read = readTapeFrames
-	}
-	rec, err := read(path)
+	rec, err := ReadTape(path)
 	if err != nil {
 		r.Outcome = &Outcome{Recording: &Recording{Name: path}, Err: err}
 		return r
