@@ -3,7 +3,6 @@ package playback
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/tapedeck/tapedeck/frame"
@@ -78,18 +77,12 @@ func TapeStream(path string) (*Stream, error) {
 			return err
 		}
 		defer f.Close()
-		for {
-			fr, err := tr.Next()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			if err := fn(fr); err != nil {
-				return err
-			}
+		var fnErr error
+		err = tr.Each(func(fr *frame.Frame) error { fnErr = fn(fr); return fnErr })
+		if err != nil && err != fnErr {
+			return fmt.Errorf("%s: %w", path, err)
 		}
+		return err
 	}}, nil
 }
 

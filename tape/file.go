@@ -43,20 +43,18 @@ func ReadFile(data []byte) (*File, error) {
 	n := bytes.Count(rest, []byte("\n")) + 1 // lines left, at most
 	f.Frames = make([]frame.Frame, 0, n)
 	f.Lines, f.Seqs = make([][]byte, 0, n), make([]uint64, 0, n)
-	for {
-		fr, err := tr.Next()
-		if err == io.EOF {
-			return f, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	err = tr.Each(func(fr *frame.Frame) error {
 		read, seq := tr.Line()
 		line := next()
 		f.Frames = append(f.Frames, kept(fr, within(line, read, fr.Raw)))
 		f.Seqs = append(f.Seqs, seq)
 		f.Lines = append(f.Lines, line)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return f, nil
 }
 
 // kept is the frame the reader returned (whose Raw and Cut it reuses for
@@ -73,8 +71,8 @@ func kept(fr *frame.Frame, raw []byte) frame.Frame {
 }
 
 // ReadFramesFrom reads a tape's frames from r, as ReadFile does but for
-// Header, Lines and Seqs (nil), without holding the tape: each frame's bytes are copied
-// out of the line into slabs shared by the frames, so that a tape read
+// Header, Lines and Seqs (nil), without holding the tape: each frame's
+// bytes are copied out of the line into slabs shared by the frames, so that a tape read
 // whole costs its frames' bytes, not its lines'. lines is how many lines
 // r holds at most (Frames is made to that size at once), or 0 when not
 // known.
@@ -85,20 +83,18 @@ func ReadFramesFrom(r io.Reader, lines int) (*File, error) {
 	}
 	f := &File{Session: tr.Session(), Frames: make([]frame.Frame, 0, max(lines-1, 0))}
 	var s slabs
-	for {
-		fr, err := tr.Next()
-		if err == io.EOF {
-			return f, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	err = tr.Each(func(fr *frame.Frame) error {
 		var raw []byte
 		if fr.Raw != nil {
 			raw = s.copy(fr.Raw)
 		}
 		f.Frames = append(f.Frames, kept(fr, raw))
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return f, nil
 }
 
 // slabSize is how many bytes of frames one allocation of ReadFramesFrom

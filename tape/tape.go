@@ -341,6 +341,24 @@ func (r *Reader) Next() (*frame.Frame, error) {
 	}
 }
 
+// Each calls fn with every frame Next returns, to the end of the tape: nil
+// at its end, else Next's error or fn's. The frame is fn's only while it
+// runs (see Next).
+func (r *Reader) Each(fn func(*frame.Frame) error) error {
+	for {
+		f, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			return err
+		}
+	}
+}
+
 // CutLinesOver bounds what a line costs: a frame line longer than
 // maxFrame bytes and 64 KiB is read as it goes, never held whole, and its
 // frame comes out cut, as record stores a line longer than its
