@@ -132,7 +132,7 @@ func (e *env) replayOne(ctx context.Context, rec *playback.Recording, run *repla
 	var nr *playback.NoiseReport
 	if run.runs > 1 {
 		var err error
-		if nr, err = playback.NoiseJobs(ctx, rec, run.opts, o, run.runs, run.jobs); err != nil {
+		if nr, err = playback.Noise(ctx, rec, run.opts, o, run.runs, run.jobs); err != nil {
 			return say(2, "%v", err)
 		}
 	}

@@ -147,7 +147,7 @@ func TestNoiseProposesFiltersInsideAString(t *testing.T) {
 	if first.Err != nil || first.Same() {
 		t.Fatalf("first replay: err %v, same %v", first.Err, first.Same())
 	}
-	nr, err := Noise(ctx, rec, opt, first, 3)
+	nr, err := Noise(ctx, rec, opt, first, 3, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,24 +39,19 @@ type StableChange struct {
 }
 
 // Noise replays rec runs-1 more times after first (a Replay of rec with
-// the same opt), one after the other, and proposes, for what differs
-// between runs of the same plugin (under the ignore rules and filters
-// first compared with, so that what is already covered is not proposed
-// again), a filter where only part of a string varied and an ignore rule
-// where a whole value did; what differs from the recording in the same way
-// in every run is reported apart. NoiseJobs runs several at once.
-func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, runs int) (*NoiseReport, error) {
-	return NoiseJobs(ctx, rec, opt, first, runs, 1)
-}
-
-// NoiseJobs is Noise with up to jobs of the further runs under way at
-// once (0 or less: 1, on the calling goroutine). The report is the same
-// as Noise's: each run is compared with first as it ends, and what they
-// found is taken in run order. The first run in order that cannot run
-// stops the others (their plugins are stopped through ctx) and is the
-// error. With jobs above 1, opt's OnStart and Waiting are called from the
-// goroutines that replay, one call at a time.
-func NoiseJobs(ctx context.Context, rec *Recording, opt *Options, first *Outcome, runs, jobs int) (*NoiseReport, error) {
+// the same opt), up to jobs of them at once (0 or less: 1, one after the
+// other on the calling goroutine), and proposes, for what differs between
+// runs of the same plugin (under the ignore rules and filters first
+// compared with, so that what is already covered is not proposed again),
+// a filter where only part of a string varied and an ignore rule where a
+// whole value did; what differs from the recording in the same way in
+// every run is reported apart. The report does not depend on jobs: each
+// run is compared with first as it ends, and what they found is taken in
+// run order. The first run in order that cannot run stops the others
+// (their plugins are stopped through ctx) and is the error. With jobs
+// above 1, opt's OnStart and Waiting are called from the goroutines that
+// replay, one call at a time.
+func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, runs, jobs int) (*NoiseReport, error) {
 	nr := &NoiseReport{Runs: runs}
 	type varied struct{ method, path string }
 	seen := map[varied]bool{}

@@ -177,10 +177,10 @@ func init() {
 	}
 }
 
-// TestNoiseJobsIsNoise: NoiseJobs with 3 runs at once proposes what Noise
-// proposes one run at a time for a plugin whose note id differs on every
-// run: a filter for the id, nothing for the time that stays.
-func TestNoiseJobsIsNoise(t *testing.T) {
+// TestNoiseAtOnceIsNoiseInTurn: Noise with 3 runs at once proposes what
+// it proposes one run at a time for a plugin whose note id differs on
+// every run: a filter for the id, nothing for the time that stays.
+func TestNoiseAtOnceIsNoiseInTurn(t *testing.T) {
 	rec := promptTape(t)
 	ctx := context.Background()
 	opt := &Options{Env: fixtureEnv("randomid")}
@@ -190,7 +190,7 @@ func TestNoiseJobsIsNoise(t *testing.T) {
 	}
 	want := Filter{Regex: `note [0-9a-z]{6}\b`, Replacement: "note [id]", At: "terminal/send:params.text"}
 	for _, jobs := range []int{1, 3} {
-		nr, err := NoiseJobs(ctx, rec, opt, first, 7, jobs)
+		nr, err := Noise(ctx, rec, opt, first, 7, jobs)
 		if err != nil {
 			t.Fatalf("jobs %d: %v", jobs, err)
 		}
@@ -200,9 +200,9 @@ func TestNoiseJobsIsNoise(t *testing.T) {
 	}
 }
 
-// TestNoiseJobsSaysWhichRunFailed: a further run that cannot run (its
+// TestNoiseSaysWhichRunFailed: a further run that cannot run (its
 // --fresh-dir folder cannot be made) is named, with jobs 1 and 3 alike.
-func TestNoiseJobsSaysWhichRunFailed(t *testing.T) {
+func TestNoiseSaysWhichRunFailed(t *testing.T) {
 	rec := promptTape(t)
 	ctx := context.Background()
 	opt := &Options{Env: fixtureEnv("randomid")}
@@ -212,7 +212,7 @@ func TestNoiseJobsSaysWhichRunFailed(t *testing.T) {
 	}
 	opt.FreshDirs = []string{"PATH"}
 	for _, jobs := range []int{1, 3} {
-		_, err := NoiseJobs(ctx, rec, opt, first, 5, jobs)
+		_, err := Noise(ctx, rec, opt, first, 5, jobs)
 		if err == nil || !strings.Contains(err.Error(), "(run 2): --fresh-dir") {
 			t.Errorf("jobs %d: %v, want run 2's --fresh-dir error", jobs, err)
 		}
@@ -241,7 +241,7 @@ func BenchmarkNoiseHelloGo(b *testing.B) {
 	}
 	for _, jobs := range []int{1, 2} {
 		b.Run(fmt.Sprint("j", jobs), func(b *testing.B) {
-			nr, err := NoiseJobs(ctx, rec, opt, first, b.N+1, jobs)
+			nr, err := Noise(ctx, rec, opt, first, b.N+1, jobs)
 			if err != nil {
 				b.Fatal(err)
 			}
