@@ -159,14 +159,14 @@ func (e *env) askPending(keys *keyReader, tapePath, p string) (byte, error) {
 func (e *env) settlePending(choice byte, p, tapePath string, n *reviewed) (quit bool, err error) {
 	switch choice {
 	case 'a':
-		if err := os.Rename(p, tapePath); err != nil {
-			return false, fail(1, "review: accept %s: %v", escape.Text(p), err)
+		if _, err := playback.AcceptPending(p); err != nil {
+			return false, fail(1, "review: %s", escape.Text(err.Error()))
 		}
 		n.accepted++
 		fmt.Fprintf(e.stdout, "accepted %s\n", escape.Text(tapePath))
 	case 'r':
-		if err := os.Remove(p); err != nil {
-			return false, fail(1, "review: reject %s: %v", escape.Text(p), err)
+		if err := playback.RejectPending(p); err != nil {
+			return false, fail(1, "review: %s", escape.Text(err.Error()))
 		}
 		n.rejected++
 		fmt.Fprintf(e.stdout, "rejected %s\n", escape.Text(tapePath))

@@ -229,6 +229,24 @@ func CheckPending(pending []string) error {
 // PendingTape is the tape a pending change is beside.
 func PendingTape(pending string) string { return strings.TrimSuffix(pending, PendingSuffix) }
 
+// AcceptPending makes the pending change the tape beside it, and returns
+// that tape's path.
+func AcceptPending(pending string) (string, error) {
+	tapePath := PendingTape(pending)
+	if err := os.Rename(pending, tapePath); err != nil {
+		return "", fmt.Errorf("accept %s: %w", pending, err)
+	}
+	return tapePath, nil
+}
+
+// RejectPending removes the pending change, leaving its tape as it is.
+func RejectPending(pending string) error {
+	if err := os.Remove(pending); err != nil {
+		return fmt.Errorf("reject %s: %w", pending, err)
+	}
+	return nil
+}
+
 // ComparePending compares the tape tapePath with its pending change
 // pending, golden against pending, stderr included; the outcome is nil for
 // a new tape (none at tapePath).

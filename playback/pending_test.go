@@ -77,3 +77,36 @@ func TestAnUpdateReadsTheTapeItReplayed(t *testing.T) {
 		t.Errorf("a tape with a line gone: %v", err)
 	}
 }
+
+// TestAcceptAndRejectPending: accepting puts the change in its tape's
+// place; rejecting removes the change and leaves the tape.
+func TestAcceptAndRejectPending(t *testing.T) {
+	dir := t.TempDir()
+	tape := filepath.Join(dir, "a.jsonl")
+	for p, text := range map[string]string{tape: "old", tape + PendingSuffix: "new"} {
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := AcceptPending(tape + PendingSuffix); err != nil || got != tape {
+		t.Fatalf("accept: %q, %v", got, err)
+	}
+	if b, _ := os.ReadFile(tape); string(b) != "new" {
+		t.Errorf("the tape after accepting holds %q, want the change", b)
+	}
+	if err := os.WriteFile(tape+PendingSuffix, []byte("newer"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := RejectPending(tape + PendingSuffix); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tape + PendingSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the change is still there after rejecting: %v", err)
+	}
+	if b, _ := os.ReadFile(tape); string(b) != "new" {
+		t.Errorf("rejecting changed the tape: %q", b)
+	}
+	if err := RejectPending(tape + PendingSuffix); err == nil {
+		t.Error("rejecting a change that is gone said nothing")
+	}
+}
