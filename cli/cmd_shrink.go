@@ -80,9 +80,7 @@ func (e *env) shrink(c *cli.Context, v *replayValues) error {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	// Each job holds a candidate and its replay, about half what the
-	// recording held whole costs beside it.
-	e.limitMemory(heldBytes(rec) * int64(1+max(opt.Jobs, 1)) / 2)
+	e.limitMemory(withRuns(heldBytes(rec), opt.Jobs))
 	var prog *render.ShrinkProgress
 	opt.OnStart = func(s playback.ShrinkStart) {
 		fmt.Fprintf(e.stderr, "tapedeck: shrink %s: %d host steps (%d kept: initialize and the ending); chasing %s\n",

@@ -70,15 +70,20 @@ func largestTapes(paths []string, jobs int) int64 {
 }
 
 // replaysHold is what replaying recs, runs times each with jobs runs at
-// once, holds at most: every recording, and beside each further run under
-// way its live timeline, about half what its recording costs.
+// once, holds at most (see withRuns).
 func replaysHold(recs []*playback.Recording, runs, jobs int) int64 {
 	var held int64
 	for _, rec := range recs {
 		held += heldBytes(rec)
 	}
-	if runs > 1 {
-		held = held * int64(1+min(jobs, runs-1)) / 2
+	if runs <= 1 {
+		return held
 	}
-	return held
+	return withRuns(held, min(jobs, runs-1))
 }
+
+// withRuns is what held bytes of recording cost with atOnce more replays
+// of it under way (a replay --runs, or shrink's candidates): each holds
+// its live timeline, or a candidate and its replay, about half what the
+// recording costs beside it.
+func withRuns(held int64, atOnce int) int64 { return held * int64(1+max(atOnce, 1)) / 2 }

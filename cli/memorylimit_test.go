@@ -38,3 +38,13 @@ func TestLimitMemoryOnlyForTheProcess(t *testing.T) {
 		t.Fatalf("a command in a test's process set the memory limit to %d (was %d)", got, before)
 	}
 }
+
+// TestWithRuns: one replay (or candidate) beside the recording costs what
+// the recording does; each more at once half of it again.
+func TestWithRuns(t *testing.T) {
+	for atOnce, want := range map[int]int64{0: 100, 1: 100, 2: 150, 3: 200} {
+		if got := withRuns(100, atOnce); got != want {
+			t.Errorf("withRuns(100, %d) = %d, want %d", atOnce, got, want)
+		}
+	}
+}
