@@ -13,21 +13,34 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 )
 
+// badgeFrames is n ui/setBadge notifications of the plugin, with room for
+// extra more frames.
+func badgeFrames(n, extra int) []frame.Frame {
+	frames := make([]frame.Frame, 0, n+extra)
+	for i := range n {
+		frames = append(frames, frame.Frame{Seq: uint64(i + 1), At: int64(i), Dir: frame.Out,
+			Raw: fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%d"}}`, i)})
+	}
+	return frames
+}
+
+// skipAllocationsUnderRace skips a test of what is allocated under the
+// race detector, which allocates beside it.
+func skipAllocationsUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("what is allocated is measured by the plain build; the race detector allocates beside it")
+	}
+}
+
 // TestReadFileHoldsATapeOnce: a 100,000-frame tape read whole costs its
 // frames and line slices, not a second copy of its bytes nor slices grown
 // by doubling (it took 2.4 times as much), and the frames' bytes are the
 // tape's own.
 func TestReadFileHoldsATapeOnce(t *testing.T) {
-	if raceEnabled {
-		t.Skip("what is allocated is measured by the plain build; the race detector allocates beside it")
-	}
+	skipAllocationsUnderRace(t)
 	const n = 100000
-	frames := make([]frame.Frame, 0, n+1)
-	for i := range n {
-		frames = append(frames, frame.Frame{Seq: uint64(i + 1), At: int64(i), Dir: frame.Out,
-			Raw: fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%d"}}`, i)})
-	}
-	frames = append(frames, frame.Frame{Seq: n + 1, At: n, Dir: frame.Err, Raw: []byte("text \x01 line")})
+	frames := append(badgeFrames(n, 1), frame.Frame{Seq: n + 1, At: n, Dir: frame.Err, Raw: []byte("text \x01 line")})
 	data := export(t, testSession(), frames)
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -62,15 +75,9 @@ func TestReadFileHoldsATapeOnce(t *testing.T) {
 // same as ReadFile's, an event's code its own, and no frame's bytes open
 // to an append over the next one's.
 func TestReadFramesFromHoldsTheFramesOnly(t *testing.T) {
-	if raceEnabled {
-		t.Skip("what is allocated is measured by the plain build; the race detector allocates beside it")
-	}
+	skipAllocationsUnderRace(t)
 	const n = 100000
-	frames := make([]frame.Frame, 0, n+2)
-	for i := range n {
-		frames = append(frames, frame.Frame{Seq: uint64(i + 1), At: int64(i), Dir: frame.Out,
-			Raw: fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%d"}}`, i)})
-	}
+	frames := badgeFrames(n, 2)
 	code := 3
 	frames = append(frames, frame.Frame{Seq: n + 1, At: n, Dir: frame.Err, Raw: []byte("text \x01 line")},
 		frame.Frame{Seq: n + 2, At: n + 1, Event: frame.EventExit}.WithEnd("", &code))
