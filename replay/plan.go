@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -97,6 +98,7 @@ type call struct {
 	at     int64        // the recorded request's time
 	occ    int          // the recorded request is occurrence occ of its cause
 	answer *frame.Frame // nil: the host never answered it
+	tail   []byte       // of the answer made from it (see answerTail)
 	used   bool         // a live request was matched to it
 	// lost is set once a wait gave up on its request: its answer's step
 	// does not wait for it again.
@@ -105,14 +107,16 @@ type call struct {
 	unkept bool // the live request was past what the recording explains
 	// late is set once its answer step has been given up on: the answer is
 	// then sent as soon as the request comes.
-	late bool
-	sent bool // its answer was sent
+	late  bool
+	sent  bool  // its answer was sent
+	index int32 // in plan.all
 }
 
 // plan is what a recording asks of a replay.
 type plan struct {
 	steps []step
 	calls map[string][]*call // by method, in recorded order
+	all   []*call            // every call, by index (see fresh)
 	// tail are the causes after the last step: what the plugin said after
 	// the host's last frame, awaited before the replay ends; tailTook is
 	// how long that took in the recording.
@@ -141,8 +145,11 @@ type plan struct {
 
 // expected is a recorded line of the plugin's stdout, classified.
 type expected struct {
-	frame   *frame.Frame // the recorded line
-	cause   string
+	frame *frame.Frame // the recorded line
+	cause string
+	// params is a request's params key (see paramsKey): a live request
+	// with the same bytes has the same, without reading them again.
+	params  string
 	ok      bool // it has a cause
 	request bool // it is a request: a live one is parsed, to be answered
 }
@@ -303,7 +310,10 @@ func makePlan(recorded []frame.Frame) *plan {
 		}
 		switch {
 		case f.Dir == frame.Out && m.kind == message.Request:
-			c := &call{method: m.req.Method, params: paramsKey(m.req.Params), seq: f.Seq, at: f.At, occ: occ[m.cause]}
+			c := p.addCall(call{method: m.req.Method, params: paramsKey(m.req.Params), seq: f.Seq, at: f.At, occ: occ[m.cause]})
+			if f.Cut == nil {
+				p.expect[len(p.expect)-1].params = c.params
+			}
 			p.calls[c.method] = append(p.calls[c.method], c)
 			reqs = append(reqs, req{c, m.req.IDKey()})
 		case f.Dir == frame.In && m.kind.IsReply():
@@ -384,7 +394,50 @@ func makePlan(recorded []frame.Frame) *plan {
 		}
 	}
 	p.tail, p.tailTook = pending[:len(pending):len(pending)], tookFor(lastAt)
+	p.readAnswers()
 	return p
+}
+
+// addCall makes c one of p's calls.
+func (p *plan) addCall(c call) *call {
+	c.index = int32(len(p.all))
+	n := &c
+	p.all = append(p.all, n)
+	return n
+}
+
+// fresh is p for one more replay: what a replay marks on its calls
+// (matched, sent, given up on) starts over, on copies; the rest is shared.
+func (p *plan) fresh() *plan {
+	q := *p
+	calls := make([]call, len(p.all))
+	q.all = make([]*call, len(p.all))
+	for i, c := range p.all {
+		calls[i] = *c
+		q.all[i] = &calls[i]
+	}
+	remap := func(m map[string][]*call) map[string][]*call {
+		if m == nil {
+			return nil
+		}
+		out := make(map[string][]*call, len(m))
+		for k, cs := range m {
+			ds := make([]*call, len(cs))
+			for i, c := range cs {
+				ds[i] = q.all[c.index]
+			}
+			out[k] = ds
+		}
+		return out
+	}
+	q.calls, q.byID = remap(p.calls), remap(p.byID)
+	q.steps = slices.Clone(p.steps)
+	for i := range q.steps {
+		if c := q.steps[i].call; c != nil {
+			q.steps[i].call = q.all[c.index]
+		}
+	}
+	return &q
 }
 
 // paramsKey is what params are matched by: their canonical spelling
@@ -404,8 +457,9 @@ func paramsKey(raw json.RawMessage) string {
 // match takes the recorded call that answers a live request: a script's
 // answer for its id, else the first unused call of that method with equal
 // params, else the first unused one. differs reports that the params did
-// not match.
-func (p *plan) match(id json.RawMessage, method string, params json.RawMessage) (c *call, differs bool) {
+// not match. known, when set, is the recorded line the live request is
+// byte for byte, whose params key it has.
+func (p *plan) match(id json.RawMessage, method string, params json.RawMessage, known *expected) (c *call, differs bool) {
 	for _, c := range p.byID[message.IDKey(id)] {
 		if !c.used {
 			c.used, c.method = true, method
@@ -421,7 +475,12 @@ func (p *plan) match(id json.RawMessage, method string, params json.RawMessage) 
 		}
 		return nil, false
 	}
-	want := paramsKey(params)
+	var want string
+	if known != nil {
+		want = known.params // the same bytes as a recorded request's
+	} else {
+		want = paramsKey(params)
+	}
 	var first *call
 	for _, c := range p.calls[method] {
 		if c.used {
@@ -442,14 +501,21 @@ func (p *plan) match(id json.RawMessage, method string, params json.RawMessage) 
 	return nil, false
 }
 
-// answerFor builds the host's answer to a live request from the recorded
-// answer, with the live id, in the host's compact member order.
-func answerFor(recorded *frame.Frame, liveID json.RawMessage) []byte {
+// answerWith is the host's answer to a live request, with the live id, in
+// the host's compact member order: tail is the recorded answer's (see
+// answerTail).
+func answerWith(tail []byte, liveID json.RawMessage) []byte {
+	const head = `{"jsonrpc":"2.0","id":`
+	b := make([]byte, 0, len(head)+len(liveID)+len(tail))
+	return append(append(append(b, head...), liveID...), tail...)
+}
+
+// answerTail is what follows the id in the answer made from a recorded
+// one: its error, else its result (null when it has none), and the brace.
+func answerTail(recorded *frame.Frame) []byte {
 	var obj map[string]json.RawMessage
 	json.Unmarshal(bytes.TrimSuffix(recorded.Raw, []byte("\r")), &obj)
 	var b bytes.Buffer
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.Write(liveID)
 	if e, ok := obj["error"]; ok && string(e) != "null" {
 		b.WriteString(`,"error":`)
 		b.Write(e)
@@ -463,6 +529,16 @@ func answerFor(recorded *frame.Frame, liveID json.RawMessage) []byte {
 	}
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// readAnswers makes each answered call's answer tail, once for every
+// replay of the plan.
+func (p *plan) readAnswers() {
+	for _, c := range p.all {
+		if c.answer != nil {
+			c.tail = answerTail(c.answer)
+		}
+	}
 }
 
 // unmatchedAnswer is the error a live request gets when the recording has

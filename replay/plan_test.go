@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os/exec"
 	"strings"
@@ -64,14 +65,14 @@ func TestPlanStepsAndAnswers(t *testing.T) {
 	}
 	// A live request with other params still takes the recorded call, and
 	// says so; a method never recorded gets nothing.
-	c, differs := p.match(nil, "prompt/inject", []byte(`{"text":"changed"}`))
+	c, differs := p.match(nil, "prompt/inject", []byte(`{"text":"changed"}`), nil)
 	if c == nil || !differs {
 		t.Fatalf("match with other params: %v %v", c, differs)
 	}
-	if c, _ := p.match(nil, "prompt/inject", []byte(`{"text":"x"}`)); c != nil {
+	if c, _ := p.match(nil, "prompt/inject", []byte(`{"text":"x"}`), nil); c != nil {
 		t.Error("a recorded call was used twice")
 	}
-	if c, _ := p.match(nil, "storage/get", nil); c != nil {
+	if c, _ := p.match(nil, "storage/get", nil, nil); c != nil {
 		t.Error("matched a method the recording never saw")
 	}
 	if got := string(answerFor(c2(p, "terminal/send").answer, []byte(`17`))); got != `{"jsonrpc":"2.0","id":17,"result":{"paneId":"p"}}` {
@@ -356,5 +357,68 @@ func TestPlayAScript(t *testing.T) {
 func TestStepIs64Bytes(t *testing.T) {
 	if n := unsafe.Sizeof(step{}); n != 64 && unsafe.Sizeof(uintptr(0)) == 8 {
 		t.Fatalf("a plan step takes %d bytes, want 64", n)
+	}
+}
+
+// answerFor is the answer made from recorded, with liveID.
+func answerFor(recorded *frame.Frame, liveID json.RawMessage) []byte {
+	return answerWith(answerTail(recorded), liveID)
+}
+
+// TestAPlanServesRunsOneAfterAnotherAndAtOnce: one Plan replays its
+// recording again and again, three runs at once too, and each run answers
+// the plugin's request from the recording: what one run marks on the
+// plan's calls (matched, sent) does not carry into the next.
+func TestAPlanServesRunsOneAfterAnotherAndAtOnce(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	rec := tl(
+		`> {"jsonrpc":"2.0","method":"panel/open"}`,
+		`< {"jsonrpc":"2.0","id":1,"method":"storage/get","params":{"key":"n"}}`,
+		`> {"jsonrpc":"2.0","id":1,"result":{"value":41}}`,
+		`< {"jsonrpc":"2.0","method":"done","params":{"value":41}}`,
+		"eof")
+	// The plugin asks, and says what the answer held.
+	plugin := `read l; echo '{"jsonrpc":"2.0","id":"live-7","method":"storage/get","params":{"key":"n"}}'; read a; case "$a" in *'"id":"live-7"'*'"value":41'*) echo '{"jsonrpc":"2.0","method":"done","params":{"value":41}}';; *) echo "{\"got\":$a}";; esac; read l`
+	pl := NewPlan(rec)
+	check := func(res *Result, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var said []string
+		for _, f := range res.Live {
+			if f.Dir == frame.Out && !f.IsEvent() {
+				said = append(said, string(f.Raw))
+			}
+		}
+		if len(said) != 2 || said[1] != `{"jsonrpc":"2.0","method":"done","params":{"value":41}}` || len(res.Unmatched) > 0 {
+			t.Errorf("the plugin said %q; unmatched %v; notes %v", said, res.Unmatched, res.Notes)
+		}
+	}
+	opts := Options{Command: []string{"sh", "-c", plugin}}
+	for range 2 {
+		check(pl.Run(context.Background(), opts))
+	}
+	type run struct {
+		res *Result
+		err error
+	}
+	runs := make(chan run, 3)
+	for range 3 {
+		go func() {
+			res, err := pl.Run(context.Background(), opts)
+			runs <- run{res, err}
+		}()
+	}
+	for range 3 {
+		r := <-runs
+		check(r.res, r.err)
+	}
+	for _, c := range pl.p.all {
+		if c.used || c.sent || c.liveID != nil {
+			t.Errorf("the plan's own call was marked by a run: %+v", c)
+		}
 	}
 }

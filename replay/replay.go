@@ -262,6 +262,7 @@ type runner struct {
 	// interrupt that read by moving its deadline (kick). out is nil
 	// otherwise, and once stdout has ended.
 	out      *os.File
+	outRaw   io.Reader // out, read raw (see rawFile)
 	outBuf   []byte
 	outLines *splitter
 	outArmed time.Time // the read deadline set
@@ -314,6 +315,27 @@ func Run(ctx context.Context, recorded []frame.Frame, opts Options) (*Result, er
 		return nil, err
 	}
 	return play(ctx, pl, p, opts)
+}
+
+// Plan is a recording read for replaying it. Made once, it serves any
+// number of replays, one after another or at once: a further run of the
+// same recording (replay --runs) skips reading it again.
+type Plan struct{ p *plan }
+
+// NewPlan reads recorded for replays of it; recorded must not change
+// while the plan is in use.
+func NewPlan(recorded []frame.Frame) *Plan { return &Plan{makePlan(recorded)} }
+
+// Run is Run of the plan's recording.
+func (pl *Plan) Run(ctx context.Context, opts Options) (*Result, error) {
+	if len(opts.Command) == 0 {
+		return nil, fmt.Errorf("%w: no command", ErrStart)
+	}
+	p, err := start(opts)
+	if err != nil {
+		return nil, err
+	}
+	return play(ctx, pl.p.fresh(), p, opts)
 }
 
 // start starts the plugin of opts in a process group of its own, with pipes.
@@ -401,7 +423,7 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 		keep *keeper
 	}{{p.Stdout, frame.Out, &keeper{bound: pl.out}}, {p.Stderr, frame.Err, &keeper{bound: pl.err}}}
 	if f, ok := p.Stdout.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
-		r.out, r.outBuf = f, make([]byte, pl.out.bufSize(readBufMin, readBufMax))
+		r.out, r.outRaw, r.outBuf = f, rawOr(f), make([]byte, pl.out.bufSize(readBufMin, readBufMax))
 		r.outLines = &splitter{keep: readers[0].keep}
 		r.readers++
 		r.kick = func() { f.SetReadDeadline(time.Now()) }
@@ -409,9 +431,13 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 		defer stop()
 		readers[0].src = nil // read here
 	}
-	for _, rd := range readers {
+	for i, rd := range readers {
 		if rd.src == nil {
 			continue
+		}
+		if f, ok := rd.src.(*os.File); ok {
+			readers[i].src = rawOr(f)
+			rd.src = readers[i].src
 		}
 		r.readers++
 		wg.Add(1)
@@ -934,7 +960,7 @@ func (r *runner) next(ctx context.Context, wake time.Time) error {
 		return nil
 	default:
 	}
-	n, err := r.out.Read(r.outBuf)
+	n, err := r.outRaw.Read(r.outBuf)
 	at := time.Now()
 	if n > 0 {
 		r.outLines.feed(r.outBuf[:n], func(l line) { r.outLine(l, at) })
@@ -1022,7 +1048,7 @@ func (r *runner) handle(ev event) {
 		switch e := message.ReadEnvelope(ev.raw); e.Kind {
 		case message.Request:
 			r.saw("call " + string(e.Method))
-			r.answer(&e, !ev.unkept)
+			r.answer(&e, !ev.unkept, same)
 		case message.Notification:
 			r.saw("call " + string(e.Method))
 		case message.Response, message.ErrorReply:
@@ -1091,9 +1117,9 @@ func (r *runner) expected(raw []byte, cut *frame.Cut) *expected {
 // place among the host frames, or at once when that place was given up on.
 // A request the recording has no call for gets an error at once. The
 // answer to a request that was not kept is not kept either.
-func (r *runner) answer(e *message.Envelope, kept bool) {
+func (r *runner) answer(e *message.Envelope, kept bool, same *expected) {
 	method := string(e.Method)
-	c, differs := r.plan.match(e.ID, method, e.Params)
+	c, differs := r.plan.match(e.ID, method, e.Params, same)
 	switch {
 	case c == nil && r.plan.script:
 		r.send(r.plan.defaultAnswer(method, e.ID), kept)
@@ -1145,7 +1171,7 @@ func (r *runner) lateNotes() {
 func (r *runner) sendAnswer(c *call) {
 	c.sent = true
 	r.delivering(c.answer)
-	if r.send(answerFor(c.answer, c.liveID), !c.unkept) && !c.unkept {
+	if r.send(answerWith(c.tail, c.liveID), !c.unkept) && !c.unkept {
 		r.res.Sent[r.seq] = c.answer.Seq
 	}
 }
@@ -1210,7 +1236,10 @@ func (r *runner) flush() {
 		var n int
 		var err error
 		r.direct.Write(func(fd uintptr) bool {
-			n, err = syscall.Write(int(fd), data)
+			var errno syscall.Errno
+			if n, errno = rawWrite(fd, data); errno != 0 {
+				err = errno
+			}
 			return true // never wait here: the writer waits
 		})
 		switch {

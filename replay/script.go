@@ -81,6 +81,7 @@ func ReadScript(r io.Reader) (*Script, error) {
 			return nil, fmt.Errorf("read host script: %w", err)
 		}
 	}
+	p.readAnswers()
 	return &Script{plan: p, n: n}, nil
 }
 
@@ -134,7 +135,7 @@ func (p *plan) addScriptLine(n int, line []byte) error {
 		if *w.Answer == "" {
 			return errors.New(`"answer" must name the method answered`)
 		}
-		c := &call{method: *w.Answer, answer: answerFrame(n, w.Result, w.Error)}
+		c := p.addCall(call{method: *w.Answer, answer: answerFrame(n, w.Result, w.Error)})
 		if len(w.ID) > 0 {
 			p.byID[message.IDKey(w.ID)] = append(p.byID[message.IDKey(w.ID)], c)
 		} else {
@@ -174,7 +175,7 @@ func (p *plan) addFrame(n int, raw []byte, causes []string, pause, quiet time.Du
 	case m.IsCall():
 		p.steps = append(p.steps, step{kind: sendFrame, frame: f, causes: causes, script: newScriptWait(pause, quiet)})
 	case m.IsReply():
-		c := &call{answer: f}
+		c := p.addCall(call{answer: f})
 		p.byID[m.IDKey()] = append(p.byID[m.IDKey()], c)
 		p.steps = append(p.steps, step{kind: sendAnswer, frame: f, call: c, causes: causes, script: newScriptWait(pause, quiet)})
 	default:

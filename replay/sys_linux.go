@@ -194,3 +194,44 @@ func bootTicks(t time.Time) uint64 {
 	}
 	return uint64(at*hz) - 1
 }
+
+// rawRead and rawWrite are read(2) and write(2) on a non-blocking file
+// without telling the runtime: such a call never blocks, and one the
+// runtime is told of wakes its monitor thread when that sleeps, which then
+// polls every 20 µs for a while. In a replay, that polling was most of
+// what scheduling cost.
+func rawRead(fd uintptr, p []byte) (int, syscall.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e == 0 {
+			return int(n), 0
+		}
+		if e != syscall.EINTR {
+			return 0, e
+		}
+	}
+}
+
+func rawWrite(fd uintptr, p []byte) (int, syscall.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e == 0 {
+			return int(n), 0
+		}
+		if e != syscall.EINTR {
+			return 0, e
+		}
+	}
+}
+
+// isNonblock reports whether fd is in non-blocking mode.
+func isNonblock(fd uintptr) bool {
+	flags, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	return e == 0 && flags&syscall.O_NONBLOCK != 0
+}
