@@ -8,6 +8,7 @@
 package frame
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
@@ -145,6 +146,14 @@ type Frame struct {
 	NoEOL bool
 }
 
+// Same reports whether f and g are the same line or event, leaving aside
+// their seq and time.
+func (f *Frame) Same(g *Frame) bool {
+	return f.Dir == g.Dir && f.Event == g.Event && f.NoEOL == g.NoEOL && bytes.Equal(f.Raw, g.Raw) &&
+		(f.Cut == nil) == (g.Cut == nil) && (f.Cut == nil || *f.Cut == *g.Cut) &&
+		(f.end == nil) == (g.end == nil) && (f.end == nil || f.end.same(g.end))
+}
+
 // IsEvent reports whether f is a lifecycle event rather than a line.
 func (f *Frame) IsEvent() bool { return f.Event != NoEvent }
 
@@ -213,6 +222,11 @@ type Plugin struct {
 type Exit struct {
 	Code   *int   `json:"code"`
 	Signal string `json:"signal,omitempty"`
+}
+
+// same reports whether e and o say the same.
+func (e *Exit) same(o *Exit) bool {
+	return e.Signal == o.Signal && (e.Code == nil) == (o.Code == nil) && (e.Code == nil || *e.Code == *o.Code)
 }
 
 // Lost says what a recording could not keep.

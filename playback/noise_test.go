@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tapedeck/tapedeck/frame"
 )
 
 // patience bounds every wait of these tests for something that a correct
@@ -269,6 +271,39 @@ func TestInOrderStopsAtAnErrorOfEach(t *testing.T) {
 		})
 		if i != 2 || !errors.Is(err, stop) || len(had) != 3 {
 			t.Errorf("jobs %d: inOrder returned %d, %v after %v; want 2, %v after [0 1 2]", jobs, i, err, had, stop)
+		}
+	}
+}
+
+// TestSameLines: two timelines are the same for a comparison when the
+// frames it reads are, in order: stdout, host frames and the exit always,
+// stderr only when compared; other events and when each came are not
+// read.
+func TestSameLines(t *testing.T) {
+	zero, one := 0, 1
+	line := func(seq uint64, dir frame.Dir, raw string) frame.Frame {
+		return frame.Frame{Seq: seq, At: int64(seq) * 7, Dir: dir, Raw: []byte(raw)}
+	}
+	exit := func(code *int) frame.Frame { return frame.Frame{Event: frame.EventExit}.WithEnd("", code) }
+	a := []frame.Frame{line(1, frame.In, `{"m":1}`), line(2, frame.Err, "starting"), line(3, frame.Out, `{"r":1}`), {Event: frame.EventEOF, Dir: frame.In}, exit(&zero)}
+	// The stderr line elsewhere, no EOF event, other seqs and times.
+	b := []frame.Frame{line(5, frame.In, `{"m":1}`), line(6, frame.Out, `{"r":1}`), line(7, frame.Err, "starting"), exit(&zero)}
+	if !sameLines(a, b, false) {
+		t.Error("stderr's place and an EOF event made the runs differ, with stderr not compared")
+	}
+	if sameLines(a, b, true) {
+		t.Error("stderr in another place is the same, with stderr compared")
+	}
+	for name, c := range map[string][]frame.Frame{
+		"stdout": {line(5, frame.In, `{"m":1}`), line(6, frame.Out, `{"r":2}`), exit(&zero)},
+		"host":   {line(5, frame.In, `{"m":2}`), line(6, frame.Out, `{"r":1}`), exit(&zero)},
+		"order":  {line(6, frame.Out, `{"r":1}`), line(5, frame.In, `{"m":1}`), exit(&zero)},
+		"exit":   {line(5, frame.In, `{"m":1}`), line(6, frame.Out, `{"r":1}`), exit(&one)},
+		"more":   {line(5, frame.In, `{"m":1}`), line(6, frame.Out, `{"r":1}`), line(7, frame.Out, `{}`), exit(&zero)},
+		"less":   {line(5, frame.In, `{"m":1}`), exit(&zero)},
+	} {
+		if sameLines(a, c, false) || sameLines(c, a, false) {
+			t.Errorf("%s: a difference a comparison reads went unseen", name)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package playback
 
 import (
-	"bytes"
 	"crypto/rand"
 	"fmt"
 	"os"
@@ -29,33 +28,54 @@ func machineKey(key []byte, storeDir string) []byte {
 	return b
 }
 
-// liveRedactor returns what redacts the live frames of a replay of a
-// recording redacted as d (nil: nothing is redacted), and, when this
-// machine's key is not the recording's, the mask under which a placeholder
-// matches any placeholder: the secrets differ in their HMAC only under the
-// same key.
-func liveRedactor(d *frame.Redaction, key []byte, storeDir string) (*redact.Redactor, func(string) string, error) {
+// liveRedaction is how the live frames of replays of a recording
+// redacted as d are redacted: under key, this machine's key, or a key
+// made for these replays when this machine's is not the recording's. Then
+// mask is set: under it a placeholder matches any placeholder, as the
+// secrets differ in their HMAC only under the same key. A zero
+// liveRedaction redacts nothing (d nil).
+type liveRedaction struct {
+	d    *frame.Redaction
+	key  []byte
+	mask func(string) string
+}
+
+// redactionFor is the live redaction of replays of a recording redacted
+// as d (see machineKey for key and storeDir).
+func redactionFor(d *frame.Redaction, key []byte, storeDir string) (liveRedaction, error) {
 	if d == nil {
-		return nil, nil, nil
+		return liveRedaction{}, nil
 	}
-	key = machineKey(key, storeDir)
-	var mask func(string) string
-	if key == nil || redact.KeyID(key) != d.KeyID {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, nil, fmt.Errorf("make a redaction key: %w", err)
+	lr := liveRedaction{d: d, key: machineKey(key, storeDir)}
+	if lr.key == nil || redact.KeyID(lr.key) != d.KeyID {
+		lr.key = make([]byte, 32)
+		if _, err := rand.Read(lr.key); err != nil {
+			return liveRedaction{}, fmt.Errorf("make a redaction key: %w", err)
 		}
-		mask = redact.Mask
+		lr.mask = redact.Mask
 	}
-	cfg, err := redact.ConfigFor(d, key)
+	if _, err := lr.redactor(); err != nil {
+		return liveRedaction{}, err
+	}
+	return lr, nil
+}
+
+// redactor is what redacts one replay's live frames (nil: nothing is
+// redacted). A Redactor pairs answers with requests, so each replay has
+// its own.
+func (lr liveRedaction) redactor() (*redact.Redactor, error) {
+	if lr.d == nil {
+		return nil, nil
+	}
+	cfg, err := redact.ConfigFor(lr.d, lr.key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the recording's redaction: %w", err)
+		return nil, fmt.Errorf("the recording's redaction: %w", err)
 	}
 	red, err := redact.New(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the recording's redaction: %w", err)
+		return nil, fmt.Errorf("the recording's redaction: %w", err)
 	}
-	return red, mask, nil
+	return red, nil
 }
 
 // redactLive redacts every frame of a live timeline in place, in order (the
@@ -65,7 +85,7 @@ func redactLive(red *redact.Redactor, live []frame.Frame) {
 	for i := range live {
 		f := &live[i]
 		if !f.IsEvent() {
-			f.Raw = bytes.Clone(red.Line(f.Dir, f.Raw, f.Cut != nil))
+			f.Raw = red.Line(f.Dir, f.Raw, f.Cut != nil) // raw itself, or bytes of its own
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/tapedeck/tapedeck/diff"
 	"github.com/tapedeck/tapedeck/fingerprint"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/jsonpath"
 	"github.com/tapedeck/tapedeck/replay"
 )
 
@@ -153,36 +155,73 @@ func Replay(ctx context.Context, rec *Recording, opt *Options) *Outcome {
 }
 
 // replayAndCompare is Replay; with compare false it stops once the live
-// run is redacted: no comparison with the recording (Diff and DiffOptions
-// stay empty) and no drift taken. Noise's further runs need only their
-// live run.
+// run is redacted (see prepared.run).
 func replayAndCompare(ctx context.Context, rec *Recording, opt *Options, compare bool) *Outcome {
+	p, failed := prepare(rec, opt)
+	if failed != nil {
+		return failed
+	}
+	return p.run(ctx, compare)
+}
+
+// prepared is what every replay of one recording under one Options
+// shares, worked out once: the tapedeck.json's rules and filters, the
+// command, the live redaction and, for further runs, the plan.
+type prepared struct {
+	rec     *Recording
+	opt     *Options
+	cfgPath string
+	rules   []jsonpath.Rule
+	filters *filterSet
+	cmd     []string
+	dir     string
+	notes   []string
+	redact  liveRedaction
+	// plan, when set, is the recording read once for every run (see
+	// keepPlan); nil: each run reads it while its plugin starts.
+	plan *replay.Plan
+}
+
+// prepare works out what replays of rec under opt (nil: the defaults)
+// share. When it cannot, the Outcome says why.
+func prepare(rec *Recording, opt *Options) (*prepared, *Outcome) {
 	if opt == nil {
 		opt = &Options{}
 	}
-	o := &Outcome{Recording: rec}
+	p := &prepared{rec: rec, opt: opt}
+	failed := func(err error) (*prepared, *Outcome) {
+		return nil, &Outcome{Recording: rec, ConfigPath: p.cfgPath, Notes: p.notes, Err: err}
+	}
 	cfgPath, cfg, err := configBeside(rec)
-	o.ConfigPath = cfgPath
+	p.cfgPath = cfgPath
 	if err != nil {
-		o.Err = err
-		return o
+		return failed(err)
 	}
-	rules, err := ignoreRules(opt.Ignore, cfg, cfgPath)
-	if err != nil {
-		o.Err = err
-		return o
+	if p.rules, err = ignoreRules(opt.Ignore, cfg, cfgPath); err != nil {
+		return failed(err)
 	}
-	filters, err := compileFilters(opt.Filters, cfg, cfgPath)
-	if err != nil {
-		o.Err = err
-		return o
+	if p.filters, err = compileFilters(opt.Filters, cfg, cfgPath); err != nil {
+		return failed(err)
 	}
-	cmd, dir, notes, err := command(rec, opt.Command, opt.Dir)
-	if err != nil {
-		o.Err = err
-		return o
+	if p.cmd, p.dir, p.notes, err = command(rec, opt.Command, opt.Dir); err != nil {
+		return failed(err)
 	}
-	o.Notes = notes
+	if p.redact, err = redactionFor(rec.Meta.Redaction, opt.RedactKey, opt.StoreDir); err != nil {
+		return failed(fmt.Errorf("%s: %w", rec.Name, err))
+	}
+	return p, nil
+}
+
+// keepPlan reads the recording once for all of p's further runs.
+func (p *prepared) keepPlan() { p.plan = replay.NewPlan(p.rec.Frames) }
+
+// run replays the recording once and compares. With compare false it
+// stops once the live run is redacted: no comparison with the recording
+// (Diff and DiffOptions stay empty) and no drift taken. Noise's further
+// runs need only their live run.
+func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
+	rec, opt := p.rec, p.opt
+	o := &Outcome{Recording: rec, ConfigPath: p.cfgPath, Notes: slices.Clone(p.notes)}
 	re, err := prepareEnv(rec, opt)
 	if err != nil {
 		o.Err = err
@@ -192,16 +231,16 @@ func replayAndCompare(ctx context.Context, rec *Recording, opt *Options, compare
 	env, added, clk := re.env, re.added, re.clock
 	o.Notes = append(o.Notes, re.notes...)
 	if opt.OnStart != nil {
-		opt.OnStart(Start{Recording: rec, Command: cmd, Dir: dir, Added: added, Clock: clk})
+		opt.OnStart(Start{Recording: rec, Command: p.cmd, Dir: p.dir, Added: added, Clock: clk})
 	}
-	red, mask, err := liveRedactor(rec.Meta.Redaction, opt.RedactKey, opt.StoreDir)
+	red, err := p.redact.redactor()
 	if err != nil {
 		o.Err = fmt.Errorf("%s: %w", rec.Name, err)
 		return o
 	}
 	ro := replay.Options{
-		Command:     cmd,
-		Dir:         dir,
+		Command:     p.cmd,
+		Dir:         p.dir,
 		Env:         env,
 		StepTimeout: opt.StepTimeout,
 		WaitFactor:  opt.WaitFactor,
@@ -213,7 +252,11 @@ func replayAndCompare(ctx context.Context, rec *Recording, opt *Options, compare
 		MaxGap:      opt.MaxGap,
 		Delivering:  re.delivering(),
 	}
-	o.Run, err = replay.Run(ctx, rec.Frames, ro)
+	if p.plan != nil {
+		o.Run, err = p.plan.Run(ctx, ro)
+	} else {
+		o.Run, err = replay.Run(ctx, rec.Frames, ro)
+	}
 	if err != nil {
 		o.Err = err
 		return o
@@ -228,12 +271,12 @@ func replayAndCompare(ctx context.Context, rec *Recording, opt *Options, compare
 	o.DiffOptions = diff.Options{
 		Strict:        opt.Strict,
 		CompareStderr: opt.CompareStderr,
-		Ignore:        ignoreFunc(rules),
-		Mask:          mask,
+		Ignore:        ignoreFunc(p.rules),
+		Mask:          p.redact.mask,
 		Pair:          func(seq uint64) (uint64, bool) { r, ok := pairs[seq]; return r, ok },
 	}
-	o.compareFiltered(filters, rec.Frames, o.Run.Live)
-	o.takeFingerprint = fingerprint.Options{Command: cmd, Dir: dir, Env: env, DataDirs: re.fresh}
+	o.compareFiltered(p.filters, rec.Frames, o.Run.Live)
+	o.takeFingerprint = fingerprint.Options{Command: p.cmd, Dir: p.dir, Env: env, DataDirs: re.fresh}
 	if rec.Meta.Fingerprint != nil && (!o.Same() || opt.AlwaysDrift) {
 		live, err := fingerprint.Take(ctx, o.takeFingerprint)
 		if err == nil {

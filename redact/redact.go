@@ -178,8 +178,8 @@ func isPlaceholder(s []byte) bool {
 
 // Line returns the bytes to keep of a line that crossed in dir (cut: the
 // line was stored cut and raw is only its beginning). raw is never
-// modified; when nothing is redacted the result is raw itself. The result
-// is valid until the next call.
+// modified; when nothing is redacted the result is raw itself, else new
+// bytes the caller may keep.
 func (r *Redactor) Line(dir frame.Dir, raw []byte, cut bool) []byte {
 	if dir == frame.Err {
 		return r.text(raw)

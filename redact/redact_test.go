@@ -237,3 +237,18 @@ func TestKeyIDAndMask(t *testing.T) {
 		t.Error("masked text under two keys differs")
 	}
 }
+
+// TestALineIsKeptAfterTheNext: what Line returns stays as it was after
+// the lines that follow (a replay keeps every redacted live line without
+// copying it), for JSON and for text alike.
+func TestALineIsKeptAfterTheNext(t *testing.T) {
+	r := newRedactor(t, true, []string{`secret-[0-9]+`})
+	first := r.Line(frame.Out, []byte(`{"jsonrpc":"2.0","id":"a","method":"net/fetch","params":{"headers":{"authorization":"s1"}}}`), false)
+	text := r.Line(frame.Err, []byte("token secret-1 here"), false)
+	kept, keptText := string(first), string(text)
+	r.Line(frame.Out, []byte(`{"jsonrpc":"2.0","id":"b","method":"net/fetch","params":{"headers":{"authorization":"other, longer secret"}}}`), false)
+	r.Line(frame.Err, []byte("and secret-22 too, longer than the first"), false)
+	if string(first) != kept || string(text) != keptText || !strings.Contains(kept, "«redacted:") || !strings.Contains(keptText, "«redacted:") {
+		t.Errorf("the earlier results changed or were not redacted: %s / %s", first, text)
+	}
+}
