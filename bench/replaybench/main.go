@@ -10,7 +10,7 @@
 // With -hello, it also times the replays per minute of the bundled Go
 // plugin's tape (testdata/tapes/hello-go.jsonl against the hello-go binary
 // given), one process replaying it -runs times (`replay --runs`): tapedeck
-// with its default -j (the number of CPUs: runs side by side) and with
+// with its default -j (one more than the CPUs: runs side by side) and with
 // -j 1 (one after the other), and the baseline as it is, each in turn,
 // with the ratios of both tapedeck variants to the baseline. It reports;
 // it does not judge.
@@ -162,7 +162,7 @@ func main() {
 
 // perMinute times replays per minute of the bundled Go plugin's tape: one
 // `replay --runs N` a variant a round, taking turns: tapedeck with its
-// default -j (the number of CPUs), tapedeck with -j 1 and, when given, the
+// default -j (one more than the CPUs), tapedeck with -j 1 and, when given, the
 // baseline (as it is: an older build may have no -j). It prints the
 // median of each and of the per-round ratios of each tapedeck variant to
 // the baseline, with the load average.
@@ -181,7 +181,7 @@ func perMinute(td, base, hello, store string, rounds, runs int) {
 			argv []string
 		}{"baseline", []string{base}})
 	}
-	fmt.Printf("\nreplays per minute of %s against %s (%d replays a process, %d rounds; tapedeck's default -j is the number of CPUs, %d), load average %s\n",
+	fmt.Printf("\nreplays per minute of %s against %s (%d replays a process, %d rounds; tapedeck's default -j is one more than the %d CPUs), load average %s\n",
 		tape, hello, runs, rounds, runtime.NumCPU(), measure.LoadAvg())
 	rates := make([][]float64, len(variants))
 	ratios := make([][]float64, len(variants)) // of each tapedeck variant to the baseline
