@@ -38,7 +38,7 @@ func (e *env) replayCommand() *cli.Command {
 			&cli.BoolFlag{Name: "update", Usage: "write each tape's live run beside it as NAME.jsonl.new, for tapedeck review (a session's, as a new session)"},
 			&cli.BoolFlag{Name: "force", Usage: "allow --update when CI is set"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "replay `N` times and propose ignore rules for what differs between runs"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runsAtOnce(), Usage: "with --runs: run `N` replays at once (default: one more than the CPUs)"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runsAtOnce(), DefaultText: fmt.Sprintf("%d, one more than the CPUs", runsAtOnce()), Usage: "with --runs: run `N` replays at once"},
 			&cli.BoolFlag{Name: "write-config", Usage: "with --runs: add the proposed rules and filters to tapedeck.json"},
 			&cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report of the replay to `FILE`"},
 		),
