@@ -17,11 +17,16 @@ func rawOr(f *os.File) io.Reader {
 	if err != nil {
 		return f
 	}
-	nonblocking := false
-	if conn.Control(func(fd uintptr) { nonblocking = isNonblock(fd) }) != nil || !nonblocking {
+	if !nonblocking(conn) {
 		return f
 	}
 	return &rawFile{conn}
+}
+
+// nonblocking reports whether the file of conn is in non-blocking mode.
+func nonblocking(conn syscall.RawConn) bool {
+	yes := false
+	return conn.Control(func(fd uintptr) { yes = isNonblock(fd) }) == nil && yes
 }
 
 func (r *rawFile) Read(p []byte) (int, error) {

@@ -431,21 +431,21 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 		defer stop()
 		readers[0].src = nil // read here
 	}
-	for i, rd := range readers {
+	for _, rd := range readers {
 		if rd.src == nil {
 			continue
 		}
-		if f, ok := rd.src.(*os.File); ok {
-			readers[i].src = rawOr(f)
-			rd.src = readers[i].src
+		src := rd.src
+		if f, ok := src.(*os.File); ok {
+			src = rawOr(f)
 		}
 		r.readers++
 		wg.Add(1)
-		go func() { defer wg.Done(); r.read(rd.src, rd.dir, rd.keep) }()
+		go func() { defer wg.Done(); r.read(src, rd.dir, rd.keep) }()
 	}
 	if f, ok := p.Stdin.(*os.File); ok {
-		if rc, err := f.SyscallConn(); err == nil {
-			r.direct = rc
+		if rc, err := f.SyscallConn(); err == nil && nonblocking(rc) {
+			r.direct = rc // written raw: it never blocks
 		}
 	}
 	wg.Add(2)

@@ -200,27 +200,18 @@ func bootTicks(t time.Time) uint64 {
 // runtime is told of wakes its monitor thread when that sleeps, which then
 // polls every 20 µs for a while. In a replay, that polling was most of
 // what scheduling cost.
-func rawRead(fd uintptr, p []byte) (int, syscall.Errno) {
-	if len(p) == 0 {
-		return 0, 0
-	}
-	for {
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-		if e == 0 {
-			return int(n), 0
-		}
-		if e != syscall.EINTR {
-			return 0, e
-		}
-	}
-}
+func rawRead(fd uintptr, p []byte) (int, syscall.Errno) { return rawIO(syscall.SYS_READ, fd, p) }
 
-func rawWrite(fd uintptr, p []byte) (int, syscall.Errno) {
+func rawWrite(fd uintptr, p []byte) (int, syscall.Errno) { return rawIO(syscall.SYS_WRITE, fd, p) }
+
+// rawIO is system call trap (read or write) of p on fd, retried when a
+// signal interrupts it.
+func rawIO(trap, fd uintptr, p []byte) (int, syscall.Errno) {
 	if len(p) == 0 {
 		return 0, 0
 	}
 	for {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		n, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 		if e == 0 {
 			return int(n), 0
 		}
