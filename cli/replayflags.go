@@ -132,5 +132,5 @@ func parsePace(s string) (float64, error) {
 
 // runsAtOnce is replay --runs' default -j: one more than the CPUs, as a
 // replay leaves its core idle while its plugin starts and between its
-// turns (on 2 cores, -j 3 made 12–15 % more replays a minute than -j 2).
+// turns (on 2 cores, -j 3 made 8–18 % more replays a minute than -j 2).
 func runsAtOnce() int { return runtime.NumCPU() + 1 }

@@ -63,11 +63,15 @@ func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, ru
 	if jobs > 1 {
 		opt = serialiseCallbacks(opt)
 	}
-	// What the runs share is worked out once, the plan too.
-	p, failed := prepare(rec, opt)
-	if failed != nil {
-		return nil, fmt.Errorf("replay %s again: %w", rec.Name, failed.Err)
+	// The runs share what the first was replayed under (its redaction key
+	// too, so a redacted value reads the same in every run), and a plan.
+	p, failed := first.prepared, (*Outcome)(nil)
+	if p == nil || p.rec != rec {
+		if p, failed = prepare(rec, opt); failed != nil {
+			return nil, fmt.Errorf("replay %s again: %w", rec.Name, failed.Err)
+		}
 	}
+	p = p.with(opt)
 	if runs > 1 {
 		p.keepPlan()
 	}

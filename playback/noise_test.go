@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -305,5 +306,25 @@ func TestSameLines(t *testing.T) {
 		if sameLines(a, c, false) || sameLines(c, a, false) {
 			t.Errorf("%s: a difference a comparison reads went unseen", name)
 		}
+	}
+}
+
+// TestNoiseRunsUnderWhatTheFirstRanUnder: the further runs share what the
+// first replay worked out (its tapedeck.json among it): a tapedeck.json
+// broken after the first run is not read again.
+func TestNoiseRunsUnderWhatTheFirstRanUnder(t *testing.T) {
+	rec := promptTape(t)
+	ctx := context.Background()
+	opt := &Options{Env: fixtureEnv("randomid")}
+	first := Replay(ctx, rec, opt)
+	if first.Err != nil {
+		t.Fatal(first.Err)
+	}
+	if err := os.WriteFile(ConfigPath(rec.TapePath), []byte("{broken"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nr, err := Noise(ctx, rec, opt, first, 3, 2)
+	if err != nil || nr.Runs != 3 || len(nr.Filters) != 1 {
+		t.Fatalf("Noise after the first run: %v, %+v", err, nr)
 	}
 }

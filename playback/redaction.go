@@ -29,14 +29,13 @@ func machineKey(key []byte, storeDir string) []byte {
 }
 
 // liveRedaction is how the live frames of replays of a recording
-// redacted as d are redacted: under key, this machine's key, or a key
-// made for these replays when this machine's is not the recording's. Then
-// mask is set: under it a placeholder matches any placeholder, as the
-// secrets differ in their HMAC only under the same key. A zero
-// liveRedaction redacts nothing (d nil).
+// redacted as d are redacted: by d's rules and expressions, read once,
+// under this machine's key, or a key made for these replays when this
+// machine's is not the recording's. Then mask is set: under it a
+// placeholder matches any placeholder, as the secrets differ in their HMAC
+// only under the same key. A zero liveRedaction redacts nothing (d nil).
 type liveRedaction struct {
-	d    *frame.Redaction
-	key  []byte
+	cfg  redact.Config // with its key; zero when nothing is redacted
 	mask func(string) string
 }
 
@@ -46,13 +45,18 @@ func redactionFor(d *frame.Redaction, key []byte, storeDir string) (liveRedactio
 	if d == nil {
 		return liveRedaction{}, nil
 	}
-	lr := liveRedaction{d: d, key: machineKey(key, storeDir)}
-	if lr.key == nil || redact.KeyID(lr.key) != d.KeyID {
-		lr.key = make([]byte, 32)
-		if _, err := rand.Read(lr.key); err != nil {
+	var lr liveRedaction
+	key = machineKey(key, storeDir)
+	if key == nil || redact.KeyID(key) != d.KeyID {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
 			return liveRedaction{}, fmt.Errorf("make a redaction key: %w", err)
 		}
 		lr.mask = redact.Mask
+	}
+	var err error
+	if lr.cfg, err = redact.ConfigFor(d, key); err != nil {
+		return liveRedaction{}, fmt.Errorf("the recording's redaction: %w", err)
 	}
 	if _, err := lr.redactor(); err != nil {
 		return liveRedaction{}, err
@@ -62,16 +66,12 @@ func redactionFor(d *frame.Redaction, key []byte, storeDir string) (liveRedactio
 
 // redactor is what redacts one replay's live frames (nil: nothing is
 // redacted). A Redactor pairs answers with requests, so each replay has
-// its own.
+// its own; the rules and compiled expressions they share.
 func (lr liveRedaction) redactor() (*redact.Redactor, error) {
-	if lr.d == nil {
+	if lr.cfg.Key == nil {
 		return nil, nil
 	}
-	cfg, err := redact.ConfigFor(lr.d, lr.key)
-	if err != nil {
-		return nil, fmt.Errorf("the recording's redaction: %w", err)
-	}
-	red, err := redact.New(cfg)
+	red, err := redact.New(lr.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("the recording's redaction: %w", err)
 	}

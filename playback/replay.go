@@ -126,6 +126,8 @@ type Outcome struct {
 	// takeFingerprint says how to fingerprint the replay's run, for an
 	// update of a replay whose drift was not taken (see liveFingerprint).
 	takeFingerprint fingerprint.Options
+	// prepared is what it was replayed under, for further runs (Noise).
+	prepared *prepared
 }
 
 // Same reports whether it ran and nothing differs: a replay that timed out
@@ -212,6 +214,17 @@ func prepare(rec *Recording, opt *Options) (*prepared, *Outcome) {
 	return p, nil
 }
 
+// with is p under opt (nil: the defaults), which must say the same as
+// p's own but for its callbacks: its own copy, so that keepPlan leaves p
+// alone.
+func (p *prepared) with(opt *Options) *prepared {
+	q := *p
+	if opt != nil {
+		q.opt = opt
+	}
+	return &q
+}
+
 // keepPlan reads the recording once for all of p's further runs.
 func (p *prepared) keepPlan() { p.plan = replay.NewPlan(p.rec.Frames) }
 
@@ -221,7 +234,7 @@ func (p *prepared) keepPlan() { p.plan = replay.NewPlan(p.rec.Frames) }
 // runs need only their live run.
 func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 	rec, opt := p.rec, p.opt
-	o := &Outcome{Recording: rec, ConfigPath: p.cfgPath, Notes: slices.Clone(p.notes)}
+	o := &Outcome{Recording: rec, ConfigPath: p.cfgPath, Notes: slices.Clone(p.notes), prepared: p}
 	re, err := prepareEnv(rec, opt)
 	if err != nil {
 		o.Err = err
