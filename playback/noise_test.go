@@ -206,13 +206,8 @@ func TestNoiseAtOnceIsNoiseInTurn(t *testing.T) {
 // TestNoiseSaysWhichRunFailed: a further run that cannot run (its
 // --fresh-dir folder cannot be made) is named, with jobs 1 and 3 alike.
 func TestNoiseSaysWhichRunFailed(t *testing.T) {
-	rec := promptTape(t)
+	rec, opt, first := firstRandomIDReplay(t)
 	ctx := context.Background()
-	opt := &Options{Env: fixtureEnv("randomid")}
-	first := Replay(ctx, rec, opt)
-	if first.Err != nil {
-		t.Fatal(first.Err)
-	}
 	opt.FreshDirs = []string{"PATH"}
 	for _, jobs := range []int{1, 3} {
 		_, err := Noise(ctx, rec, opt, first, 5, jobs)
@@ -313,13 +308,8 @@ func TestSameLines(t *testing.T) {
 // first replay worked out (its tapedeck.json among it): a tapedeck.json
 // broken after the first run is not read again.
 func TestNoiseRunsUnderWhatTheFirstRanUnder(t *testing.T) {
-	rec := promptTape(t)
+	rec, opt, first := firstRandomIDReplay(t)
 	ctx := context.Background()
-	opt := &Options{Env: fixtureEnv("randomid")}
-	first := Replay(ctx, rec, opt)
-	if first.Err != nil {
-		t.Fatal(first.Err)
-	}
 	if err := os.WriteFile(ConfigPath(rec.TapePath), []byte("{broken"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -327,4 +317,17 @@ func TestNoiseRunsUnderWhatTheFirstRanUnder(t *testing.T) {
 	if err != nil || nr.Runs != 3 || len(nr.Filters) != 1 {
 		t.Fatalf("Noise after the first run: %v, %+v", err, nr)
 	}
+}
+
+// firstRandomIDReplay is the first replay of promptTape against a plugin
+// whose note id is random on every run.
+func firstRandomIDReplay(t *testing.T) (*Recording, *Options, *Outcome) {
+	t.Helper()
+	rec := promptTape(t)
+	opt := &Options{Env: fixtureEnv("randomid")}
+	first := Replay(context.Background(), rec, opt)
+	if first.Err != nil {
+		t.Fatal(first.Err)
+	}
+	return rec, opt, first
 }
