@@ -178,33 +178,24 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	childIn, hostIn, err := os.Pipe()
+	pipes, err := child.Pipes()
 	if err != nil {
-		return Result{}, fmt.Errorf("run %s: stdin pipe: %w", cfg.Command[0], err)
+		return Result{}, fmt.Errorf("run %s: pipes: %w", cfg.Command[0], err)
 	}
-	outR, childOut, err := os.Pipe()
-	if err != nil {
-		closeAll(childIn, hostIn)
-		return Result{}, fmt.Errorf("run %s: stdout pipe: %w", cfg.Command[0], err)
-	}
-	errR, childErr, err := os.Pipe()
-	if err != nil {
-		closeAll(childIn, hostIn, outR, childOut)
-		return Result{}, fmt.Errorf("run %s: stderr pipe: %w", cfg.Command[0], err)
-	}
+	hostIn, outR, errR := pipes.In, pipes.Out, pipes.Err
 	cmd := &exec.Cmd{
 		Path:        path,
 		Args:        cfg.Command,
 		Dir:         cfg.Dir,
 		Env:         cfg.Env,
-		Stdin:       childIn,
-		Stdout:      childOut,
-		Stderr:      childErr,
+		Stdin:       pipes.ChildIn,
+		Stdout:      pipes.ChildOut,
+		Stderr:      pipes.ChildErr,
 		SysProcAttr: sysProcAttr(),
 	}
 
 	proc, exited, err := child.Start(cmd) // a parent-death signal that holds
-	closeAll(childIn, childOut, childErr)
+	pipes.CloseChild()
 	if err != nil {
 		closeAll(hostIn, outR, errR)
 		return Result{}, classifyStart(cfg.Command[0], err)

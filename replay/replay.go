@@ -343,18 +343,12 @@ func start(opts Options) (Plugin, error) {
 	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
 	cmd.Dir, cmd.Env = opts.Dir, opts.Env
 	cmd.SysProcAttr = sysProcAttr()
-	var pipes [6]*os.File // stdin r/w, stdout r/w, stderr r/w
-	for i := 0; i < 6; i += 2 {
-		var err error
-		if pipes[i], pipes[i+1], err = os.Pipe(); err != nil {
-			for _, f := range pipes[:i] {
-				f.Close()
-			}
-			return Plugin{}, fmt.Errorf("%w: %v", ErrStart, err)
-		}
+	pipes, err := child.Pipes()
+	if err != nil {
+		return Plugin{}, fmt.Errorf("%w: %v", ErrStart, err)
 	}
-	inR, stdin, outR, outW, errR, errW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	stdin, outR, errR := pipes.In, pipes.Out, pipes.Err
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes.ChildIn, pipes.ChildOut, pipes.ChildErr
 	started := time.Now()
 	// Forked from a thread that lives as long as the plugin: the
 	// parent-death signal (sysProcAttr) fires when the forking thread ends,
@@ -362,14 +356,10 @@ func start(opts Options) (Plugin, error) {
 	// replay at once, as the playground and in-process tests do.
 	proc, exited, err := child.Start(cmd)
 	if err != nil {
-		for _, f := range pipes {
-			f.Close()
-		}
+		pipes.Close()
 		return Plugin{}, fmt.Errorf("%w: %s: %v", ErrStart, opts.Command[0], err)
 	}
-	inR.Close()
-	outW.Close()
-	errW.Close()
+	pipes.CloseChild()
 	wait := sync.OnceValue(func() *os.ProcessState { return <-exited })
 	return Plugin{
 		Stdin: stdin, Stdout: outR, Stderr: errR,
