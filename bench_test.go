@@ -7,11 +7,12 @@ import (
 	"testing"
 )
 
-// TestBenchScriptsRun runs the benchmark scripts in their smoke form, as
-// bench/README.md and the README show them (bash bench/run.sh -quick,
-// bash bench/replay.sh -rounds 1): each builds what it measures, runs it
-// and prints every table with its ratios and the load average. It asserts
-// what they print, never a figure: figures are measured, not asserted.
+// TestBenchScriptsRun runs the benchmark scripts as bench/README.md and
+// the README show them, the relay and replay benchmarks in their smoke
+// form (bash bench/run.sh -quick, bash bench/replay.sh -rounds 1) and bash
+// bench/golden.sh: each builds what it measures, runs it and prints every
+// table with its ratios. It asserts what they print, never a figure:
+// figures are measured, not asserted.
 func TestBenchScriptsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the benchmarks: not with -short")
@@ -44,6 +45,11 @@ func TestBenchScriptsRun(t *testing.T) {
 			"tapedeck (default -j)",
 			"tapedeck -j 1",
 			"load average at end",
+		}},
+		{[]string{"bench/golden.sh"}, []string{
+			"tapedeck test, 50 copies of testdata/tapes/",
+			"50 passed, 0 failed",
+			"speed-up with",
 		}},
 	} {
 		// One after the other: each measures, and would slow the other.
