@@ -197,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	proc, exited, err := child.Start(cmd) // a parent-death signal that holds
 	pipes.CloseChild()
 	if err != nil {
-		closeAll(hostIn, outR, errR)
+		pipes.Close()
 		return Result{}, classifyStart(cfg.Command[0], err)
 	}
 

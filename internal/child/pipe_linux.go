@@ -5,12 +5,12 @@ import (
 	"syscall"
 )
 
-// pipe makes a pipe whose parent end (the read end when parentReads) is
-// non-blocking and pollable, and whose child end blocks. os.Pipe would
-// make both ends non-blocking and register both with the poller, and
-// starting the child would switch its end back to blocking: a start
-// costs a dozen system calls less this way.
-func pipe(parentReads bool) (parent, child *os.File, err error) {
+// pipe makes the pipe of the child's stream name: its parent end (the
+// read end when parentReads) non-blocking and pollable, its child end
+// blocking. os.Pipe would make both ends non-blocking and register both
+// with the poller, and starting the child would switch its end back to
+// blocking: a start costs a dozen system calls less this way.
+func pipe(parentReads bool, name string) (parent, child *os.File, err error) {
 	var p [2]int
 	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
 		return nil, nil, os.NewSyscallError("pipe2", err)
@@ -24,6 +24,7 @@ func pipe(parentReads bool) (parent, child *os.File, err error) {
 		syscall.Close(p[1])
 		return nil, nil, os.NewSyscallError("fcntl", e)
 	}
-	// NewFile makes a file whose descriptor is non-blocking pollable.
-	return os.NewFile(uintptr(pfd), "|parent"), os.NewFile(uintptr(cfd), "|child"), nil
+	// os.NewFile puts a non-blocking descriptor on the poller and leaves a
+	// blocking one a plain file.
+	return os.NewFile(uintptr(pfd), "|"+name), os.NewFile(uintptr(cfd), "|"+name), nil
 }

@@ -16,14 +16,14 @@ type Stdio struct {
 func Pipes() (*Stdio, error) {
 	var s Stdio
 	var err error
-	if s.In, s.ChildIn, err = pipe(false); err != nil {
+	if s.In, s.ChildIn, err = pipe(false, "stdin"); err != nil {
 		return nil, err
 	}
-	if s.Out, s.ChildOut, err = pipe(true); err != nil {
+	if s.Out, s.ChildOut, err = pipe(true, "stdout"); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if s.Err, s.ChildErr, err = pipe(true); err != nil {
+	if s.Err, s.ChildErr, err = pipe(true, "stderr"); err != nil {
 		s.Close()
 		return nil, err
 	}
