@@ -4,7 +4,9 @@
 // thread whenever a goroutine locked to it returns (the relay does that),
 // so a child forked from an ordinary goroutine can be killed at random
 // while its parent lives on. Start forks from a goroutine locked to its
-// thread for exactly the child's life.
+// thread for exactly the child's life. Pipes makes the pipes of a child's
+// standard streams: the parent's ends on the runtime's poller, the
+// child's plain blocking files.
 package child
 
 import (
