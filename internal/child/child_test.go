@@ -1,6 +1,7 @@
 package child
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -41,5 +42,43 @@ func TestParentDeathSignalHoldsWhileThreadsEnd(t *testing.T) {
 	proc.Kill()
 	if state := <-exited; state == nil || state.Success() {
 		t.Errorf("state after the kill: %v", state)
+	}
+}
+
+// TestAThreadServesChildrenOneAfterAnother: children started and waited
+// for one after another are forked from threads the runtime keeps, not
+// from a new thread each (a replay --runs spent 6 % of its own CPU making
+// and ending them). Every thread the process ever had shows in
+// /proc/self/task while it lives; a thread made for each child would show
+// a new id each time.
+func TestAThreadServesChildrenOneAfterAnother(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc/self/task: Linux only")
+	}
+	if _, err := exec.LookPath("true"); err != nil {
+		t.Skipf("no true to start: %v", err)
+	}
+	const children = 40
+	seen := map[string]bool{}
+	for range children {
+		cmd := exec.Command("true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		_, exited, err := Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range tasks {
+			seen[e.Name()] = true
+		}
+		if state := <-exited; !state.Success() {
+			t.Fatalf("true ended %v", state)
+		}
+	}
+	if len(seen) > children/2 {
+		t.Errorf("%d children one after another ran on %d threads, want the few the runtime keeps", children, len(seen))
 	}
 }
