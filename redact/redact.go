@@ -185,12 +185,25 @@ func (r *Redactor) Line(dir frame.Dir, raw []byte, cut bool) []byte {
 		return r.text(raw)
 	}
 	lead, body, trail := trimSpace(raw)
-	if len(body) == 0 || body[0] != '{' || !cut && !json.Valid(body) {
+	if len(body) == 0 || body[0] != '{' {
 		return r.text(raw)
 	}
 	env, ok := envelope(body)
 	if !ok {
 		return r.text(raw)
+	}
+	// A line that is not JSON gets the regular expressions and pairs
+	// nothing. So a line with an id (it may pair), or with regular
+	// expressions to apply, is checked now; one without either only once a
+	// rule applies to it: without them the check changes nothing but the
+	// time, and most lines are notifications no rule is for (the check was
+	// most of what redacting a replay's live lines cost).
+	checked := cut
+	if !checked && (env.hasID || len(r.res) > 0) {
+		if !json.Valid(body) {
+			return r.text(raw)
+		}
+		checked = true
 	}
 	method := env.method
 	switch {
@@ -207,6 +220,9 @@ func (r *Redactor) Line(dir frame.Dir, raw []byte, cut bool) []byte {
 	}
 	if !any {
 		return raw
+	}
+	if !checked && !json.Valid(body) {
+		return r.text(raw)
 	}
 	out, changed := r.w.rewrite(body, cut)
 	if !changed {
