@@ -93,9 +93,9 @@ type proc struct {
 // every process in /proc. An orphan is re-parented to the subreaper's
 // first live thread, and that is the main one: the Go runtime never ends
 // it before the process. The other threads' children are the plugins
-// that replays and relays running beside this one started (each forks
-// from a thread of its own), so they need not be read: at -j 3 reading
-// every thread's file cost a replay a fifth of its CPU.
+// that replays and relays running beside this one started (each from the
+// thread it holds for its plugin's life), so they need not be read: at
+// -j 3 reading every thread's file was a fifth of tapedeck's CPU a replay.
 func children(ppid, skip int) []proc {
 	var buf [4096]byte
 	var pids []int
