@@ -350,10 +350,10 @@ func start(opts Options) (Plugin, error) {
 	stdin, outR, errR := pipes.In, pipes.Out, pipes.Err
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes.ChildIn, pipes.ChildOut, pipes.ChildErr
 	started := time.Now()
-	// Forked from a thread that lives as long as the plugin: the
+	// Forked from a thread held for as long as the plugin lives: the
 	// parent-death signal (sysProcAttr) fires when the forking thread ends,
-	// and one process may record (the relay ends locked threads) and
-	// replay at once, as the playground and in-process tests do.
+	// and one process may run several plugins at once (replay --runs, the
+	// playground, in-process tests).
 	proc, exited, err := child.Start(cmd)
 	if err != nil {
 		pipes.Close()

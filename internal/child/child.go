@@ -1,9 +1,9 @@
 // Package child owns starting a child process whose parent-death signal
 // (Linux's Pdeathsig) stays true. Linux sends that signal when the thread
 // that forked the child ends, not the process, and the Go runtime ends a
-// thread whenever a goroutine locked to it returns (the relay does that),
-// so a child forked from an ordinary goroutine can be killed at random
-// while its parent lives on. Start forks from a goroutine locked to its
+// thread whenever a goroutine locked to it returns (any code may do that;
+// Start does when a wait fails), so a child forked from an ordinary
+// goroutine can be killed at random while its parent lives on. Start forks from a goroutine locked to its
 // thread for exactly the child's life. Pipes makes the pipes of a child's
 // standard streams: the parent's ends on the runtime's poller, the
 // child's plain blocking files.
