@@ -205,32 +205,50 @@ func (r *Redactor) Line(dir frame.Dir, raw []byte, cut bool) []byte {
 		}
 		checked = true
 	}
-	method := env.method
-	switch {
-	case env.hasID && env.hasMethod:
-		r.remember(dir, env.id, method)
-	case env.hasID && !env.hasMethod:
-		method = r.answered(dir, env.id)
+	if !r.activate(r.pair(dir, env)) {
+		return raw
 	}
+	if !checked && !json.Valid(body) {
+		return r.text(raw)
+	}
+	return r.rewrite(raw, lead, body, trail, cut)
+}
+
+// pair remembers a request for pairing, or forgets the one a response
+// answers, and returns the method the message is for ("" for a response
+// to no remembered request).
+func (r *Redactor) pair(dir frame.Dir, e env) string {
+	switch {
+	case e.hasID && e.hasMethod:
+		r.remember(dir, e.id, e.method)
+	case e.hasID && !e.hasMethod:
+		return r.answered(dir, e.id)
+	}
+	return e.method
+}
+
+// activate marks the rules that apply to a message for method and reports
+// whether anything may be redacted in it (a rule or a regular expression).
+func (r *Redactor) activate(method string) bool {
 	any := len(r.res) > 0
 	for i := range r.rules {
 		ru := &r.rules[i]
 		ru.active = method != "" && (ru.dflt && method == "net/fetch" || !ru.dflt && ru.path.MatchMethod(method))
 		any = any || ru.active
 	}
-	if !any {
-		return raw
-	}
-	if !checked && !json.Valid(body) {
-		return r.text(raw)
-	}
+	return any
+}
+
+// rewrite is raw, a JSON line made of lead, body and trail, with body
+// rewritten by the active rules and regular expressions: raw itself when
+// nothing changed.
+func (r *Redactor) rewrite(raw, lead, body, trail []byte, cut bool) []byte {
 	out, changed := r.w.rewrite(body, cut)
 	if !changed {
 		return raw
 	}
 	res := make([]byte, 0, len(lead)+len(out)+len(trail))
-	res = append(append(append(res, lead...), out...), trail...)
-	return res
+	return append(append(append(res, lead...), out...), trail...)
 }
 
 // text applies the regular expressions to a line that is not JSON.

@@ -24,27 +24,10 @@ func (r *Redactor) lineCheckedFirst(dir frame.Dir, raw []byte, cut bool) []byte 
 	if !ok {
 		return r.text(raw)
 	}
-	method := env.method
-	switch {
-	case env.hasID && env.hasMethod:
-		r.remember(dir, env.id, method)
-	case env.hasID && !env.hasMethod:
-		method = r.answered(dir, env.id)
-	}
-	any := len(r.res) > 0
-	for i := range r.rules {
-		ru := &r.rules[i]
-		ru.active = method != "" && (ru.dflt && method == "net/fetch" || !ru.dflt && ru.path.MatchMethod(method))
-		any = any || ru.active
-	}
-	if !any {
+	if !r.activate(r.pair(dir, env)) {
 		return raw
 	}
-	out, changed := r.w.rewrite(body, cut)
-	if !changed {
-		return raw
-	}
-	return append(append(append([]byte(nil), lead...), out...), trail...)
+	return r.rewrite(raw, lead, body, trail, cut)
 }
 
 // FuzzLineChecksJSONWhenItMatters: Line checks a line for JSON only where
