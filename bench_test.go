@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -9,10 +10,11 @@ import (
 
 // TestBenchScriptsRun runs the benchmark scripts as bench/README.md and
 // the README show them, the relay and replay benchmarks in their smoke
-// form (bash bench/run.sh -quick, bash bench/replay.sh -rounds 1) and bash
-// bench/golden.sh: each builds what it measures, runs it and prints every
-// table with its ratios. It asserts what they print, never a figure:
-// figures are measured, not asserted.
+// form (bash bench/run.sh -quick, bash bench/replay.sh -rounds 1), bash
+// bench/golden.sh and bash bench/shrink.sh: each builds what it measures,
+// runs it and prints every table with its ratios. It asserts what they
+// print, never a figure: figures are measured, not asserted. Shrink's
+// result is no figure: each tape keeps its one needed step of six.
 func TestBenchScriptsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the benchmarks: not with -short")
@@ -51,6 +53,7 @@ func TestBenchScriptsRun(t *testing.T) {
 			"50 passed, 0 failed",
 			"speed-up with",
 		}},
+		{[]string{"bench/shrink.sh"}, shrinkLines()},
 	} {
 		// One after the other: each measures, and would slow the other.
 		out, err := exec.Command("bash", c.argv...).CombinedOutput()
@@ -61,6 +64,52 @@ func TestBenchScriptsRun(t *testing.T) {
 			if !strings.Contains(string(out), w) {
 				t.Errorf("bash %s printed no %q:\n%s", strings.Join(c.argv, " "), w, out)
 			}
+		}
+	}
+}
+
+// shrinkLines is what bash bench/shrink.sh prints for each bundled tape
+// and -j: shrink's closing line, or that the plugin's interpreter is
+// missing.
+func shrinkLines() []string {
+	var want []string
+	for _, tape := range []string{"hello-go", "hello-node", "hello-python", "waiter-node", "waiter-python"} {
+		interp := map[string]string{"node": "node", "python": "python3"}[tape[strings.LastIndex(tape, "-")+1:]]
+		if interp != "" {
+			if _, err := exec.LookPath(interp); err != nil {
+				want = append(want, tape+": "+interp+" is not installed: skipped")
+				continue
+			}
+		}
+		for _, j := range []string{"1", "2"} {
+			want = append(want, tape+" -j "+j+": 1 of 6 host steps left after")
+		}
+	}
+	return want
+}
+
+// TestFirstbyteRuns runs the fingerprint benchmark as bench/README.md
+// shows it (go run ./bench/firstbyte -tapedeck BIN [-n N] [-- PLUGIN]),
+// two rounds against the Go fixture plugin, and checks that it prints a
+// row for each variant.
+func TestFirstbyteRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a benchmark: not with -short")
+	}
+	dir := t.TempDir()
+	bin, plugin := filepath.Join(dir, "tapedeck"), filepath.Join(dir, "hello-go")
+	for _, b := range [][2]string{{bin, "."}, {plugin, "./testdata/plugins/hello-go"}} {
+		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
+		}
+	}
+	out, err := exec.Command("go", "run", "./bench/firstbyte", "-tapedeck", bin, "-n", "2", "--", plugin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run ./bench/firstbyte: %v\n%s", err, out)
+	}
+	for _, w := range []string{"2 rounds, plugin [" + plugin + "]", "first byte p10/p50/p90", "with fingerprint ", "--no-fingerprint "} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("firstbyte printed no %q:\n%s", w, out)
 		}
 	}
 }
