@@ -77,7 +77,28 @@ func newZeroCopy(src io.Reader, dst io.Writer) *zeroCopy {
 		z.close()
 		return nil
 	}
+	// A chunk is a read's worth: held and its copy take one whole.
+	setPipeSize(z.held[0], bufSize)
+	setPipeSize(z.copied[0], bufSize)
 	return z
+}
+
+// fSetPipeSz is F_SETPIPE_SZ (Linux 2.6.35).
+const fSetPipeSz = 1031
+
+// setPipeSize asks for the pipe fd to hold size bytes. It is a wish: a
+// pipe stays as it was when the system's limits (pipe-max-size, a user's
+// share of pipe memory) refuse it, and the relay works the same with
+// smaller chunks.
+func setPipeSize(fd, size int) {
+	syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), fSetPipeSz, uintptr(size))
+}
+
+// growPipe is setPipeSize for one of the relay's own pipes to the child.
+func growPipe(f *os.File, size int) {
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { setPipeSize(int(fd), size) })
+	}
 }
 
 func (z *zeroCopy) close() {

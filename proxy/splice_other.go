@@ -5,6 +5,7 @@ package proxy
 import (
 	"errors"
 	"io"
+	"os"
 )
 
 // spliceMin: outside Linux there is no zero-copy path; every chunk is read
@@ -23,3 +24,6 @@ var errNoSplice = errors.New("source cannot be spliced")
 func (z *zeroCopy) take([]byte) (int, error) { return 0, errNoSplice }
 
 func (z *zeroCopy) forward([]byte) error { return errNoSplice }
+
+// growPipe: pipe sizes are fixed outside Linux.
+func growPipe(*os.File, int) {}

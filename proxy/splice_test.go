@@ -3,12 +3,14 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -343,4 +345,104 @@ func TestRunZeroCopyThroughAChild(t *testing.T) {
 	if !bytes.Equal(in.Bytes(), data) || !bytes.Equal(out.Bytes(), data) {
 		t.Fatalf("recorded %d bytes in, %d out, of %d", in.Len(), out.Len(), len(data))
 	}
+}
+
+// pipeSize is F_GETPIPE_SZ of fd, or an error.
+func pipeSize(fd uintptr) (int, error) {
+	const fGetPipeSz = 1032
+	n, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, fGetPipeSz, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// TestZeroCopyPipesHoldARead: the zero-copy path's own pipes take a whole
+// read buffer, so a chunk is a read's worth, not a default pipe's 64 KiB.
+func TestZeroCopyPipesHoldARead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the zero-copy path is Linux's")
+	}
+	src, srcW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	defer srcW.Close()
+	dstR, dst, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dstR.Close()
+	defer dst.Close()
+	z := newZeroCopy(src, dst)
+	if z == nil {
+		t.Fatal("no zero-copy path between two pipes")
+	}
+	defer z.close()
+	for _, fd := range []int{z.held[0], z.copied[0]} {
+		n, err := pipeSize(uintptr(fd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < bufSize {
+			t.Errorf("a zero-copy pipe holds %d bytes, want at least a read's %d", n, bufSize)
+		}
+	}
+}
+
+// TestRunGivesTheChildPipesThatHoldARead: the plugin's stdin and stdout
+// pipes hold a read buffer's worth (the child, this test binary, reports
+// their sizes), so a streaming plugin can write ahead while the relay
+// records.
+func TestRunGivesTheChildPipesThatHoldARead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("pipe sizes are set on Linux only")
+	}
+	var out bytes.Buffer
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		io.Copy(&out, outR)
+	}()
+	res, err := Run(context.Background(), Config{
+		Command: []string{os.Args[0], "-test.run=^TestReportPipeSizes$"},
+		Env:     append(os.Environ(), "PROXY_TEST_REPORT_PIPES=1"),
+		Stdout:  outW,
+	})
+	outW.Close()
+	<-done
+	outR.Close()
+	if err != nil || res.Code != 0 {
+		t.Fatalf("run: %v, code %d; output %q", err, res.Code, out.String())
+	}
+	var in, stdout int
+	if _, err := fmt.Sscanf(out.String(), "pipes %d %d", &in, &stdout); err != nil {
+		t.Fatalf("child printed %q: %v", out.String(), err)
+	}
+	if in < bufSize || stdout < bufSize {
+		t.Fatalf("the child's stdin pipe holds %d bytes and its stdout %d, want at least %d each", in, stdout, bufSize)
+	}
+}
+
+// TestReportPipeSizes is the child of TestRunGivesTheChildPipesThatHoldARead:
+// it prints the sizes of its stdin and stdout pipes.
+func TestReportPipeSizes(t *testing.T) {
+	if os.Getenv("PROXY_TEST_REPORT_PIPES") != "1" {
+		t.Skip("the child of TestRunGivesTheChildPipesThatHoldARead")
+	}
+	in, err := pipeSize(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pipeSize(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("pipes %d %d\n", in, out)
+	os.Exit(0)
 }
