@@ -95,8 +95,9 @@ func TestSpoolBitFlipIsStoredAsDamaged(t *testing.T) {
 		t.Errorf("status %s, unreadable %d, exit %+v", s.Status, s.Unreadable, s.Exit)
 	}
 	// What is missing is what the damaged record held: the lines of one
-	// read (a record holds a read's lines, up to 64 KiB), in a row, of one
-	// direction; every frame stored is a line sent, at its place.
+	// read (a record holds a read's lines, up to the relay's 128 KiB
+	// read), in a row, of one direction; every frame stored is a line
+	// sent, at its place.
 	_, frames := exported(t, store, id)
 	sent := lines(input)
 	var missing []int
@@ -122,8 +123,8 @@ func TestSpoolBitFlipIsStoredAsDamaged(t *testing.T) {
 			dirs++
 		}
 	}
-	if len(missing) == 0 || dirs != 1 || missing[len(missing)-1]-missing[0] != len(missing)-1 || missingBytes > 64<<10 {
-		t.Errorf("missing %d lines (%d bytes) in %d directions: want the lines of one record, in a row, at most 64 KiB", len(missing), missingBytes, dirs)
+	if len(missing) == 0 || dirs != 1 || missing[len(missing)-1]-missing[0] != len(missing)-1 || missingBytes > 128<<10 {
+		t.Errorf("missing %d lines (%d bytes) in %d directions: want the lines of one record, in a row, at most 128 KiB", len(missing), missingBytes, dirs)
 	}
 	if n := s.Frames.In + s.Frames.Out; n != 27100-int64(len(missing)) {
 		t.Errorf("%d frames counted, %d stored", n, 27100-len(missing))

@@ -67,7 +67,7 @@ func benchLine(size int) []byte {
 // BenchmarkPumpLine is the pump's cost per 200-byte line (199 bytes and its
 // "\n"): one op is one line. "per-read" hands the pump one line per Read, as
 // an interactive plugin that writes a line and waits does; "batched" fills
-// the 64 KiB buffer with whole lines, as a plugin streaming output does.
+// the read buffer (bufSize) with whole lines, as a plugin streaming output does.
 func BenchmarkPumpLine(b *testing.B) {
 	for _, c := range []struct {
 		name    string
@@ -97,7 +97,7 @@ func BenchmarkPumpLine(b *testing.B) {
 }
 
 // BenchmarkPumpThroughput streams lines of 1 KiB, 1 MiB and 16 MiB (with
-// their "\n") through the pump, 64 KiB per Read as a pipe delivers them; one
+// their "\n") through the pump, a read buffer (bufSize) per Read as a full pipe delivers them; one
 // op is one line. A long line reaches the sink in pieces, straight from the
 // read buffer, so B/op stays flat.
 func BenchmarkPumpThroughput(b *testing.B) {
