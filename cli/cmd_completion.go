@@ -12,13 +12,24 @@ func (e *env) completionCommand() *cli.Command {
 		Usage:     "print a shell script that completes tapedeck's commands, flags and sessions",
 		ArgsUsage: "bash|zsh|fish",
 		Description: "Completes command names, flags, and where a command takes a SESSION, the\n" +
-			"stored sessions' ids and names and last (read from --store). Install:\n" +
-			"  bash: tapedeck completion bash > ~/.local/share/bash-completion/completions/tapedeck\n" +
-			"  zsh:  tapedeck completion zsh > \"${fpath[1]}/_tapedeck\"\n" +
-			"  fish: tapedeck completion fish > ~/.config/fish/completions/tapedeck.fish",
+			"stored sessions' ids and names and last (read from --store).\n\n" +
+			"Install for bash (with the bash-completion package):\n" +
+			"  " + installBash + "\n" +
+			"for zsh (with fpath=(~/.zfunc $fpath) in ~/.zshrc, before compinit):\n" +
+			"  " + installZsh + "\n" +
+			"for fish:\n" +
+			"  " + installFish,
 		Action: e.completion,
 	}
 }
+
+// The lines that install each shell's script for the user, as completion's
+// help shows them; the README shows the same commands.
+const (
+	installBash = "mkdir -p ~/.local/share/bash-completion/completions && tapedeck completion bash > ~/.local/share/bash-completion/completions/tapedeck"
+	installZsh  = "mkdir -p ~/.zfunc && tapedeck completion zsh > ~/.zfunc/_tapedeck"
+	installFish = "mkdir -p ~/.config/fish/completions && tapedeck completion fish > ~/.config/fish/completions/tapedeck.fish"
+)
 
 func (e *env) completion(c *cli.Context) error {
 	if c.NArg() != 1 {

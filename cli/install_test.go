@@ -12,57 +12,42 @@ import (
 
 // TestGoInstall installs tapedeck as the README says Go users do, and
 // checks that --version reports the module version from the build info.
-// go install github.com/tapedeck/tapedeck@latest needs the module proxy to
-// know the module; where it does not (a fork, a machine without the
-// network), that half skips, saying so, and go install from this checkout
-// (the same main package) is what is tested.
+// TestGoInstall runs the README's install block as shown (go install .,
+// from the module root, into a GOBIN of its own), and the installed
+// tapedeck says the version its build info holds.
 func TestGoInstall(t *testing.T) {
 	t.Parallel()
 	if testing.Short() || raceEnabled {
 		t.Skip("builds and links tapedeck again: not with -short or under the race detector")
 	}
-	version := func(bin string) (got, want string) {
-		t.Helper()
-		out, err := exec.Command(bin, "--version").Output()
-		if err != nil {
-			t.Fatalf("%s --version: %v", bin, err)
-		}
-		info, err := exec.Command("go", "version", "-m", bin).Output()
-		if err != nil {
-			t.Fatalf("go version -m %s: %v", bin, err)
-		}
-		m := regexp.MustCompile(`(?m)^\s+mod\s+github.com/tapedeck/tapedeck\s+(\S+)`).FindSubmatch(info)
-		if m == nil {
-			t.Fatalf("go version -m %s names no main module:\n%s", bin, info)
-		}
-		want = "tapedeck version " + string(m[1]) + "\n"
-		if string(m[1]) == "(devel)" {
-			want = "tapedeck version dev\n"
-		}
-		return string(out), want
+	if block := readmeBlock(t, "\n## Install\n"); len(block) != 1 || block[0] != "go install ." {
+		t.Fatalf("README's install block is %q; this test runs go install .", block)
 	}
-
 	gobin := t.TempDir()
 	install := exec.Command("go", "install", ".")
 	install.Env = append(os.Environ(), "GOBIN="+gobin)
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("go install . (from the module root): %v\n%s", err, out)
 	}
-	if got, want := version(filepath.Join(gobin, "tapedeck")); got != want {
-		t.Errorf("tapedeck --version = %q, want %q (the build info's module version)", got, want)
+	bin := filepath.Join(gobin, "tapedeck")
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bin, err)
 	}
-
-	latest := exec.Command("go", "install", "github.com/tapedeck/tapedeck@latest")
-	latest.Dir = t.TempDir() // outside this module, as a user runs it
-	gobin = t.TempDir()
-	latest.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=")
-	if out, err := latest.CombinedOutput(); err != nil {
-		lines := strings.Split(strings.TrimSpace(string(bytes.TrimSpace(out))), "\n")
-		t.Skipf("go install github.com/tapedeck/tapedeck@latest: the module proxy cannot resolve the module path here (%s); go install from the checkout passed", lines[len(lines)-1])
+	info, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatalf("go version -m %s: %v", bin, err)
 	}
-	got, want := version(filepath.Join(gobin, "tapedeck"))
-	if got != want || !strings.HasPrefix(got, "tapedeck version v") {
-		t.Errorf("tapedeck --version = %q, want %q", got, want)
+	m := regexp.MustCompile(`(?m)^\s+mod\s+github.com/tapedeck/tapedeck\s+(\S+)`).FindSubmatch(info)
+	if m == nil {
+		t.Fatalf("go version -m %s names no main module:\n%s", bin, info)
+	}
+	want := "tapedeck version " + string(m[1]) + "\n"
+	if string(m[1]) == "(devel)" {
+		want = "tapedeck version dev\n"
+	}
+	if string(out) != want {
+		t.Errorf("tapedeck --version = %q, want %q (the build info's module version)", out, want)
 	}
 }
 
@@ -109,9 +94,35 @@ func TestDemoPrintsNoEscapesIntoAPipe(t *testing.T) {
 	}
 }
 
-// TestReadmeCompletionInstall runs the README's shell-completion lines as
-// they are shown, with HOME in a temporary folder: each writes its script
-// where it says (the zsh line under zsh, where zsh is installed).
+// completionInstalled checks that the three install lines, run in home,
+// left each shell's script where the shell looks for it; with zsh on the
+// machine, that compinit finds the zsh one once ~/.zshrc's fpath line (as
+// the comments say) puts the folder on fpath.
+func completionInstalled(t *testing.T, home string, env []string) {
+	t.Helper()
+	for path, first := range map[string]string{
+		".local/share/bash-completion/completions/tapedeck": "# bash completion for tapedeck",
+		".zfunc/_tapedeck":                       "#compdef tapedeck\n",
+		".config/fish/completions/tapedeck.fish": "# fish completion for tapedeck",
+	} {
+		b, err := os.ReadFile(filepath.Join(home, path))
+		if err != nil || !strings.HasPrefix(string(b), first) {
+			t.Errorf("~/%s: %v, starts %q", path, err, b[:min(len(b), 40)])
+		}
+	}
+	if _, err := exec.LookPath("zsh"); err != nil {
+		t.Logf("zsh is not installed: compinit's finding the script not checked")
+		return
+	}
+	cmd := exec.Command("zsh", "-f", "-c", "fpath=(~/.zfunc $fpath); autoload -Uz compinit && compinit -u -d ~/.zcompdump && print -r -- ${_comps[tapedeck]}")
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "_tapedeck" {
+		t.Errorf("zsh's compinit with ~/.zfunc on fpath: %v, %q, want _tapedeck", err, out)
+	}
+}
+
+// TestReadmeCompletionInstall runs the README's completion block line by
+// line as shown, in bash with a fresh HOME, and the one-line form.
 func TestReadmeCompletionInstall(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile("README.md")
@@ -131,39 +142,50 @@ func TestReadmeCompletionInstall(t *testing.T) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		shell := "bash"
-		if strings.Contains(line, "fpath") {
-			shell = "zsh"
-			if _, err := exec.LookPath("zsh"); err != nil {
-				t.Logf("zsh is not installed: %q not run", line)
-				continue
-			}
-			// A fresh zsh's fpath[1] is a system folder: run it with ours first.
-			line = "fpath=(" + home + " $fpath); " + line
-		}
-		cmd := exec.Command(shell, "-c", line)
+		cmd := exec.Command("bash", "-c", line)
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s -c %q: %v\n%s", shell, line, err, out)
+			t.Errorf("bash -c %q: %v\n%s", line, err, out)
 		}
 		ran++
 	}
-	if ran < 4 {
-		t.Errorf("ran %d lines of the README's completion block, want at least 4:\n%s", ran, block)
+	if ran != 6 {
+		t.Errorf("ran %d lines of the README's completion block, want 6 (two a shell):\n%s", ran, block)
 	}
-	for path, first := range map[string]string{
-		".local/share/bash-completion/completions/tapedeck": "# bash completion for tapedeck",
-		".config/fish/completions/tapedeck.fish":            "# fish completion for tapedeck",
-	} {
-		b, err := os.ReadFile(filepath.Join(home, path))
-		if err != nil || !strings.HasPrefix(string(b), first) {
-			t.Errorf("~/%s: %v, starts %q", path, err, b[:min(len(b), 40)])
-		}
-	}
+	completionInstalled(t, home, env)
 	// And the one-line form, in bash: the function is then defined.
 	cmd := exec.Command("bash", "-c", "source <(tapedeck completion bash) && complete -p tapedeck")
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "-F _tapedeck tapedeck") {
 		t.Errorf("source <(tapedeck completion bash): %v\n%s", err, out)
 	}
+}
+
+// TestCompletionHelpInstall runs the install lines tapedeck completion
+// --help shows, as shown, in bash with a fresh HOME.
+func TestCompletionHelpInstall(t *testing.T) {
+	t.Parallel()
+	help, err := exec.Command(tapedeckBin, "completion", "--help").Output()
+	if err != nil {
+		t.Fatalf("tapedeck completion --help: %v", err)
+	}
+	home := t.TempDir()
+	env := append(os.Environ(), "HOME="+home, "PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	ran := 0
+	for _, line := range strings.Split(string(help), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "mkdir -p ") {
+			continue
+		}
+		cmd := exec.Command("bash", "-c", line)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("bash -c %q: %v\n%s", line, err, out)
+		}
+		ran++
+	}
+	if ran != 3 {
+		t.Errorf("ran %d install lines of completion's help, want 3:\n%s", ran, help)
+	}
+	completionInstalled(t, home, env)
 }
