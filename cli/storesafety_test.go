@@ -333,7 +333,13 @@ func TestReadOnlyStore(t *testing.T) {
 func TestStoreFolderOthersCanWrite(t *testing.T) {
 	t.Parallel()
 	t.Run("writable by others", func(t *testing.T) {
-		store := t.TempDir()
+		// A space and a quote in the path, as in macOS's default store
+		// (~/Library/Application Support/tapedeck): the advice still runs
+		// as printed.
+		store := filepath.Join(t.TempDir(), "Application Support's")
+		if err := os.Mkdir(store, 0o700); err != nil {
+			t.Fatal(err)
+		}
 		putSessions(t, store, 1, func(i int) (frame.Session, []frame.Frame) {
 			return fakeSession("w", "p", time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
 		})

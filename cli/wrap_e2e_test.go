@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/shellword"
 	"github.com/tapedeck/tapedeck/wrap"
 )
 
@@ -209,7 +211,7 @@ func TestWrapAsTheHostPython(t *testing.T) {
 		t.Fatal(err)
 	}
 	main := filepath.Join(dir, "main.py")
-	wantExec := "exec " + wrap.Quote(tapedeckBin) + " --store " + wrap.Quote(store) + " record --name 'hello-python' -- 'python3' " + wrap.Quote(main) + "\n"
+	wantExec := "exec " + shellword.Quote(tapedeckBin) + " --store " + shellword.Quote(store) + " record --name 'hello-python' -- 'python3' " + shellword.Quote(main) + "\n"
 	if !strings.HasSuffix(string(script), wantExec) {
 		t.Errorf("launcher\n%s\nwant it to end with\n%s", script, wantExec)
 	}
@@ -264,10 +266,10 @@ func TestWrapAsTheHostNode(t *testing.T) {
 	}
 	main := filepath.Join(dir, "main.mjs")
 	script, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(wrap.LauncherFile)))
-	if want := "-- " + wrap.Quote(node) + " " + wrap.Quote(main) + "\n"; !strings.HasSuffix(string(script), want) {
+	if want := "-- " + shellword.Quote(node) + " " + shellword.Quote(main) + "\n"; !strings.HasSuffix(string(script), want) {
 		t.Errorf("launcher\n%s\nwant it to run the node wrap found: %s", script, want)
 	}
-	if want := "\nPATH=" + wrap.Quote(bin) + "${PATH:+:$PATH}\nexport PATH\n"; !strings.Contains(string(script), want) {
+	if want := "\nPATH=" + shellword.Quote(bin) + "${PATH:+:$PATH}\nexport PATH\n"; !strings.Contains(string(script), want) {
 		t.Errorf("launcher\n%s\nwant node's folder first on PATH, as the host does: %s", script, want)
 	}
 
@@ -326,7 +328,7 @@ func TestWrapDryRunTwiceAndUsage(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("wrap --dry-run: exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"#!/bin/sh", "exec " + wrap.Quote(tapedeckBin), `runtime "python" → "executable"`, "nothing changed"} {
+	for _, want := range []string{"#!/bin/sh", "exec " + shellword.Quote(tapedeckBin), `runtime "python" → "executable"`, "nothing changed"} {
 		if !strings.Contains(string(r.stdout), want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, r.stdout)
 		}
@@ -369,12 +371,16 @@ func TestUnwrapEditedManifestNeedsForce(t *testing.T) {
 	wrapped, _ := os.ReadFile(manifest)
 	os.WriteFile(manifest, bytes.Replace(wrapped, []byte(`"1.0.0"`), []byte(`"1.0.1"`), 1), 0o644)
 	r := tapedeck(t, store, nil, nil, "unwrap", dir)
-	if r.code != 1 || !strings.Contains(string(r.stderr), "--force") {
-		t.Fatalf("unwrap of an edited manifest: exit %d, stderr %q; want 1 naming --force", r.code, r.stderr)
+	advice := adviceCommand.FindString(string(r.stderr))
+	if r.code != 1 || !strings.HasPrefix(advice, "tapedeck unwrap --force '") {
+		t.Fatalf("unwrap of an edited manifest: exit %d, stderr %q; want 1 naming tapedeck unwrap --force DIR", r.code, r.stderr)
 	}
-	r = tapedeck(t, store, nil, nil, "unwrap", "--force", dir)
-	if r.code != 0 {
-		t.Fatalf("unwrap --force: exit %d: %s", r.code, r.stderr)
+	// The advice, run as printed.
+	sh := exec.Command("sh", "-c", advice)
+	sh.Dir = t.TempDir()
+	sh.Env = append(os.Environ(), "TAPEDECK_STORE="+store, "PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("sh -c %q: %v\n%s", advice, err, out)
 	}
 	if got, _ := os.ReadFile(manifest); !bytes.Equal(got, orig) {
 		t.Errorf("manifest after unwrap --force is not the original")
@@ -445,5 +451,72 @@ func TestWrapRefusesSymlinkedLauncher(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(filepath.Join(dir, wrap.ManifestFile)); !bytes.Equal(now, orig) {
 		t.Errorf("unwrap wrote the link's target into the manifest: %q", now)
+	}
+}
+
+// adviceCommand matches the commands a line of advice names, in order:
+// tapedeck unwrap [--force] DIR, tapedeck wrap DIR and chmod 755 PATH,
+// each with its one quoted word.
+var adviceCommand = regexp.MustCompile(`(?:tapedeck unwrap --force|tapedeck unwrap|tapedeck wrap|chmod 755) '(?:[^']|'\\'')*'`)
+
+// TestDoctorAdviceRunsAsPrinted breaks a wrapped plugin four ways and, each
+// time, runs what doctor says to do exactly as printed, in sh, from another
+// folder (the folder's path has a space and a quote): doctor then passes.
+func TestDoctorAdviceRunsAsPrinted(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skipf("python3 is not installed: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "Jo's plugins", "hello-python")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "plugins", "hello-python"))); err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	elsewhere := t.TempDir()
+	env := append(os.Environ(), "TAPEDECK_STORE="+store, "PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if r := tapedeck(t, store, nil, nil, "wrap", dir); r.code != 0 {
+		t.Fatalf("wrap: exit %d: %s", r.code, r.stderr)
+	}
+	manifest := filepath.Join(dir, wrap.ManifestFile)
+	launcher := filepath.Join(dir, filepath.FromSlash(wrap.LauncherFile))
+	orig, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(wrap.OrigFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		breakIt func()
+		want    []string // the commands' names, in order
+	}{
+		{"launcher unreadable as a launcher", func() { os.WriteFile(launcher, []byte("#!/bin/sh\nexec true\n"), 0o755) },
+			[]string{"tapedeck unwrap", "tapedeck wrap"}},
+		{"launcher not executable", func() { os.Chmod(launcher, 0o644) }, []string{"chmod 755"}},
+		{"manifest put back by hand", func() { os.WriteFile(manifest, orig, 0o644) }, []string{"tapedeck unwrap", "tapedeck wrap"}},
+		{"manifest changed by hand", func() {
+			os.WriteFile(manifest, bytes.Replace(orig, []byte(`"version"`), []byte(`"description": "mine", "version"`), 1), 0o644)
+		}, []string{"tapedeck unwrap --force", "tapedeck wrap"}},
+	} {
+		c.breakIt()
+		r := tapedeck(t, store, nil, nil, "doctor", dir)
+		if r.code != 1 {
+			t.Fatalf("%s: doctor exit %d, want 1\n%s%s", c.name, r.code, r.stdout, r.stderr)
+		}
+		cmds := adviceCommand.FindAllString(string(r.stderr), -1)
+		if len(cmds) != len(c.want) {
+			t.Fatalf("%s: doctor advises %q, want %v:\n%s", c.name, cmds, c.want, r.stderr)
+		}
+		for i, cmdline := range cmds {
+			if !strings.HasPrefix(cmdline, c.want[i]+" '") {
+				t.Fatalf("%s: advice %d is %q, want %s", c.name, i, cmdline, c.want[i])
+			}
+			sh := exec.Command("sh", "-c", cmdline)
+			sh.Dir, sh.Env = elsewhere, env
+			if out, err := sh.CombinedOutput(); err != nil {
+				t.Fatalf("%s: sh -c %q: %v\n%s", c.name, cmdline, err, out)
+			}
+		}
+		if r := tapedeck(t, store, nil, nil, "doctor", dir); r.code != 0 {
+			t.Fatalf("%s: after %q doctor exits %d:\n%s%s", c.name, cmds, r.code, r.stdout, r.stderr)
+		}
 	}
 }

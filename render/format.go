@@ -13,7 +13,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/escape"
-	"github.com/tapedeck/tapedeck/wrap"
+	"github.com/tapedeck/tapedeck/internal/shellword"
 )
 
 func OrDash(s string) string {
@@ -165,7 +165,7 @@ func ShellJoin(argv []string) string {
 		if PlainWord(w) {
 			words[i] = w
 		} else {
-			words[i] = wrap.Quote(w)
+			words[i] = shellword.Quote(w)
 		}
 	}
 	return escape.Text(strings.Join(words, " "))

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tapedeck/tapedeck/internal/shellword"
 	"github.com/tapedeck/tapedeck/internal/trust"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -165,7 +166,7 @@ func checkFolder(path string, fi os.FileInfo) error {
 	}
 	if trust.OthersCanWrite(fi) {
 		return fmt.Errorf("%w: %s can be written by others (mode %04o), who could put sessions or a database of their own in it; make it yours alone (chmod go-w %s) or choose another (--store DIR)",
-			ErrUnsafe, path, fi.Mode().Perm(), path)
+			ErrUnsafe, path, fi.Mode().Perm(), shellword.Quote(path))
 	}
 	if owner, me, foreign := trust.ForeignOwner(fi); foreign {
 		return fmt.Errorf("%w: %s belongs to user %d, not to you (user %d), who could change what it holds; choose a store of your own (--store DIR)",

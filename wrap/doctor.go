@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/tapedeck/tapedeck/internal/shellword"
 )
 
 // checkTimeout bounds each program Doctor runs (sh -n, which only parses).
@@ -81,7 +83,7 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 		if merr != nil && errors.Is(merr, fs.ErrNotExist) {
 			return nil, fmt.Errorf("doctor %s: %w: give the plugin folder, the one that holds %s", abs, ErrNoManifest, ManifestFile)
 		}
-		return nil, fmt.Errorf("doctor %s: %w: run tapedeck wrap %s first", abs, ErrNotWrapped, Quote(abs))
+		return nil, fmt.Errorf("doctor %s: %w: run tapedeck wrap %s first", abs, ErrNotWrapped, shellword.Quote(abs))
 	}
 	r := &Report{Dir: abs, HostArgv: []string{launcher}, Cwd: abs}
 	add := func(what, detail, problem string) {
@@ -93,8 +95,14 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 	case merr != nil:
 		add("manifest", ManifestFile, fmt.Sprintf("%v: the host cannot load the plugin", bare(merr)))
 	case !pointsAtLauncher:
-		add("manifest", ManifestFile, fmt.Sprintf("runtime %q and main %q do not point at %s: the host runs the plugin unrecorded; run tapedeck unwrap, then wrap",
-			m.Runtime, m.Main, LauncherFile))
+		// unwrap puts the original back as it is; a manifest changed
+		// since wrap it only overwrites with --force.
+		redo := fmt.Sprintf("run tapedeck unwrap %s, then tapedeck wrap %[1]s", shellword.Quote(abs))
+		if orig, err := os.ReadFile(origPath); err == nil && !bytes.Equal(orig, raw) {
+			redo = fmt.Sprintf("compare it with %s, then run tapedeck unwrap --force %s (it puts that back: the changes are lost), then tapedeck wrap %[2]s", OrigFile, shellword.Quote(abs))
+		}
+		add("manifest", ManifestFile, fmt.Sprintf("runtime %q and main %q do not point at %s: the host runs the plugin unrecorded; %s",
+			m.Runtime, m.Main, LauncherFile, redo))
 	default:
 		add("manifest", fmt.Sprintf("runtime %q, main %q", m.Runtime, m.Main), "")
 	}
@@ -112,13 +120,13 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 	}
 
 	// The launcher.
-	redo := "run tapedeck unwrap, then tapedeck wrap"
+	redo := fmt.Sprintf("run tapedeck unwrap %s, then tapedeck wrap %[1]s", shellword.Quote(abs))
 	if script, err := os.ReadFile(launcher); err != nil {
 		add("launcher", launcher, fmt.Sprintf("%v: %s", bare(err), redo))
 	} else {
 		var problems []string
 		if err := isExecutable(launcher); err != nil {
-			problems = append(problems, fmt.Sprintf("%v, and the host runs it directly: chmod 755 %s", err, Quote(launcher)))
+			problems = append(problems, fmt.Sprintf("%v, and the host runs it directly: chmod 755 %s", err, shellword.Quote(launcher)))
 		}
 		l, err := ParseLauncher(script)
 		if err != nil {
@@ -197,7 +205,7 @@ func idFolderProblem(id, dir string) string {
 		return ""
 	}
 	return fmt.Sprintf("the plugin id %q differs from its folder name %q, and the host starts a plugin only when its id equals its folder name (Agentty's host behaviour, \"Starting\"): rename the folder to %s, or set \"id\" to %q in %s",
-		id, base, Quote(filepath.Join(filepath.Dir(dir), id)), base, ManifestFile)
+		id, base, shellword.Quote(filepath.Join(filepath.Dir(dir), id)), base, ManifestFile)
 }
 
 // tapedeckCheck says whether the tapedeck a launcher names is one the

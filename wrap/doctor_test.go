@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tapedeck/tapedeck/internal/shellword"
 )
 
 // TestDoctorRunsNothingTheFolderNames is the audit's attack: a cloned
@@ -48,14 +50,14 @@ func TestDoctorRunsNothingTheFolderNames(t *testing.T) {
 			dir, f, td, _ := doctorFolder(t)
 			marker := filepath.Join(t.TempDir(), "ran")
 			pwn := filepath.Join(dir, "pwn.sh")
-			writeExec(t, pwn, "#!/bin/sh\necho ran >> "+Quote(marker)+"\necho tapedeck version pwned\n")
+			writeExec(t, pwn, "#!/bin/sh\necho ran >> "+shellword.Quote(marker)+"\necho tapedeck version pwned\n")
 			launcher := filepath.Join(dir, LauncherFile)
 			script, err := os.ReadFile(launcher)
 			if err != nil {
 				t.Fatal(err)
 			}
 			evil := named(t, dir, pwn)
-			edited := strings.Replace(string(script), Quote(td), Quote(evil), 1)
+			edited := strings.Replace(string(script), shellword.Quote(td), shellword.Quote(evil), 1)
 			if edited == string(script) {
 				t.Fatalf("launcher does not name %s:\n%s", td, script)
 			}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tapedeck/tapedeck/internal/shellword"
 )
 
 // DefaultShellTimeout bounds the login shell a Finder runs: a profile that
@@ -109,7 +111,7 @@ func (f *Finder) LoginPath(ctx context.Context, name string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, f.Shell, "-lc", "command -v "+Quote(name))
+	cmd := exec.CommandContext(ctx, f.Shell, "-lc", "command -v "+shellword.Quote(name))
 	cmd.Env = os.Environ()
 	if f.Home != "" {
 		cmd.Env = append(cmd.Env, "HOME="+f.Home)

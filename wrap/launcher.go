@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/tapedeck/tapedeck/internal/shellword"
 )
 
 // launcherHead is how every launcher starts; Doctor and ParseLauncher rely
@@ -51,28 +53,19 @@ func (l *Launch) Script() []byte {
 	b.WriteString("# plugin, and tapedeck records the session. `tapedeck unwrap` undoes it;\n")
 	b.WriteString("# `tapedeck doctor` checks it.\n")
 	if l.PathFirst != "" {
-		b.WriteString("PATH=" + Quote(l.PathFirst) + pathTail)
+		b.WriteString("PATH=" + shellword.Quote(l.PathFirst) + pathTail)
 	}
-	fmt.Fprintf(&b, "exec %s --store %s record --name %s", Quote(l.Tapedeck), Quote(l.Store), Quote(l.Name))
+	fmt.Fprintf(&b, "exec %s --store %s record --name %s", shellword.Quote(l.Tapedeck), shellword.Quote(l.Store), shellword.Quote(l.Name))
 	if l.PinClock {
 		b.WriteString(" --pin-clock")
 	}
 	b.WriteString(" --")
 	for _, w := range l.Command {
 		b.WriteByte(' ')
-		b.WriteString(Quote(w))
+		b.WriteString(shellword.Quote(w))
 	}
 	b.WriteByte('\n')
 	return b.Bytes()
-}
-
-// Quote quotes s as one sh word. Inside single quotes every byte is
-// literal; a single quote in s becomes close quote, escaped quote, open
-// quote:
-//
-//	it's  →  'it'\''s'
-func Quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // ParseLauncher reads a launcher that Script wrote. It understands the

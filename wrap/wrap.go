@@ -26,6 +26,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/tapedeck/tapedeck/internal/shellword"
 )
 
 // Files inside the plugin folder. LauncherFile is also the manifest's new
@@ -125,7 +127,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 		return nil, refuse("read manifest: %w", err)
 	}
 	if _, err := os.Lstat(filepath.Join(abs, OrigFile)); err == nil {
-		return nil, refuse("%w (%s exists): run tapedeck unwrap %s first", ErrWrapped, OrigFile, Quote(abs))
+		return nil, refuse("%w (%s exists): run tapedeck unwrap %s first", ErrWrapped, OrigFile, shellword.Quote(abs))
 	}
 	if err := checkState(abs, true); err != nil {
 		return nil, refuse("%w", err)
@@ -188,7 +190,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 		command = []string{"python3", mainPath}
 	case RuntimeExecutable:
 		if mfi.Mode().Perm()&0o111 == 0 {
-			return nil, refuse("%w: main %s is not executable, and the host runs it directly: chmod +x %s", ErrNoMain, m.Main, mainPath)
+			return nil, refuse("%w: main %s is not executable, and the host runs it directly: chmod +x %s", ErrNoMain, m.Main, shellword.Quote(mainPath))
 		}
 		command = []string{mainPath}
 	}
@@ -244,7 +246,7 @@ func (p *Plan) Apply() (err error) {
 	origPath := filepath.Join(p.Dir, filepath.FromSlash(OrigFile))
 	err = createNew(origPath, p.Original, p.mode)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("wrap %s: %w (%s exists): run tapedeck unwrap %s first", p.Dir, ErrWrapped, OrigFile, Quote(p.Dir))
+		return fmt.Errorf("wrap %s: %w (%s exists): run tapedeck unwrap %s first", p.Dir, ErrWrapped, OrigFile, shellword.Quote(p.Dir))
 	}
 	if err != nil {
 		return fmt.Errorf("wrap %s: keep the original manifest in %s: %w", p.Dir, origPath, err)
@@ -336,8 +338,8 @@ func Unwrap(dir string, force bool) (*Undone, error) {
 	if err != nil || !bytes.Equal(now, orig) {
 		if err == nil && !isWrapOf(now, orig) {
 			if !force {
-				return refuse("%w: compare it with %s, or run unwrap --force to put the original back and lose the changes",
-					ErrChanged, OrigFile)
+				return refuse("%w: compare it with %s, or run tapedeck unwrap --force %s to put the original back and lose the changes",
+					ErrChanged, OrigFile, shellword.Quote(abs))
 			}
 			u.Overwrote = true
 		}

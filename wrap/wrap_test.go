@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tapedeck/tapedeck/internal/shellword"
 )
 
 const (
@@ -419,7 +421,7 @@ func TestNodeLookupOrder(t *testing.T) {
 	os.MkdirAll(a, 0o755)
 	os.MkdirAll(b, 0o755)
 	loginShell := filepath.Join(root, "login-sh")
-	writeExec(t, loginShell, "#!/bin/sh\n[ \"$1\" = -lc ] || exit 9\nPATH="+Quote(c)+"\nexport PATH\neval \"$2\"\n")
+	writeExec(t, loginShell, "#!/bin/sh\n[ \"$1\" = -lc ] || exit 9\nPATH="+shellword.Quote(c)+"\nexport PATH\neval \"$2\"\n")
 
 	f := &Finder{Home: home, Dirs: []string{a, b}, Shell: loginShell}
 	steps := []struct {
@@ -531,20 +533,6 @@ func weird() []string {
 	}
 }
 
-func TestQuote(t *testing.T) {
-	cases := map[string]string{
-		"":     `''`,
-		"a b":  `'a b'`,
-		"it's": `'it'\''s'`,
-		"''":   `''\'''\'''`,
-	}
-	for in, want := range cases {
-		if got := Quote(in); got != want {
-			t.Errorf("Quote(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestLauncherRoundTrip(t *testing.T) {
 	for _, w := range weird() {
 		for _, pathFirst := range []string{"", "/n/" + w + "/bin"} {
@@ -621,7 +609,7 @@ func doctorFolder(t *testing.T) (dir string, f *Finder, td, python string) {
 	python = filepath.Join(root, "py", "python3")
 	writeExec(t, python, "")
 	sh := filepath.Join(root, "login-sh")
-	writeExec(t, sh, "#!/bin/sh\necho "+Quote(python)+"\n")
+	writeExec(t, sh, "#!/bin/sh\necho "+shellword.Quote(python)+"\n")
 	f = &Finder{Shell: sh}
 	dir = plugin(t, "hello", `{"id":"hello","main":"main.py","runtime":"python"}`, "main.py", 0o644)
 	p, err := Prepare(context.Background(), dir, Options{Tapedeck: td, Store: filepath.Join(root, "store"), Finder: f})
@@ -836,4 +824,26 @@ func TestWrapNeverFollowsSymlinks(t *testing.T) {
 			t.Errorf("manifest %q, want %q", got, manifest)
 		}
 	})
+}
+
+// TestChmodAdviceRunsAsPrinted: the advice for a main without its exec
+// bit, run in sh as printed, makes the wrap go through, even when the
+// main's name holds a space and a quote.
+func TestChmodAdviceRunsAsPrinted(t *testing.T) {
+	dir := plugin(t, "p", `{"id":"p","main":"it's run","runtime":"executable"}`, "it's run", 0o644)
+	opts := Options{Tapedeck: testTapedeck, Store: testStore, Finder: &Finder{}}
+	_, err := Prepare(context.Background(), dir, opts)
+	if !errors.Is(err, ErrNoMain) {
+		t.Fatalf("Prepare = %v, want %v", err, ErrNoMain)
+	}
+	_, advice, ok := strings.Cut(err.Error(), "directly: ")
+	if !ok || !strings.HasPrefix(advice, "chmod +x ") {
+		t.Fatalf("error %q gives no chmod +x advice", err)
+	}
+	if out, err := exec.Command("sh", "-c", advice).CombinedOutput(); err != nil {
+		t.Fatalf("sh -c %q: %v\n%s", advice, err, out)
+	}
+	if _, err := Prepare(context.Background(), dir, opts); err != nil {
+		t.Fatalf("Prepare after %s: %v", advice, err)
+	}
 }
