@@ -148,4 +148,11 @@ func TestReadmeWhenAGoldenFails(t *testing.T) {
 	wantIn(t, readmeCmd(t, ws, base, "FIXTURE_LABEL=Howdy tapedeck replay min.jsonl", nil), 1,
 		"min.jsonl: 1 difference (compared 2 recorded and 2 replayed frames, ",
 		`params.tree.children[0].text: "Hello" → "Howdy"`)
+
+	// Reading the report: a plugin that crashed half way.
+	wantIn(t, readmeCmd(t, ws, base, "FIXTURE_CRASH_AFTER=1 tapedeck replay testdata/tapes/hello-python.jsonl", nil), 1,
+		"testdata/tapes/hello-python.jsonl: 6 differences (compared 7 recorded and 2 replayed frames, ",
+		"\nmissing   request ui/setPanel  recorded seq 9\n",
+		"\nexit      recorded code 0, replayed code 3\n",
+		"\nnote: the plugin exited before host frame seq 10; the rest was not sent\n")
 }

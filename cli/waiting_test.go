@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,48 @@ func TestReplayVerboseSaysWhatRuns(t *testing.T) {
 	for _, want := range []string{"runs node main.mjs", "in      " + filepath.Join("testdata", "tapes", "..", "plugins", "waiter-node"), "adding  AGENTTY_LANGUAGE=en AGENTTY_PLUGIN_ID=waiter-node AGENTTY_VERSION=1.9.0"} {
 		if !strings.Contains(string(r.stderr), want) {
 			t.Errorf("-v output lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
+
+// TestReplayVerboseAsTheReadmeShows runs the README's -v example exactly
+// as shown, from the module root, and finds the lines it shows (the folder
+// is this checkout's, not /home/me/tapedeck).
+func TestReplayVerboseAsTheReadmeShows(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "\n  $ tapedeck replay -v ")
+	if !ok {
+		t.Fatal("README.md shows no tapedeck replay -v")
+	}
+	block, _, _ := strings.Cut(rest, "\n  ```")
+	lines := strings.Split(block, "\n")
+	line := "tapedeck replay -v " + lines[0]
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := readmeCmd(t, wd, []string{"TAPEDECK_STORE=" + t.TempDir()}, line, nil)
+	if r.code != 0 {
+		t.Fatalf("%s: exit %d\n%s%s", line, r.code, r.stdout, r.stderr)
+	}
+	out := string(r.stdout) + string(r.stderr)
+	for _, shown := range lines[1:] {
+		want := strings.TrimPrefix(shown, "  ")
+		switch {
+		case strings.HasPrefix(want, "  in      "):
+			want = "  in      " + wd
+		case strings.Contains(want, ": same (compared "):
+			want, _, _ = strings.Cut(want, " frames, ")
+		}
+		if !strings.Contains(out, want) {
+			t.Errorf("%s printed no %q:\n%s", line, want, out)
 		}
 	}
 }
