@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// consoleSteps are the commands of the first console block after heading
+// in README.md ("$ " lines and their continuations), each with the lines
+// shown after it.
+func consoleSteps(t *testing.T, readme, heading string) []consoleStep {
+	t.Helper()
+	_, section, ok := strings.Cut(readme, "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("README.md has no %q", heading)
+	}
+	_, block, _ := strings.Cut(section, "```console\n")
+	block, _, _ = strings.Cut(block, "```")
+	var steps []consoleStep
+	continued := false
+	for _, line := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(line, "$ "):
+			steps = append(steps, consoleStep{command: strings.TrimPrefix(line, "$ ")})
+		case continued:
+			steps[len(steps)-1].command += "\n" + line
+		case len(steps) > 0:
+			steps[len(steps)-1].shown = append(steps[len(steps)-1].shown, line)
+		}
+		continued = strings.HasSuffix(line, "\\") || strings.HasSuffix(line, "|")
+	}
+	return steps
+}
+
+type consoleStep struct {
+	command string
+	shown   []string
+}
+
+// duration is a time as tapedeck prints one (377ms, 2.44s).
+var duration = regexp.MustCompile(`\b[0-9]+(\.[0-9]+)?(ms|s)\b`)
+
+// shownIn reports the first shown line (blank lines and "…" aside) that is
+// not among out's lines, after the lines before it, each whole; durations
+// may differ, and a prompt's answer ("…: a", typed on a terminal) is not
+// printed.
+func shownIn(shown []string, out string) (missing string, ok bool) {
+	lines := strings.Split(out, "\n")
+	at := 0
+	for _, s := range shown {
+		if s == "" || s == "…" {
+			continue
+		}
+		prompt := strings.HasSuffix(s, " quit: a")
+		if prompt {
+			s = strings.TrimSuffix(s, " a")
+		}
+		re := regexp.MustCompile("^" + duration.ReplaceAllString(regexp.QuoteMeta(s), `[0-9.]+m?s`))
+		if !prompt {
+			re = regexp.MustCompile(re.String() + "$")
+		}
+		for at < len(lines) && !re.MatchString(lines[at]) {
+			at++
+		}
+		if at == len(lines) {
+			return s, false
+		}
+		at++
+	}
+	return "", true
+}
+
+// TestReadmeGoldenWalk runs the README's golden-test walk (steps 1 to 4)
+// on a copy of hello-node in a git repository of its own, as the README
+// says, every command exactly as shown, in bash: the host script is the
+// one shown, each command prints the lines shown (durations aside), and
+// the review is answered with "a".
+func TestReadmeGoldenWalk(t *testing.T) {
+	t.Parallel()
+	if raceEnabled {
+		t.Skip("the walk repeats what the workflow tests cover; under the race detector it only costs time")
+	}
+	for _, tool := range []string{"node", "git", "perl", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	dir := filepath.Join(t.TempDir(), "hello-node")
+	copyDir(t, filepath.Join("testdata", "plugins", "hello-node"), dir)
+
+	// Step 1: the host script shown is the copy's.
+	_, script, _ := strings.Cut(readme, "\n### 1. Write the host's side: a host script\n")
+	_, script, _ = strings.Cut(script, "```jsonl\n")
+	script, _, _ = strings.Cut(script, "```")
+	if have, _ := os.ReadFile(filepath.Join(dir, "host.jsonl")); script != string(have) {
+		t.Fatalf("README's host script is not testdata/plugins/hello-node/host.jsonl:\n%s", script)
+	}
+
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "CI" && !strings.HasPrefix(k, "GIT_") && k != "TAPEDECK_STORE" {
+			env = append(env, kv) // review refuses when CI is set
+		}
+	}
+	env = append(env, "TAPEDECK_STORE="+t.TempDir(), "HOME="+t.TempDir(),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+		"PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	run := func(command, stdin string) (string, int) {
+		t.Helper()
+		cmd := exec.Command("bash", "-c", command)
+		cmd.Dir, cmd.Env = dir, env
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%s: %v", command, err)
+		}
+		return string(out), code
+	}
+	// "a git repository of its own"
+	if out, code := run("git init -q && git add -A && git commit -qm plugin", ""); code != 0 {
+		t.Fatalf("git: %s", out)
+	}
+
+	ran := 0
+	for _, heading := range []string{"### 2. Record, export, test", "### 3. Change the plugin: the test says what changed, and how to accept it", "### 4. Update, then review each change"} {
+		for _, s := range consoleSteps(t, readme, heading) {
+			want := 0
+			if strings.Contains(strings.Join(s.shown, "\n"), " failed") && !strings.Contains(strings.Join(s.shown, "\n"), " 0 failed") {
+				want = 1
+			}
+			out, code := run(s.command, "a\n")
+			t.Logf("$ %s\n%s(exit %d)", s.command, out, code)
+			if code != want {
+				t.Errorf("%s: exit %d, want %d", s.command, code, want)
+			}
+			if line, ok := shownIn(s.shown, out); !ok {
+				t.Errorf("%s printed no %q where the README shows it:\n%s", s.command, line, out)
+			}
+			ran++
+		}
+	}
+	if ran != 10 {
+		t.Errorf("ran %d commands of the walk, want 10", ran)
+	}
+}
