@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/xml"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,5 +154,62 @@ func TestReadmeGoldenWalk(t *testing.T) {
 	}
 	if ran != 10 {
 		t.Errorf("ran %d commands of the walk, want 10", ran)
+	}
+}
+
+// TestReadmeRunThemInCI runs step 5's command exactly as shown, in bash,
+// in a module holding a copy of the bundled tapes and plugins: it exits 0
+// and writes report.xml, a JUnit suite with a test case per tape and no
+// failure (a tape whose interpreter is missing here is skipped).
+func TestReadmeRunThemInCI(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(b), "\n### 5. Run them in CI\n")
+	_, block, _ = strings.Cut(block, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	if block != "tapedeck test --junit report.xml testdata/tapes\n" {
+		t.Fatalf("README's CI block is %q; this test knows tapedeck test --junit report.xml testdata/tapes", block)
+	}
+	ws := t.TempDir()
+	copyDir(t, filepath.Join("testdata", "tapes"), filepath.Join(ws, "testdata", "tapes"))
+	copyDir(t, filepath.Join("testdata", "plugins"), filepath.Join(ws, "testdata", "plugins"))
+	// A Go module, as a plugin's repository is: hello-go's tape runs go run .
+	for _, f := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tapes, _ := filepath.Glob(filepath.Join(ws, "testdata", "tapes", "*.jsonl"))
+
+	cmd := exec.Command("bash", "-c", block)
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "TAPEDECK_STORE="+t.TempDir(), "PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", block, err, out)
+	}
+	report, err := os.ReadFile(filepath.Join(ws, "report.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suite struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Cases    []struct {
+			Name string `xml:"name,attr"`
+		} `xml:"testcase"`
+	}
+	if err := xml.Unmarshal(report, &suite); err != nil {
+		t.Fatalf("report.xml: %v\n%s", err, report)
+	}
+	if suite.Tests != len(tapes) || len(suite.Cases) != len(tapes) || suite.Failures != 0 {
+		t.Errorf("report.xml: %d tests, %d cases, %d failures; want %d tapes, none failed\n%s", suite.Tests, len(suite.Cases), suite.Failures, len(tapes), report)
 	}
 }
