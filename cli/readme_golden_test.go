@@ -42,25 +42,39 @@ type consoleStep struct {
 	shown   []string
 }
 
-// duration is a time as tapedeck prints one (377ms, 2.44s).
-var duration = regexp.MustCompile(`\b[0-9]+(\.[0-9]+)?(ms|s)\b`)
+// varies matches what differs from run to run in what tapedeck prints: a
+// time (377ms, 2.44s) and a frame's seq, which depends on how the
+// plugin's stderr and stdout lines interleaved when it was recorded.
+var varies = regexp.MustCompile(`\b[0-9]+(\.[0-9]+)?(ms|s)\b|\bseq [0-9]+\b`)
 
 // shownIn reports the first shown line (blank lines and "…" aside) that is
-// not among out's lines, after the lines before it, each whole; durations
-// may differ, and a prompt's answer ("…: a", typed on a terminal) is not
-// printed.
+// not among out's lines, after the lines before it, each whole; times and
+// seqs may differ, and a prompt's answer ("…: a", typed on a terminal) is
+// not printed.
 func shownIn(shown []string, out string) (missing string, ok bool) {
 	lines := strings.Split(out, "\n")
 	at := 0
 	for _, s := range shown {
-		if s == "" || s == "…" {
+		if t := strings.TrimSpace(s); t == "" || t == "…" {
 			continue
 		}
 		prompt := strings.HasSuffix(s, " quit: a")
 		if prompt {
 			s = strings.TrimSuffix(s, " a")
 		}
-		re := regexp.MustCompile("^" + duration.ReplaceAllString(regexp.QuoteMeta(s), `[0-9.]+m?s`))
+		var pattern strings.Builder
+		last := 0
+		for _, m := range varies.FindAllStringIndex(s, -1) {
+			pattern.WriteString(regexp.QuoteMeta(s[last:m[0]]))
+			if strings.HasPrefix(s[m[0]:], "seq ") {
+				pattern.WriteString(`seq [0-9]+`)
+			} else {
+				pattern.WriteString(`[0-9.]+(ms|s)`)
+			}
+			last = m[1]
+		}
+		pattern.WriteString(regexp.QuoteMeta(s[last:]))
+		re := regexp.MustCompile("^" + pattern.String())
 		if !prompt {
 			re = regexp.MustCompile(re.String() + "$")
 		}

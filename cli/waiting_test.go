@@ -129,3 +129,45 @@ func TestReplayVerboseAsTheReadmeShows(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeWaitingReplaysAsShown runs the README's replays of the
+// waiting plugins with a change switched on (an extra notification; a
+// changed label, twice with --runs 2) exactly as shown, from the module
+// root, and finds the lines shown after each, in order (times aside).
+func TestReadmeWaitingReplaysAsShown(t *testing.T) {
+	t.Parallel()
+	for _, prog := range []string{"node", "python3"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skipf("%s is not installed", prog)
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"WAITER_EXTRA=1 tapedeck replay testdata/tapes/waiter-python.jsonl",
+		"WAITER_LABEL=found tapedeck replay testdata/tapes/waiter-node.jsonl --runs 2",
+	} {
+		t.Run(strings.Fields(line)[0], func(t *testing.T) {
+			t.Parallel()
+			_, rest, ok := strings.Cut(string(readme), "\n$ "+line+"\n")
+			if !ok {
+				t.Fatalf("README.md does not show $ %s", line)
+			}
+			block, _, _ := strings.Cut(rest, "```")
+			shown := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+			r := readmeCmd(t, wd, []string{"TAPEDECK_STORE=" + t.TempDir()}, line, nil)
+			if r.code != 1 {
+				t.Errorf("%s: exit %d, want 1 (a difference)", line, r.code)
+			}
+			if missing, ok := shownIn(shown, string(r.stdout)+string(r.stderr)); !ok {
+				t.Errorf("%s printed no %q where the README shows it:\n%s%s", line, missing, r.stdout, r.stderr)
+			}
+		})
+	}
+}
