@@ -102,3 +102,43 @@ func fenced(t *testing.T, text, lang string) string {
 	}
 	return block
 }
+
+// TestReadmeGoDoc runs the two go doc commands the README's "Run them
+// from go test" names, as shown: the first lists the API, the second
+// has every comment too; and the example the README points to is there.
+func TestReadmeGoDoc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go doc: not in -short")
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		line string
+		want []string
+	}{
+		{"go doc github.com/tapedeck/tapedeck/playback", []string{"package playback // import \"github.com/tapedeck/tapedeck/playback\"", "func Replay(", "func ReadTape(", "\ntype Options struct"}},
+		{"go doc -all github.com/tapedeck/tapedeck/playback", []string{"\nFUNCTIONS\n", "\nTYPES\n", "\nfunc Replay("}},
+	} {
+		if !strings.Contains(string(readme), "`"+c.line+"`") {
+			t.Fatalf("README.md does not show `%s`", c.line)
+		}
+		args := strings.Fields(c.line)
+		out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.line, err, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("%s printed no %q", c.line, w)
+			}
+		}
+	}
+	if !strings.Contains(string(readme), "`playback/example_test.go` is a runnable example") {
+		t.Fatal("README.md no longer points at playback/example_test.go")
+	}
+	if _, err := os.Stat("example_test.go"); err != nil {
+		t.Errorf("the README's runnable example: %v", err)
+	}
+}
