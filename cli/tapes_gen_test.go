@@ -3,10 +3,12 @@ package cli
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tapedeck/tapedeck/tape"
@@ -28,16 +30,23 @@ var bundled = []struct {
 
 // TestRecordBundledTapes re-records testdata/tapes/*.jsonl from the fixture
 // plugins through the real binary, each driven by its host script
-// (testdata/plugins/ID/host.jsonl), when run with -update-tapes:
+// (testdata/plugins/ID/host.jsonl), when run with -update-tapes, as the
+// README shows (from the module root):
 //
-//	go test -run TestRecordBundledTapes -update-tapes .
+//	go test ./cli -run TestRecordBundledTapes -update-tapes
 //
 // The tapes' working directory is written relative to the tape, so they
-// replay from any checkout.
+// replay from any checkout. TAPEDECK_BUNDLED_TAPES, when set, names the
+// folder to write them to instead (TestReadmeUpdateTapes uses it, so as
+// not to touch the checkout).
 func TestRecordBundledTapes(t *testing.T) {
 	t.Parallel()
 	if !*updateTapes {
 		t.Skip("run with -update-tapes to re-record the bundled tapes")
+	}
+	tapesDir := filepath.Join("testdata", "tapes")
+	if d := os.Getenv("TAPEDECK_BUNDLED_TAPES"); d != "" {
+		tapesDir = d
 	}
 	for _, b := range bundled {
 		t.Run(b.id, func(t *testing.T) {
@@ -77,8 +86,8 @@ func TestRecordBundledTapes(t *testing.T) {
 				}
 			}
 			tw.Flush()
-			os.MkdirAll(filepath.Join("testdata", "tapes"), 0o755)
-			if err := os.WriteFile(filepath.Join("testdata", "tapes", b.id+".jsonl"), out.Bytes(), 0o644); err != nil {
+			os.MkdirAll(tapesDir, 0o755)
+			if err := os.WriteFile(filepath.Join(tapesDir, b.id+".jsonl"), out.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -98,5 +107,54 @@ func TestBundledTapesAreClean(t *testing.T) {
 		if r.code != 0 || !bytes.HasSuffix(r.stdout, []byte("0 errors, 0 warnings, 0 info\n")) {
 			t.Errorf("check %s: exit %d\n%s%s", tp, r.code, r.stdout, r.stderr)
 		}
+	}
+}
+
+// TestReadmeUpdateTapes runs the README's line that re-records the
+// bundled tapes, exactly as shown, from the module root, with the tapes
+// written to a folder of the test's (TAPEDECK_BUNDLED_TAPES) beside the
+// fixture plugins: every bundled tape comes back, and tapedeck test
+// passes them all.
+func TestReadmeUpdateTapes(t *testing.T) {
+	t.Parallel()
+	if testing.Short() || raceEnabled {
+		t.Skip("runs go test on this package again: not with -short or under the race detector")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "go test ./cli -run TestRecordBundledTapes -update-tapes"
+	if !bytes.Contains(readme, []byte("`"+line+"`")) {
+		t.Fatalf("README.md does not show `%s`", line)
+	}
+	ws := t.TempDir()
+	plugins, err := filepath.Abs(filepath.Join("testdata", "plugins"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(plugins, filepath.Join(ws, "plugins")); err != nil {
+		t.Fatal(err)
+	}
+	tapes := filepath.Join(ws, "tapes")
+	args := strings.Fields(line)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "TAPEDECK_BUNDLED_TAPES="+tapes)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	var want []string
+	for _, b := range bundled {
+		if _, err := exec.LookPath(b.command[0]); err == nil {
+			want = append(want, b.id+".jsonl")
+		}
+	}
+	got, _ := filepath.Glob(filepath.Join(tapes, "*.jsonl"))
+	if len(got) != len(want) {
+		t.Fatalf("%s wrote %q, want %q", line, got, want)
+	}
+	r := tapedeck(t, t.TempDir(), nil, nil, "test", tapes)
+	if r.code != 0 || !strings.HasSuffix(string(r.stdout), fmt.Sprintf("%d passed, 0 failed\n", len(want))) {
+		t.Errorf("tapedeck test of the re-recorded tapes: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
