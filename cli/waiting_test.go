@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -169,5 +171,28 @@ func TestReadmeWaitingReplaysAsShown(t *testing.T) {
 				t.Errorf("%s printed no %q where the README shows it:\n%s%s", line, missing, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// TestNotesHintRunsAsPrinted: a grouped note says "(-v lists them)";
+// the same replay with -v added lists each note of the group on its own
+// line, and says the hint no more.
+func TestNotesHintRunsAsPrinted(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	tp := filepath.Join("testdata", "tapes", "hello-python.jsonl")
+	env := []string{"FIXTURE_LABEL=Howdy"}
+	r := tapedeck(t, t.TempDir(), nil, env, "replay", tp)
+	m := regexp.MustCompile(`(?m)^note: (\d+) requests answered from a recorded call whose params differed: ui/setPanel ×(\d+) \(-v lists them\)$`).FindStringSubmatch(string(r.stdout))
+	if r.code != 1 || m == nil {
+		t.Fatalf("replay: exit %d, no grouped note with its hint:\n%s", r.code, r.stdout)
+	}
+	n, _ := strconv.Atoi(m[1])
+	v := tapedeck(t, t.TempDir(), nil, env, "replay", "-v", tp)
+	each := regexp.MustCompile(`(?m)^note: ui/setPanel \(replay seq \d+\) answered from a recorded call whose params differed$`).FindAllString(string(v.stdout), -1)
+	if v.code != 1 || len(each) != n || strings.Contains(string(v.stdout), "(-v lists them)") {
+		t.Errorf("replay -v: exit %d, %d notes of the %d the hint promised:\n%s", v.code, len(each), n, v.stdout)
 	}
 }
