@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -110,6 +111,37 @@ func TestFirstbyteRuns(t *testing.T) {
 	for _, w := range []string{"2 rounds, plugin [" + plugin + "]", "first byte p10/p50/p90", "with fingerprint ", "--no-fingerprint "} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("firstbyte printed no %q:\n%s", w, out)
+		}
+	}
+}
+
+// TestBenchReadmeGoLines runs bench/README.md's quick go test -bench lines
+// as shown, from the module root (the ones that run for a few seconds and
+// write no profile): each benchmark runs and prints its figures. The
+// longer lines (seconds per benchmark, three counts, a 10,000-session
+// store) and the profiling ones are for a person at the machine.
+func TestBenchReadmeGoLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks: not with -short")
+	}
+	readme, err := os.ReadFile("bench/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ line, want string }{
+		{"go test -run '^$' -bench BenchmarkReplay10k -benchtime 10x ./replay", "BenchmarkReplay10k"},
+		{"go test -run '^$' -bench BenchmarkNoiseHelloGo -benchtime 400x ./playback", "BenchmarkNoiseHelloGo/j1"},
+		{"go test -run '^$' -bench . ./message", "BenchmarkParse/scan"},
+	} {
+		if !strings.Contains(string(readme), "\n    "+c.line+"\n") {
+			t.Fatalf("bench/README.md does not show %s", c.line)
+		}
+		out, err := exec.Command("bash", "-c", c.line).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.line, err, out)
+		}
+		if !strings.Contains(string(out), c.want) || !strings.Contains(string(out), " ns/op") {
+			t.Errorf("%s printed no %s figures:\n%s", c.line, c.want, out)
 		}
 	}
 }
