@@ -125,32 +125,21 @@ func completionInstalled(t *testing.T, home string, env []string) {
 // line as shown, in bash with a fresh HOME, and the one-line form.
 func TestReadmeCompletionInstall(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(readme), "Shell completion (")
+	_, rest, ok := strings.Cut(readmeAfter(t, "## Install"), "Shell completion (")
 	if !ok {
 		t.Fatal("README.md has no shell completion section")
 	}
-	_, block, _ := strings.Cut(rest, "```sh\n")
-	block, _, _ = strings.Cut(block, "```")
-	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, "PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	ran := 0
-	for _, line := range strings.Split(block, "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	var lines []string
+	for _, line := range strings.Split(firstFenced(rest, "sh"), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			lines = append(lines, line)
 		}
-		cmd := exec.Command("bash", "-c", line)
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("bash -c %q: %v\n%s", line, err, out)
-		}
-		ran++
 	}
+	home := t.TempDir()
+	env := append(os.Environ(), "HOME="+home, pathWithTapedeck())
+	ran := runInBash(t, lines, env)
 	if ran != 6 {
-		t.Errorf("ran %d lines of the README's completion block, want 6 (two a shell):\n%s", ran, block)
+		t.Errorf("ran %d lines of the README's completion block, want 6 (two a shell): %q", ran, lines)
 	}
 	completionInstalled(t, home, env)
 	// And the one-line form, in bash: the function is then defined.
@@ -169,21 +158,15 @@ func TestCompletionHelpInstall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tapedeck completion --help: %v", err)
 	}
-	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, "PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	ran := 0
+	var lines []string
 	for _, line := range strings.Split(string(help), "\n") {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "mkdir -p ") {
-			continue
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "mkdir -p ") {
+			lines = append(lines, line)
 		}
-		cmd := exec.Command("bash", "-c", line)
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("bash -c %q: %v\n%s", line, err, out)
-		}
-		ran++
 	}
+	home := t.TempDir()
+	env := append(os.Environ(), "HOME="+home, pathWithTapedeck())
+	ran := runInBash(t, lines, env)
 	if ran != 3 {
 		t.Errorf("ran %d install lines of completion's help, want 3:\n%s", ran, help)
 	}

@@ -5,89 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
-
-// consoleSteps are the commands of the first console block after heading
-// in README.md ("$ " lines and their continuations), each with the lines
-// shown after it.
-func consoleSteps(t *testing.T, readme, heading string) []consoleStep {
-	t.Helper()
-	_, section, ok := strings.Cut(readme, "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("README.md has no %q", heading)
-	}
-	_, block, _ := strings.Cut(section, "```console\n")
-	block, _, _ = strings.Cut(block, "```")
-	var steps []consoleStep
-	continued := false
-	for _, line := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
-		switch {
-		case strings.HasPrefix(line, "$ "):
-			steps = append(steps, consoleStep{command: strings.TrimPrefix(line, "$ ")})
-		case continued:
-			steps[len(steps)-1].command += "\n" + line
-		case len(steps) > 0:
-			steps[len(steps)-1].shown = append(steps[len(steps)-1].shown, line)
-		}
-		continued = strings.HasSuffix(line, "\\") || strings.HasSuffix(line, "|")
-	}
-	return steps
-}
-
-type consoleStep struct {
-	command string
-	shown   []string
-}
-
-// varies matches what differs from run to run in what tapedeck prints: a
-// time (377ms, 2.44s) and a frame's seq, which depends on how the
-// plugin's stderr and stdout lines interleaved when it was recorded.
-var varies = regexp.MustCompile(`\b[0-9]+(\.[0-9]+)?(ms|s)\b|\bseq [0-9]+\b`)
-
-// shownIn reports the first shown line (blank lines and "…" aside) that is
-// not among out's lines, after the lines before it, each whole; times and
-// seqs may differ, and a prompt's answer ("…: a", typed on a terminal) is
-// not printed.
-func shownIn(shown []string, out string) (missing string, ok bool) {
-	lines := strings.Split(out, "\n")
-	at := 0
-	for _, s := range shown {
-		if t := strings.TrimSpace(s); t == "" || t == "…" {
-			continue
-		}
-		prompt := strings.HasSuffix(s, " quit: a")
-		if prompt {
-			s = strings.TrimSuffix(s, " a")
-		}
-		var pattern strings.Builder
-		last := 0
-		for _, m := range varies.FindAllStringIndex(s, -1) {
-			pattern.WriteString(regexp.QuoteMeta(s[last:m[0]]))
-			if strings.HasPrefix(s[m[0]:], "seq ") {
-				pattern.WriteString(`seq [0-9]+`)
-			} else {
-				pattern.WriteString(`[0-9.]+(ms|s)`)
-			}
-			last = m[1]
-		}
-		pattern.WriteString(regexp.QuoteMeta(s[last:]))
-		re := regexp.MustCompile("^" + pattern.String())
-		if !prompt {
-			re = regexp.MustCompile(re.String() + "$")
-		}
-		for at < len(lines) && !re.MatchString(lines[at]) {
-			at++
-		}
-		if at == len(lines) {
-			return s, false
-		}
-		at++
-	}
-	return "", true
-}
 
 // TestReadmeGoldenWalk runs the README's golden-test walk (steps 1 to 4)
 // on a copy of hello-node in a git repository of its own, as the README
@@ -104,18 +24,11 @@ func TestReadmeGoldenWalk(t *testing.T) {
 			t.Skipf("%s is not installed: %v", tool, err)
 		}
 	}
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
 	dir := filepath.Join(t.TempDir(), "hello-node")
 	copyDir(t, filepath.Join("testdata", "plugins", "hello-node"), dir)
 
 	// Step 1: the host script shown is the copy's.
-	_, script, _ := strings.Cut(readme, "\n### 1. Write the host's side: a host script\n")
-	_, script, _ = strings.Cut(script, "```jsonl\n")
-	script, _, _ = strings.Cut(script, "```")
+	script := firstFenced(readmeAfter(t, "### 1. Write the host's side: a host script"), "jsonl")
 	if have, _ := os.ReadFile(filepath.Join(dir, "host.jsonl")); script != string(have) {
 		t.Fatalf("README's host script is not testdata/plugins/hello-node/host.jsonl:\n%s", script)
 	}
@@ -128,7 +41,7 @@ func TestReadmeGoldenWalk(t *testing.T) {
 	}
 	env = append(env, "TAPEDECK_STORE="+t.TempDir(), "HOME="+t.TempDir(),
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
-		"PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		pathWithTapedeck())
 	run := func(command, stdin string) (string, int) {
 		t.Helper()
 		cmd := exec.Command("bash", "-c", command)
@@ -150,7 +63,7 @@ func TestReadmeGoldenWalk(t *testing.T) {
 
 	ran := 0
 	for _, heading := range []string{"### 2. Record, export, test", "### 3. Change the plugin: the test says what changed, and how to accept it", "### 4. Update, then review each change"} {
-		for _, s := range consoleSteps(t, readme, heading) {
+		for _, s := range consoleSteps(t, heading) {
 			want := 0
 			if strings.Contains(strings.Join(s.shown, "\n"), " failed") && !strings.Contains(strings.Join(s.shown, "\n"), " 0 failed") {
 				want = 1
@@ -177,13 +90,7 @@ func TestReadmeGoldenWalk(t *testing.T) {
 // failure (a tape whose interpreter is missing here is skipped).
 func TestReadmeRunThemInCI(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, block, _ := strings.Cut(string(b), "\n### 5. Run them in CI\n")
-	_, block, _ = strings.Cut(block, "```sh\n")
-	block, _, _ = strings.Cut(block, "```")
+	block := firstFenced(readmeAfter(t, "### 5. Run them in CI"), "sh")
 	if block != "tapedeck test --junit report.xml testdata/tapes\n" {
 		t.Fatalf("README's CI block is %q; this test knows tapedeck test --junit report.xml testdata/tapes", block)
 	}
@@ -204,7 +111,7 @@ func TestReadmeRunThemInCI(t *testing.T) {
 
 	cmd := exec.Command("bash", "-c", block)
 	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "TAPEDECK_STORE="+t.TempDir(), "PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "TAPEDECK_STORE="+t.TempDir(), pathWithTapedeck())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", block, err, out)

@@ -19,42 +19,12 @@ func TestReadmeRecordByHand(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skipf("python3 is not installed: %v", err)
 	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## Record a plugin by hand\n")
-	if !ok {
-		t.Fatal("README.md has no \"Record a plugin by hand\" section")
-	}
-	_, block, _ := strings.Cut(section, "```console\n")
-	block, _, _ = strings.Cut(block, "```")
-
-	// The block: commands ("$ " and their continuation lines), each
-	// followed by what it printed.
-	type step struct {
-		command string
-		output  []string
-	}
-	var steps []step
-	continued := false
-	for _, line := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
-		switch {
-		case strings.HasPrefix(line, "$ "):
-			steps = append(steps, step{command: strings.TrimPrefix(line, "$ ")})
-		case continued:
-			steps[len(steps)-1].command += "\n" + line
-		case len(steps) > 0:
-			steps[len(steps)-1].output = append(steps[len(steps)-1].output, line)
-		}
-		continued = strings.HasSuffix(line, "\\") || strings.HasSuffix(line, "|")
-	}
+	steps := consoleSteps(t, "## Record a plugin by hand")
 	if len(steps) != 2 || !strings.Contains(steps[0].command, "tapedeck record --name first") || steps[1].command != "tapedeck ls" {
 		t.Fatalf("README's first recording is not a record and an ls: %q", steps)
 	}
 
-	env := append(os.Environ(), "TAPEDECK_STORE="+filepath.Join(t.TempDir(), "store"),
-		"PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := append(os.Environ(), "TAPEDECK_STORE="+filepath.Join(t.TempDir(), "store"), pathWithTapedeck())
 	run := func(command string) string {
 		t.Helper()
 		cmd := exec.Command("bash", "-c", "set -o pipefail\n"+command)
@@ -67,17 +37,17 @@ func TestReadmeRecordByHand(t *testing.T) {
 	}
 
 	out := run(steps[0].command)
-	if got := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); len(got) != len(steps[0].output) {
-		t.Errorf("record printed %q, the README shows %q", got, steps[0].output)
+	if got := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); len(got) != len(steps[0].shown) {
+		t.Errorf("record printed %q, the README shows %q", got, steps[0].shown)
 	}
-	for _, want := range steps[0].output {
+	for _, want := range steps[0].shown {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("record printed no %q:\n%s", want, out)
 		}
 	}
 
 	ls := strings.Split(strings.TrimSuffix(run(steps[1].command), "\n"), "\n")
-	shown := steps[1].output
+	shown := steps[1].shown
 	if len(ls) != 2 || len(shown) != 2 {
 		t.Fatalf("ls printed %q, the README shows %q", ls, shown)
 	}

@@ -21,15 +21,7 @@ import (
 // damaged frame) needs setups of its own, which other tests make.
 func TestReadmeSessions(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n## Looking at sessions: ls, show, export, import, rm, gc\n")
-	if !ok {
-		t.Fatal(`README.md has no "Looking at sessions" section`)
-	}
-	section, _, _ = strings.Cut(section, "\n## Replay: tapedeck plays the host\n")
+	section, _, _ := strings.Cut(readmeAfter(t, "## Looking at sessions: ls, show, export, import, rm, gc"), "\n## Replay: tapedeck plays the host\n")
 	if !strings.Contains(section, "TZ=UTC") || !strings.Contains(section, "TAPEDECK_REDACT_KEY=readme-example") {
 		t.Fatal("the section no longer says how its examples are run")
 	}
@@ -67,8 +59,7 @@ func TestReadmeSessions(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "TZ=UTC", "TAPEDECK_REDACT_KEY=readme-example",
-		"PATH="+filepath.Dir(tapedeckBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env = append(env, "TZ=UTC", "TAPEDECK_REDACT_KEY=readme-example", pathWithTapedeck())
 	ran := 0
 	for _, block := range blocks {
 		if strings.Contains(strings.Join(block, "\n"), "$ tapedeck rm big") {

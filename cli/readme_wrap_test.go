@@ -22,30 +22,7 @@ func TestReadmeWrapWalk(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the walk repeats what the wrap tests cover; under the race detector it only costs time")
 	}
-	nodePath, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not on PATH: the node fixture plugin cannot run")
-	}
-	if nodePath, err = filepath.Abs(nodePath); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-
-	// As in TestWrapAsTheHostNode: node on PATH through bin alone, a login
-	// shell that keeps the PATH it is given, a HOME with no node manager.
-	bin, home := t.TempDir(), t.TempDir()
-	node := filepath.Join(bin, "node")
-	if err := os.Symlink(nodePath, node); err != nil {
-		t.Fatal(err)
-	}
-	shell := filepath.Join(t.TempDir(), "login-sh")
-	if err := os.WriteFile(shell, []byte("#!/bin/sh\n[ \"$1\" = -lc ] || exit 9\nexec /bin/sh -c \"$2\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin, home, shell, node := nodeThroughBin(t)
 	dir := copyPlugin(t, "hello-node")
 	store := filepath.Join(t.TempDir(), "store")
 	if err := os.Mkdir(store, 0o700); err != nil { // a store in use, as the README's
@@ -71,7 +48,7 @@ func TestReadmeWrapWalk(t *testing.T) {
 	var id string
 	run := func(heading string) {
 		t.Helper()
-		steps := consoleSteps(t, readme, heading)
+		steps := consoleSteps(t, heading)
 		if len(steps) == 0 {
 			t.Fatalf("%s: no commands", heading)
 		}

@@ -231,28 +231,8 @@ func TestWrapAsTheHostPython(t *testing.T) {
 
 func TestWrapAsTheHostNode(t *testing.T) {
 	t.Parallel()
-	nodePath, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not on PATH: the node fixture plugin cannot run")
-	}
-	nodePath, err = filepath.Abs(nodePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// At wrap time node is on PATH only through bin. The login shell is a
-	// stand-in that keeps the PATH it is given: a real one reads
-	// /etc/profile, which on many systems resets PATH, and then wrap
-	// would find node in a fixed folder instead. HOME is empty, so
-	// neither Volta nor nvm has a node to offer.
-	bin, home := t.TempDir(), t.TempDir()
-	node := filepath.Join(bin, "node")
-	if err := os.Symlink(nodePath, node); err != nil {
-		t.Fatal(err)
-	}
-	shell := filepath.Join(t.TempDir(), "login-sh")
-	if err := os.WriteFile(shell, []byte("#!/bin/sh\n[ \"$1\" = -lc ] || exit 9\nexec /bin/sh -c \"$2\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	// At wrap time node is on PATH only through bin (see nodeThroughBin).
+	bin, home, shell, node := nodeThroughBin(t)
 
 	dir := copyPlugin(t, "hello-node")
 	store := t.TempDir()
