@@ -222,24 +222,105 @@ func (p Path) Match(concrete []string) bool {
 	return match(p.segs, concrete)
 }
 
+// match runs the pattern as a set of positions in it, a step per concrete
+// segment: time is len(c) × len(pat), however many ".." the pattern holds
+// (trying each place for each ".." in turn took time exponential in their
+// number). A ".." at position i may take no segment (so i+1 is reached
+// too) or take the segment and stay.
 func match(pat []segment, c []string) bool {
-	for len(pat) > 0 {
-		s := pat[0]
-		if s.kind == segDescend {
-			rest := pat[1:]
-			for k := 0; k <= len(c); k++ {
-				if match(rest, c[k:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(c) == 0 || !s.matches(c[0]) {
-			return false
-		}
-		pat, c = pat[1:], c[1:]
+	n := len(pat)
+	var buf [64]bool // no allocation for patterns of up to 31 segments
+	var at, next []bool
+	if 2*(n+1) <= len(buf) {
+		at, next = buf[:n+1], buf[n+1:2*(n+1)]
+	} else {
+		at, next = make([]bool, n+1), make([]bool, n+1)
 	}
-	return len(c) == 0
+	at[0] = true
+	descend(pat, at)
+	for _, seg := range c {
+		clear(next)
+		any := false
+		for i := 0; i < n; i++ {
+			if !at[i] {
+				continue
+			}
+			switch {
+			case pat[i].kind == segDescend:
+				next[i] = true
+				any = true
+			case pat[i].matches(seg):
+				next[i+1] = true
+				any = true
+			}
+		}
+		if !any {
+			return false
+		}
+		at, next = next, at
+		descend(pat, at)
+	}
+	return at[n]
+}
+
+// State is where a walk down a JSON value stands in a path of at most
+// MaxStepped segments: bit i set means position i of the pattern is
+// reached. A walker keeps one per level (Start at the top, Step for each
+// member or index it enters) instead of matching the whole concrete path
+// at every value, which costs the depth at each value, the square of it
+// over a deep value.
+type State uint64
+
+// MaxStepped is the longest path Start and Step follow.
+const MaxStepped = 63
+
+// Steppable reports whether the path has at most MaxStepped segments.
+func (p Path) Steppable() bool { return len(p.segs) <= MaxStepped }
+
+// Start is the state of the empty concrete path.
+func (p Path) Start() State {
+	return p.close(1)
+}
+
+// Step is the state after one more concrete segment.
+func (p Path) Step(st State, seg string) State {
+	var next State
+	for i, s := range p.segs {
+		if st&(1<<i) == 0 {
+			continue
+		}
+		switch {
+		case s.kind == segDescend:
+			next |= 1 << i
+		case s.matches(seg):
+			next |= 1 << (i + 1)
+		}
+	}
+	return p.close(next)
+}
+
+// Accepts reports whether the concrete path that led to st is one the
+// pattern names (as Match would say).
+func (p Path) Accepts(st State) bool { return st&(1<<len(p.segs)) != 0 }
+
+// close adds the positions a ".." reaches by taking no segment.
+func (p Path) close(st State) State {
+	for i, s := range p.segs {
+		if st&(1<<i) != 0 && s.kind == segDescend {
+			st |= 1 << (i + 1)
+		}
+	}
+	return st
+}
+
+// descend adds to the positions in at those a ".." reaches by taking no
+// segment.
+func descend(pat []segment, at []bool) {
+	for i := range pat {
+		if at[i] && pat[i].kind == segDescend {
+			at[i+1] = true
+		}
+	}
 }
 
 func (s segment) matches(c string) bool {

@@ -45,11 +45,43 @@ func (s *scanner) skipValue() (ok bool) {
 // Redactor's active rules name, and the regular expressions' matches inside
 // strings, replaced.
 type rewriter struct {
-	r       *Redactor
-	s       scanner
-	out     []byte
-	path    []string
+	r    *Redactor
+	s    scanner
+	out  []byte
+	path []string
+	// states holds, for each level of path (from the top), each rule's
+	// jsonpath.State: len(r.rules) of them a level.
+	states  []jsonpath.State
 	changed bool
+}
+
+// maxDepth is how deeply the rewriter enters a value: what lies deeper is
+// copied as it is but for the regular expressions, which apply to its
+// text. encoding/json refuses JSON nested more deeply (so the host would
+// take such a line for no JSON), and only a frame stored cut, which is not
+// checked, gets here; entering it level by level would take the stack a
+// level per byte.
+const maxDepth = 10000
+
+// enter steps into the member or element seg: the path and every rule's
+// state gain a level.
+func (w *rewriter) enter(seg string) {
+	n := len(w.r.rules)
+	top := w.states[len(w.states)-n:]
+	for i := range w.r.rules {
+		st := top[i]
+		if p := w.r.rules[i].path.Path; p.Steppable() {
+			st = p.Step(st, seg)
+		}
+		w.states = append(w.states, st)
+	}
+	w.path = append(w.path, seg)
+}
+
+// leave steps back out of what enter entered.
+func (w *rewriter) leave() {
+	w.path = w.path[:len(w.path)-1]
+	w.states = w.states[:len(w.states)-len(w.r.rules)]
 }
 
 // rewrite rewrites the JSON value b (cut: b may end early) and reports
@@ -58,6 +90,10 @@ func (w *rewriter) rewrite(b []byte, cut bool) ([]byte, bool) {
 	w.s = scanner{b: b}
 	w.out = w.out[:0]
 	w.path = w.path[:0]
+	w.states = w.states[:0]
+	for i := range w.r.rules {
+		w.states = append(w.states, w.r.rules[i].path.Path.Start())
+	}
 	w.changed = false
 	w.value()
 	if !cut && w.s.i < len(b) {
@@ -79,7 +115,7 @@ func (w *rewriter) value() bool {
 	if s.eof() {
 		return false
 	}
-	if ru := w.r.matchValue(w.path); ru != nil {
+	if ru := w.r.matchValue(w.path, w.states[len(w.states)-len(w.r.rules):]); ru != nil {
 		start := s.i
 		complete := s.skipValue()
 		v := s.b[start:s.i]
@@ -96,6 +132,14 @@ func (w *rewriter) value() bool {
 		w.out = jsonscan.AppendString(w.out, Placeholder(w.r.key, canon))
 		ru.n++
 		w.changed = true
+		return complete
+	}
+	if c := s.b[s.i]; (c == '{' || c == '[') && len(w.path) >= maxDepth {
+		start := s.i
+		complete := s.skipValue()
+		rest, changed := w.r.replace(s.b[start:s.i])
+		w.out = append(w.out, rest...)
+		w.changed = w.changed || changed
 		return complete
 	}
 	switch s.b[s.i] {
@@ -122,9 +166,9 @@ func (w *rewriter) value() bool {
 				return false
 			}
 			w.out = append(w.out, ':')
-			w.path = append(w.path, string(name))
+			w.enter(string(name))
 			ok := w.value()
-			w.path = w.path[:len(w.path)-1]
+			w.leave()
 			if !ok {
 				return false
 			}
@@ -147,9 +191,9 @@ func (w *rewriter) value() bool {
 			return true
 		}
 		for n := 0; ; n++ {
-			w.path = append(w.path, jsonpath.Index(n))
+			w.enter(jsonpath.Index(n))
 			ok := w.value()
-			w.path = w.path[:len(w.path)-1]
+			w.leave()
 			if !ok {
 				return false
 			}

@@ -426,8 +426,9 @@ func credential(name string) bool {
 	return strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "key")
 }
 
-// matchValue returns the active rule that names the value at path, or nil.
-func (r *Redactor) matchValue(path []string) *rule {
+// matchValue returns the active rule that names the value at path, or nil;
+// states are the rules' jsonpath states at path.
+func (r *Redactor) matchValue(path []string, states []jsonpath.State) *rule {
 	for i := range r.rules {
 		ru := &r.rules[i]
 		if !ru.active {
@@ -439,7 +440,7 @@ func (r *Redactor) matchValue(path []string) *rule {
 			}
 			continue
 		}
-		if ru.path.Path.Match(path) {
+		if p := ru.path.Path; p.Steppable() && p.Accepts(states[i]) || !p.Steppable() && p.Match(path) {
 			return ru
 		}
 	}
