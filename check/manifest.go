@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 )
 
 // ManifestFile is the name of a plugin's manifest inside its folder.
@@ -118,7 +119,7 @@ func ParseManifest(b []byte) (*Manifest, error) {
 // ReadManifest reads and parses the manifest file at path. A missing file
 // gives an error wrapping fs.ErrNotExist.
 func ReadManifest(path string) (*Manifest, error) {
-	b, err := os.ReadFile(path)
+	b, err := smallfile.Read(path, smallfile.JSONCap)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/tapedeck/tapedeck/check"
 	"github.com/tapedeck/tapedeck/coverage"
 	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 	"github.com/tapedeck/tapedeck/playback"
 	"github.com/tapedeck/tapedeck/render"
 )
@@ -127,7 +127,7 @@ func tapeManifest(src *playback.Recording) (id, path string, data []byte, err er
 	}
 	if dir != "" {
 		path = filepath.Join(dir, check.ManifestFile)
-		data, err = os.ReadFile(path)
+		data, err = smallfile.Read(path, smallfile.JSONCap)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			path, err = "", nil

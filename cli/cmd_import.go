@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 	"github.com/tapedeck/tapedeck/recording"
 	"github.com/tapedeck/tapedeck/store"
 	"github.com/tapedeck/tapedeck/tape"
@@ -73,7 +73,7 @@ func (e *env) importTapes(c *cli.Context) error {
 func (e *env) importTape(st *store.Store, name string, maxFrame int) (*frame.Session, int, error) {
 	var in io.Reader = e.stdin
 	if name != "-" {
-		f, err := os.Open(name)
+		f, err := smallfile.OpenRegular(name)
 		if err != nil {
 			return nil, 0, err
 		}

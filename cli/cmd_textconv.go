@@ -2,11 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 	"github.com/tapedeck/tapedeck/render"
 )
 
@@ -30,7 +31,12 @@ func (e *env) textconv(c *cli.Context) error {
 		return fail(2, "textconv takes one tape, not %d (see tapedeck textconv --help)", c.NArg())
 	}
 	path := c.Args().First()
-	data, err := os.ReadFile(path)
+	f, err := smallfile.OpenRegular(path) // a regular file ends; a pipe or /dev/zero may not
+	if err != nil {
+		return fail(1, "textconv: %v", err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return fail(1, "textconv: %v", err)
 	}

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 )
 
 // Defaults of Options.
@@ -302,7 +303,7 @@ func firstLine(b []byte) []byte {
 // readManifest reads the identity a manifest declares; nil when there is
 // no manifest or it is not a JSON object.
 func readManifest(path string) *frame.ManifestID {
-	b, err := os.ReadFile(path)
+	b, err := smallfile.Read(path, smallfile.JSONCap)
 	if err != nil {
 		return nil
 	}
@@ -464,7 +465,7 @@ func isSDKName(name string) bool {
 }
 
 func packageSDK(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := smallfile.Read(path, smallfile.JSONCap)
 	if err != nil {
 		return ""
 	}
@@ -481,7 +482,7 @@ func packageSDK(path string) string {
 var pyVersion = regexp.MustCompile(`(?m)^__version__\s*=\s*["']([^"']+)["']`)
 
 func pythonVersion(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := smallfile.Read(path, smallfile.JSONCap)
 	if err != nil {
 		return ""
 	}

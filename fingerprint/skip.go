@@ -2,11 +2,14 @@ package fingerprint
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 )
 
 // skipDirs are folders whose files a plugin does not ship as its own code
@@ -133,13 +136,12 @@ type ignoreRule struct {
 // "/" matches folders only, a pattern with a "/" elsewhere is anchored to
 // the folder, one without matches a name at any depth; *, ? and ** glob.
 func readGitignore(p string) []ignoreRule {
-	f, err := os.Open(p)
+	b, err := smallfile.Read(p, smallfile.JSONCap)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
 	var rules []ignoreRule
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), " \t\r")
 		if line == "" || strings.HasPrefix(line, "#") {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 	"github.com/tapedeck/tapedeck/jsonpath"
 )
 
@@ -35,12 +36,12 @@ type Config struct {
 // the empty string) or whose "at" is not a METHOD:PATH rule is refused,
 // in one line naming the file and the filter.
 func ReadConfig(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := smallfile.Read(path, smallfile.JSONCap)
 	if errors.Is(err, os.ErrNotExist) {
 		return &Config{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err // it names the file
 	}
 	var c Config
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 	"github.com/tapedeck/tapedeck/store"
 	"github.com/tapedeck/tapedeck/tape"
 )
@@ -72,7 +73,7 @@ func FromStore(st *store.Store, ref string) (*Recording, error) {
 // a recording costs its frames and their bytes (a tape line's JSON
 // member, not the line).
 func ReadTape(path string) (*Recording, error) {
-	f, err := os.Open(path)
+	f, err := smallfile.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("open tape: %w", err)
 	}
@@ -91,13 +92,22 @@ func ReadTape(path string) (*Recording, error) {
 	return &Recording{Name: path, TapePath: path, Meta: tf.Session, Frames: tf.Frames}, nil
 }
 
-// countLines counts the lines r holds (the last one may have no "\n").
+// countLines counts the lines r holds that start with "{", as every line
+// of a tape but a blank one does: a tape followed by a flood of blank
+// lines (which a tape may end with) then costs no room for frames it
+// does not hold.
 func countLines(r io.Reader) (int, error) {
 	buf := make([]byte, 256<<10)
-	n := 1
+	n, prev := 0, byte('\n')
 	for {
 		k, err := r.Read(buf)
-		n += bytes.Count(buf[:k], []byte("\n"))
+		if k > 0 {
+			if prev == '\n' && buf[0] == '{' {
+				n++
+			}
+			n += bytes.Count(buf[:k], []byte("\n{"))
+			prev = buf[k-1]
+		}
 		if err == io.EOF {
 			return n, nil
 		}
@@ -127,7 +137,7 @@ func LooksLikePath(ref string) bool {
 
 // IsTape reports whether path starts like a tape.
 func IsTape(path string) bool {
-	f, err := os.Open(path)
+	f, err := smallfile.OpenRegular(path)
 	if err != nil {
 		return false
 	}

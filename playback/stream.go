@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 	"github.com/tapedeck/tapedeck/store"
 	"github.com/tapedeck/tapedeck/tape"
 )
@@ -55,7 +56,7 @@ func locate(ref string, opt *LoadOptions) (st *store.Store, err error) {
 // each call of Each.
 func TapeStream(path string) (*Stream, error) {
 	open := func() (*os.File, *tape.Reader, error) {
-		f, err := os.Open(path)
+		f, err := smallfile.OpenRegular(path)
 		if err != nil {
 			return nil, nil, fmt.Errorf("open tape: %w", err)
 		}

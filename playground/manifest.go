@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/tapedeck/tapedeck/check"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 )
 
 // Command is one command a manifest contributes.
@@ -67,7 +68,7 @@ func ReadPlugin(dir string) (*Plugin, error) {
 	}
 	p := &Plugin{Dir: abs, APIVersion: 1, Panel: true, ID: filepath.Base(abs), Permissions: []string{}, Commands: []Command{}}
 	path := filepath.Join(abs, check.ManifestFile)
-	b, err := os.ReadFile(path)
+	b, err := smallfile.Read(path, smallfile.JSONCap)
 	if errors.Is(err, fs.ErrNotExist) {
 		p.NoManifest = fmt.Sprintf("no %s in %s", check.ManifestFile, abs)
 		return p, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 	"github.com/tapedeck/tapedeck/proxy"
 	"github.com/tapedeck/tapedeck/replay"
 )
@@ -36,10 +37,14 @@ type HostScript struct {
 // session's end record says it too (its error).
 func (h *HostScript) Failure() string { return h.failure }
 
+// maxHostScript is the largest host script read: a script holds what a
+// host says, and a frame may be as large as --max-frame's default.
+const maxHostScript = 64 << 20
+
 // ReadHostScript reads the host script at path. Its errors say what is
 // wrong as the record command's --host flag reports it.
 func ReadHostScript(path string) (*HostScript, error) {
-	data, err := os.ReadFile(path)
+	data, err := smallfile.Read(path, maxHostScript)
 	if err != nil {
 		return nil, fmt.Errorf("--host: %w", err)
 	}

@@ -256,6 +256,7 @@ type Reader struct {
 	line    []byte
 	members []member
 	cutOver int // CutLinesOver's bound, 0: none
+	lineCap int // while the header is read, MaxHeader; else 0: none
 	long    *longLine
 	f       frame.Frame
 	raw     []byte
@@ -267,8 +268,9 @@ type Reader struct {
 // ErrMalformed for a missing or invalid header, or the read error.
 // The Reader reads r as needed and does not close it.
 func NewReader(r io.Reader) (*Reader, error) {
-	tr := &Reader{br: bufio.NewReader(r)}
+	tr := &Reader{br: bufio.NewReader(r), lineCap: MaxHeader}
 	line, err := tr.readLine()
+	tr.lineCap = 0
 	if err == io.EOF {
 		tr.n = 1
 		return nil, tr.malformed("empty tape, want the header line")
@@ -383,13 +385,22 @@ type longLine struct {
 	sum [32]byte
 }
 
+// MaxHeader is the longest header line a tape may have: a session's
+// metadata is a few kilobytes.
+const MaxHeader = 1 << 20
+
 // readLine returns the next line without its "\n", or io.EOF when there is
-// none. Lines have no length limit.
+// none. Lines have no length limit but the header's (lineCap, while it is
+// read).
 func (r *Reader) readLine() ([]byte, error) {
 	r.line = r.line[:0]
 	r.long = nil
 	for {
 		b, err := r.br.ReadSlice('\n')
+		if r.lineCap > 0 && len(r.line)+len(b) > r.lineCap {
+			r.n++
+			return nil, r.malformed("the header line is longer than %d MiB: not a tape", r.lineCap>>20)
+		}
 		if r.cutOver > 0 && len(r.line)+len(b) > r.cutOver+longSlack && err != nil {
 			r.line = append(r.line, b...)
 			return r.streamLine()

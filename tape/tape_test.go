@@ -648,3 +648,28 @@ func TestRepeatedSeqAndFile(t *testing.T) {
 		t.Error("AppendLine took a frame without a seq")
 	}
 }
+
+// TestHeaderLineIsCapped: a first line longer than MaxHeader is refused as
+// no tape, after reading just past the cap, not read to its end.
+func TestHeaderLineIsCapped(t *testing.T) {
+	line := `{"tapedeck":1,"session":{"id":"x","name":"` + strings.Repeat("n", MaxHeader) + `"}}` + "\n"
+	r := &countingReader{r: strings.NewReader(line + strings.Repeat("x", 8<<20))}
+	_, err := NewReader(r)
+	if err == nil || !strings.Contains(err.Error(), "header line is longer than 1 MiB") {
+		t.Fatalf("NewReader = %v, want the header refused", err)
+	}
+	if r.n > MaxHeader+1<<20 {
+		t.Errorf("read %d bytes to refuse a header over %d", r.n, MaxHeader)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += k
+	return k, err
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/internal/shellword"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 )
 
 // checkTimeout bounds each program Doctor runs (sh -n, which only parses).
@@ -71,7 +72,7 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 	}
 	launcher := filepath.Join(abs, filepath.FromSlash(LauncherFile))
 	origPath := filepath.Join(abs, filepath.FromSlash(OrigFile))
-	raw, merr := os.ReadFile(filepath.Join(abs, ManifestFile))
+	raw, merr := smallfile.Read(filepath.Join(abs, ManifestFile), smallfile.JSONCap)
 	var m *Manifest
 	if merr == nil {
 		m, merr = ParseManifest(raw)
