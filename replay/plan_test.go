@@ -272,6 +272,8 @@ func TestReadScriptErrorsNameTheLine(t *testing.T) {
 		{`{"send":{"jsonrpc":"2.0","method":"a"},"wait":"1s"}`, `line 1: json: unknown field "wait"`},
 		{`{"signal":"SIGNOPE"}`, `line 1: unknown signal "SIGNOPE"`},
 		{`{"answer":""}`, `line 1: "answer" must name the method`},
+		{`{"send":{"jsonrpc":"2.0","method":"a"},"pause":"100000h"}`, `line 1: "pause": "100000h" is longer than the 10m0s a line may wait`},
+		{`{"close":true,"quiet":"11m"}`, `line 1: "quiet": "11m" is longer than the 10m0s a line may wait`},
 	} {
 		_, err := ReadScript(strings.NewReader(c.script))
 		if err == nil || !errors.Is(err, ErrScript) || !strings.Contains(err.Error(), c.want) {

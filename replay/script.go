@@ -236,6 +236,12 @@ func afterCauses(raw json.RawMessage) ([]string, error) {
 	return causes, nil
 }
 
+// maxScriptWait is the longest "pause" or "quiet" a script line may ask
+// for: a person reading a panel, or a plugin settling, takes seconds; a
+// line that waited for hours would hold the recording up to its overall
+// timeout.
+const maxScriptWait = 10 * time.Minute
+
 func duration(name, s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
@@ -243,6 +249,9 @@ func duration(name, s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
 		return 0, fmt.Errorf("%q: %q is not a duration such as 750ms", name, s)
+	}
+	if d > maxScriptWait {
+		return 0, fmt.Errorf("%q: %q is longer than the %v a line may wait", name, s, maxScriptWait)
 	}
 	return d, nil
 }
