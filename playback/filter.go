@@ -234,26 +234,52 @@ func (s *filterSet) line(f *frame.Frame, hostCalls map[string]string, count bool
 // text applies the filters that reach a string value (inJSON) at path of
 // a message of method, or a whole line of text (only the filters without
 // At reach one).
+//
+// Filters apply one after the other, each to what the one before made, so
+// a value may grow: a filter whose result would pass twice the value's
+// first length and 4 KiB leaves the value as it found it (forty filters
+// of "$0$0" had grown one string past a gigabyte).
 func (s *filterSet) text(v, method string, path []string, count, inJSON bool) (string, bool) {
 	changed := false
+	limit := 2*len(v) + 4<<10
 	for i := range s.filters {
 		f := &s.filters[i]
 		if f.at != nil && (!inJSON || !f.at.MatchMethod(method) || !underRule(f.at.Path, path)) {
 			continue
 		}
-		m := f.re.FindAllStringIndex(v, -1)
+		m := f.re.FindAllStringSubmatchIndex(v, -1)
 		if len(m) == 0 {
 			continue
 		}
 		if count {
 			s.counts[i] += len(m)
 		}
-		nv := f.re.ReplaceAllString(v, f.Replacement)
-		if nv != v {
+		if nv, ok := expand(f.re, f.Replacement, v, m, limit); ok && nv != v {
 			v, changed = nv, true
 		}
 	}
 	return v, changed
+}
+
+// expand replaces the matches m of re in v with template, as
+// ReplaceAllString would; false when the result would be longer than
+// limit (it stops there).
+func expand(re *regexp.Regexp, template, v string, m [][]int, limit int) (string, bool) {
+	var out []byte
+	last := 0
+	for _, sub := range m {
+		out = append(out, v[last:sub[0]]...)
+		out = re.ExpandString(out, template, v, sub)
+		if len(out) > limit {
+			return "", false
+		}
+		last = sub[1]
+	}
+	out = append(out, v[last:]...)
+	if len(out) > limit {
+		return "", false
+	}
+	return string(out), true
 }
 
 // underRule reports whether path, or a path it lies below, is one p names.

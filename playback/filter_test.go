@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -248,5 +249,46 @@ func TestProposeStringFilters(t *testing.T) {
 				t.Errorf("%q: proposed %+v, want %+v", c.values, got, c.want)
 			}
 		}
+	}
+}
+
+// TestExpandIsReplaceAll: expand, which filters replace with, says what
+// ReplaceAllString says (empty matches and $-groups included) while under
+// its limit, and refuses past it.
+func TestExpandIsReplaceAll(t *testing.T) {
+	for _, c := range []struct{ re, tmpl, v string }{
+		{`\d+`, "[n]", "a1b22c333"},
+		{`x*`, "-", "axxbx"},
+		{`(\w+)@(\w+)`, "$2 at ${1}", "me@home you@work"},
+		{`^`, "> ", "line"},
+		{`.`, "$0$0", "abc"},
+	} {
+		re := regexp.MustCompile(c.re)
+		got, ok := expand(re, c.tmpl, c.v, re.FindAllStringSubmatchIndex(c.v, -1), 1<<20)
+		if want := re.ReplaceAllString(c.v, c.tmpl); !ok || got != want {
+			t.Errorf("expand(%s, %q, %q) = %q, %v; ReplaceAllString says %q", c.re, c.tmpl, c.v, got, ok, want)
+		}
+	}
+	re := regexp.MustCompile(`.`)
+	if _, ok := expand(re, "$0$0", "abcd", re.FindAllStringSubmatchIndex("abcd", -1), 7); ok {
+		t.Error("expand went past its limit")
+	}
+}
+
+// TestFiltersThatDoubleStayBounded: forty filters of "$0$0" in
+// tapedeck.json leave a value at most twice its length and 4 KiB, instead
+// of 2^40 times it (diff ran out of memory at 1.4 GB).
+func TestFiltersThatDoubleStayBounded(t *testing.T) {
+	var fs []Filter
+	for i := 0; i < 40; i++ {
+		fs = append(fs, Filter{Regex: ".", Replacement: "$0$0"})
+	}
+	set, err := compileFilters(fs, &Config{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := set.text("abcdefgh", "m", nil, false, false)
+	if len(got) > 2*8+4<<10 {
+		t.Errorf("the value grew to %d bytes", len(got))
 	}
 }
