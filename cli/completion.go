@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,11 +63,15 @@ func (e *env) completeWord(cur string, what completes, app *cli.App, cmd *cli.Co
 		}
 	case completeSessions:
 		fmt.Fprintln(e.stdout, "last")
-		st, err := store.Open(storeDir, &store.Options{MustExist: true})
+		// A Tab must answer at once: a store busy with a long write is
+		// waited for briefly, then the answer is "last" alone; live
+		// sessions' spools are not read, only their headers; and at most
+		// maxCompleted sessions are offered (the newest).
+		st, err := store.Open(storeDir, &store.Options{MustExist: true, LockTimeout: completionLockWait})
 		if err != nil {
 			return
 		}
-		list, err := st.List(nil)
+		list, err := st.ListRefs(&store.Query{Limit: maxCompleted})
 		if err != nil {
 			return
 		}
@@ -78,6 +83,13 @@ func (e *env) completeWord(cur string, what completes, app *cli.App, cmd *cli.Co
 		}
 	}
 }
+
+// How long session completion waits for a busy store, and how many
+// sessions it offers at most.
+const (
+	completionLockWait = 100 * time.Millisecond
+	maxCompleted       = 1000
+)
 
 // completeOnly answers a completion request: args holds
 // --generate-bash-completion somewhere (the scripts put it last). It runs

@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/render"
 )
 
@@ -179,5 +182,26 @@ func TestCompletionOffersOnlyPlainNames(t *testing.T) {
 		if got := render.PlainWord(name); got != want {
 			t.Errorf("render.PlainWord(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestCompletionOffersTheNewestSessions: a store of more sessions than a
+// Tab offers (maxCompleted) answers "last" and the newest maxCompleted ids
+// and names, not every one.
+func TestCompletionOffersTheNewestSessions(t *testing.T) {
+	t.Parallel()
+	store := t.TempDir()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const n = maxCompleted + 5
+	putSessions(t, store, n, func(i int) (frame.Session, []frame.Frame) {
+		return fakeSession(fmt.Sprintf("s%04d", i), "p", base.Add(time.Duration(i)*time.Minute))
+	})
+	r := tapedeckBinary(t, store, nil, nil, "show", completeFlag)
+	lines := strings.Split(strings.TrimSuffix(string(r.stdout), "\n"), "\n")
+	if r.code != 0 || len(lines) != 1+2*maxCompleted || lines[0] != "last" {
+		t.Fatalf("show <Tab>: exit %d, %d lines (first %q); want last and %d ids and names", r.code, len(lines), lines[0], maxCompleted)
+	}
+	if slices.Contains(lines, "s0004") || !slices.Contains(lines, "s0005") || !slices.Contains(lines, fmt.Sprintf("s%04d", n-1)) {
+		t.Errorf("show <Tab> does not offer the newest %d sessions: %q …", maxCompleted, lines[:5])
 	}
 }

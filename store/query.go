@@ -294,6 +294,15 @@ func (s *Store) List(q *Query) ([]Summary, error) {
 	return list, err
 }
 
+// ListRefs is List for naming sessions (shell completion): ids, names and
+// starts are right, a live session's counts and status are not read (its
+// spool's header is, not its frames), so it costs the index and a header a
+// live session, however much they recorded.
+func (s *Store) ListRefs(q *Query) ([]Summary, error) {
+	list, _, err := s.list(q, false, false)
+	return list, err
+}
+
 // ListJSON is List with each session's full metadata as JSON (as stored:
 // the frame.Session encoding), in the same order.
 func (s *Store) ListJSON(q *Query) ([]Summary, []json.RawMessage, error) {
