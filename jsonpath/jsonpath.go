@@ -193,6 +193,9 @@ func Parse(s string) (Path, error) {
 	if needName {
 		return bad("a name is missing at the end")
 	}
+	if p.descends() && len(p.segs) > MaxStepped {
+		return bad("a path with .. may have at most %d segments", MaxStepped)
+	}
 	return p, nil
 }
 
@@ -222,50 +225,46 @@ func (p Path) Match(concrete []string) bool {
 	return match(p.segs, concrete)
 }
 
-// match runs the pattern as a set of positions in it, a step per concrete
-// segment: time is len(c) × len(pat), however many ".." the pattern holds
-// (trying each place for each ".." in turn took time exponential in their
-// number). A ".." at position i may take no segment (so i+1 is reached
-// too) or take the segment and stay.
+// match reports whether c is a concrete path pat names. A pattern without
+// ".." names paths of its own length, segment by segment; one with ".." is
+// run as a set of positions in it (Start, Step, Accepts): time len(c) ×
+// len(pat), however many ".." it holds (trying each place for each ".."
+// in turn took time exponential in their number).
 func match(pat []segment, c []string) bool {
-	n := len(pat)
-	var buf [64]bool // no allocation for patterns of up to 31 segments
-	var at, next []bool
-	if 2*(n+1) <= len(buf) {
-		at, next = buf[:n+1], buf[n+1:2*(n+1)]
-	} else {
-		at, next = make([]bool, n+1), make([]bool, n+1)
-	}
-	at[0] = true
-	descend(pat, at)
-	for _, seg := range c {
-		clear(next)
-		any := false
-		for i := 0; i < n; i++ {
-			if !at[i] {
-				continue
-			}
-			switch {
-			case pat[i].kind == segDescend:
-				next[i] = true
-				any = true
-			case pat[i].matches(seg):
-				next[i+1] = true
-				any = true
-			}
-		}
-		if !any {
+	p := Path{segs: pat}
+	if !p.descends() {
+		if len(c) != len(pat) {
 			return false
 		}
-		at, next = next, at
-		descend(pat, at)
+		for i, s := range pat {
+			if !s.matches(c[i]) {
+				return false
+			}
+		}
+		return true
 	}
-	return at[n]
+	st := p.Start()
+	for _, seg := range c {
+		if st = p.Step(st, seg); st == 0 {
+			return false
+		}
+	}
+	return p.Accepts(st)
+}
+
+// descends reports whether the path holds "..".
+func (p Path) descends() bool {
+	for _, s := range p.segs {
+		if s.kind == segDescend {
+			return true
+		}
+	}
+	return false
 }
 
 // State is where a walk down a JSON value stands in a path of at most
-// MaxStepped segments: bit i set means position i of the pattern is
-// reached. A walker keeps one per level (Start at the top, Step for each
+// MaxStepped segments (Parse refuses a longer one with ".."): bit i set
+// means position i of the pattern is reached. A walker keeps one per level (Start at the top, Step for each
 // member or index it enters) instead of matching the whole concrete path
 // at every value, which costs the depth at each value, the square of it
 // over a deep value.
@@ -311,16 +310,6 @@ func (p Path) close(st State) State {
 		}
 	}
 	return st
-}
-
-// descend adds to the positions in at those a ".." reaches by taking no
-// segment.
-func descend(pat []segment, at []bool) {
-	for i := range pat {
-		if at[i] && pat[i].kind == segDescend {
-			at[i+1] = true
-		}
-	}
 }
 
 func (s segment) matches(c string) bool {

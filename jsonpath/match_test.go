@@ -61,8 +61,9 @@ func FuzzMatchAgreesWithBacktracking(f *testing.F) {
 
 // TestMatchManyDescendsOnADeepPath: twelve ".." against a path 2,000
 // segments deep that none of them completes, which the backtracking
-// matcher would need about 2,000^12 steps to refuse, and a long pattern
-// (more segments than the matcher keeps without allocating).
+// matcher would need about 2,000^12 steps to refuse; a pattern without
+// ".." longer than MaxStepped, matched segment by segment; and one with
+// ".." that long, which Parse refuses.
 func TestMatchManyDescendsOnADeepPath(t *testing.T) {
 	deep := make([]string, 2000)
 	for i := range deep {
@@ -84,5 +85,12 @@ func TestMatchManyDescendsOnADeepPath(t *testing.T) {
 	}
 	if !long.Match(append(deep[:40:40], "b")) || long.Match(deep[:41]) {
 		t.Error("a 41-segment pattern matches wrongly")
+	}
+	longer, err := Parse(strings.Repeat("a.", 70) + "b")
+	if err != nil || !longer.Match(append(deep[:70:70], "b")) || longer.Match(deep[:71]) {
+		t.Errorf("a 71-segment pattern without ..: %v, or it matches wrongly", err)
+	}
+	if _, err := Parse(strings.Repeat("a.", 70) + ".b"); err == nil || !strings.Contains(err.Error(), "at most 63 segments") {
+		t.Errorf("Parse of a 71-segment pattern with .. = %v, want it refused", err)
 	}
 }
