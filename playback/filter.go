@@ -251,10 +251,14 @@ func (s *filterSet) text(v, method string, path []string, count, inJSON bool) (s
 		if len(m) == 0 {
 			continue
 		}
+		nv, ok := expand(f.re, f.Replacement, v, m, limit)
+		if !ok {
+			continue // not applied, so not counted in the note
+		}
 		if count {
 			s.counts[i] += len(m)
 		}
-		if nv, ok := expand(f.re, f.Replacement, v, m, limit); ok && nv != v {
+		if nv != v {
 			v, changed = nv, true
 		}
 	}

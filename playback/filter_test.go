@@ -287,8 +287,12 @@ func TestFiltersThatDoubleStayBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := set.text("abcdefgh", "m", nil, false, false)
+	got, _ := set.text("abcdefgh", "m", nil, true, false)
 	if len(got) > 2*8+4<<10 {
 		t.Errorf("the value grew to %d bytes", len(got))
+	}
+	// The note counts the filters that applied, not those refused.
+	if set.counts[0] != 8 || set.counts[len(fs)-1] != 0 {
+		t.Errorf("counted %d replacements by the first filter and %d by the last; want 8 and 0 (refused)", set.counts[0], set.counts[len(fs)-1])
 	}
 }
