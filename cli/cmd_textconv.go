@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -31,12 +30,7 @@ func (e *env) textconv(c *cli.Context) error {
 		return fail(2, "textconv takes one tape, not %d (see tapedeck textconv --help)", c.NArg())
 	}
 	path := c.Args().First()
-	f, err := smallfile.OpenRegular(path) // a regular file ends; a pipe or /dev/zero may not
-	if err != nil {
-		return fail(1, "textconv: %v", err)
-	}
-	data, err := io.ReadAll(f)
-	f.Close()
+	data, err := smallfile.ReadRegular(path) // a regular file ends; a pipe or /dev/zero may not
 	if err != nil {
 		return fail(1, "textconv: %v", err)
 	}

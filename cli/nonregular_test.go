@@ -92,6 +92,18 @@ func TestNamesThatNeverEnd(t *testing.T) {
 				t.Errorf("doctor of a manifest that is a %s: exit %d, %s%s", what, r.code, r.stdout, r.stderr)
 			}
 		})
+		t.Run("launcher and original "+what, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "p")
+			os.MkdirAll(filepath.Join(dir, ".tapedeck"), 0o755)
+			os.WriteFile(filepath.Join(dir, "agentty-plugin.json"), []byte(`{"id":"p","main":".tapedeck/launch","runtime":"executable"}`), 0o644)
+			never(t, filepath.Join(dir, ".tapedeck", "launch"), what)
+			never(t, filepath.Join(dir, ".tapedeck", "agentty-plugin.json.orig"), what)
+			r := run(t, filepath.Dir(dir), "doctor", dir)
+			if r.code != 1 || !strings.Contains(string(r.stdout)+string(r.stderr), "not a regular file") {
+				t.Errorf("doctor of a launcher that is a %s: exit %d, %s%s", what, r.code, r.stdout, r.stderr)
+			}
+		})
 		t.Run("fingerprint "+what, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/internal/screen"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
 	"github.com/tapedeck/tapedeck/playback"
 	"github.com/tapedeck/tapedeck/render"
 )
@@ -182,11 +183,11 @@ func (e *env) settlePending(choice byte, p, tapePath string, n *reviewed) (quit 
 // prettyDiff is the line diff of the tape and its pending change as
 // tapedeck textconv prints them (a frame per block), escaped.
 func prettyDiff(tapePath, p string) (string, error) {
-	golden, err := os.ReadFile(tapePath)
+	golden, err := smallfile.ReadRegular(tapePath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err // a new tape has none: all of it is added
 	}
-	next, err := os.ReadFile(p)
+	next, err := smallfile.ReadRegular(p)
 	if err != nil {
 		return "", err
 	}

@@ -99,7 +99,7 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 		// unwrap puts the original back as it is; a manifest changed
 		// since wrap it only overwrites with --force.
 		redo := fmt.Sprintf("run tapedeck unwrap %s, then tapedeck wrap %[1]s", shellword.Quote(abs))
-		if orig, err := os.ReadFile(origPath); err == nil && !bytes.Equal(orig, raw) {
+		if orig, err := smallfile.Read(origPath, smallfile.JSONCap); err == nil && !bytes.Equal(orig, raw) {
 			redo = fmt.Sprintf("compare it with %s, then run tapedeck unwrap --force %s (it puts that back: the changes are lost), then tapedeck wrap %[2]s", OrigFile, shellword.Quote(abs))
 		}
 		add("manifest", ManifestFile, fmt.Sprintf("runtime %q and main %q do not point at %s: the host runs the plugin unrecorded; %s",
@@ -122,7 +122,7 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 
 	// The launcher.
 	redo := fmt.Sprintf("run tapedeck unwrap %s, then tapedeck wrap %[1]s", shellword.Quote(abs))
-	if script, err := os.ReadFile(launcher); err != nil {
+	if script, err := smallfile.Read(launcher, smallfile.JSONCap); err != nil {
 		add("launcher", launcher, fmt.Sprintf("%v: %s", bare(err), redo))
 	} else {
 		var problems []string

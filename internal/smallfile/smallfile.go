@@ -47,6 +47,18 @@ func Read(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// ReadRegular reads the whole regular file path, with no cap: for a file
+// that is as large as it is (a tape git hands textconv), never a pipe or a
+// device that would not end.
+func ReadRegular(path string) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
 // OpenRegular opens path for reading if it is a regular file, as Read
 // does, for a file read as a stream (a tape), with no cap.
 func OpenRegular(path string) (*os.File, error) {
