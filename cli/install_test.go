@@ -94,12 +94,20 @@ func TestDemoPrintsNoEscapesIntoAPipe(t *testing.T) {
 	}
 }
 
-// completionInstalled checks that the three install lines, run in home,
-// left each shell's script where the shell looks for it; with zsh on the
-// machine, that compinit finds the zsh one once ~/.zshrc's fpath line (as
-// the comments say) puts the folder on fpath.
-func completionInstalled(t *testing.T, home string, env []string) {
+// completionInstalled runs the install lines (want of them, from where)
+// in bash with a fresh HOME, as shown, and checks that they left each
+// shell's script where the shell looks for it; with zsh on the machine,
+// that compinit finds the zsh one once ~/.zshrc's fpath line (as the
+// comments say) puts the folder on fpath. It returns the environment the
+// lines ran in.
+func completionInstalled(t *testing.T, from string, lines []string, want int) []string {
 	t.Helper()
+	if len(lines) != want {
+		t.Errorf("%s shows %d install lines, want %d: %q", from, len(lines), want, lines)
+	}
+	home := t.TempDir()
+	env := append(os.Environ(), "HOME="+home, pathWithTapedeck())
+	runInBash(t, lines, env)
 	for path, first := range map[string]string{
 		".local/share/bash-completion/completions/tapedeck": "# bash completion for tapedeck",
 		".zfunc/_tapedeck":                       "#compdef tapedeck\n",
@@ -112,13 +120,14 @@ func completionInstalled(t *testing.T, home string, env []string) {
 	}
 	if _, err := exec.LookPath("zsh"); err != nil {
 		t.Logf("zsh is not installed: compinit's finding the script not checked")
-		return
+		return env
 	}
 	cmd := exec.Command("zsh", "-f", "-c", "fpath=(~/.zfunc $fpath); autoload -Uz compinit && compinit -u -d ~/.zcompdump && print -r -- ${_comps[tapedeck]}")
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "_tapedeck" {
 		t.Errorf("zsh's compinit with ~/.zfunc on fpath: %v, %q, want _tapedeck", err, out)
 	}
+	return env
 }
 
 // TestReadmeCompletionInstall runs the README's completion block line by
@@ -135,13 +144,7 @@ func TestReadmeCompletionInstall(t *testing.T) {
 			lines = append(lines, line)
 		}
 	}
-	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, pathWithTapedeck())
-	ran := runInBash(t, lines, env)
-	if ran != 6 {
-		t.Errorf("ran %d lines of the README's completion block, want 6 (two a shell): %q", ran, lines)
-	}
-	completionInstalled(t, home, env)
+	env := completionInstalled(t, "README's completion block", lines, 6)
 	// And the one-line form, in bash: the function is then defined.
 	cmd := exec.Command("bash", "-c", "source <(tapedeck completion bash) && complete -p tapedeck")
 	cmd.Env = env
@@ -164,11 +167,5 @@ func TestCompletionHelpInstall(t *testing.T) {
 			lines = append(lines, line)
 		}
 	}
-	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, pathWithTapedeck())
-	ran := runInBash(t, lines, env)
-	if ran != 3 {
-		t.Errorf("ran %d install lines of completion's help, want 3:\n%s", ran, help)
-	}
-	completionInstalled(t, home, env)
+	completionInstalled(t, "completion --help", lines, 3)
 }

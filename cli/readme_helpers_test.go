@@ -40,8 +40,8 @@ func pathWithTapedeck() string {
 }
 
 // runInBash runs each line in bash with env, as shown, and fails the test
-// for each that fails; it returns how many it ran.
-func runInBash(t *testing.T, lines []string, env []string) int {
+// for each that fails.
+func runInBash(t *testing.T, lines []string, env []string) {
 	t.Helper()
 	for _, line := range lines {
 		cmd := exec.Command("bash", "-c", line)
@@ -50,7 +50,6 @@ func runInBash(t *testing.T, lines []string, env []string) int {
 			t.Errorf("bash -c %q: %v\n%s", line, err, out)
 		}
 	}
-	return len(lines)
 }
 
 // nodeThroughBin sets up a machine where node is on PATH only through bin
