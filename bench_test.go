@@ -129,7 +129,7 @@ func TestBenchReadmeGoLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ line, want string }{
-		{"go test -run '^$' -bench BenchmarkReplay10k -benchtime 10x ./replay", "BenchmarkReplay10k"},
+		{"go test -run '^$' -bench BenchmarkReplay10k -benchtime 10x ./internal/host", "BenchmarkReplay10k"},
 		{"go test -run '^$' -bench BenchmarkNoiseHelloGo -benchtime 400x ./playback", "BenchmarkNoiseHelloGo/j1"},
 		{"go test -run '^$' -bench . ./message", "BenchmarkParse/scan"},
 	} {

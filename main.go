@@ -7,7 +7,7 @@ package main
 import (
 	"os"
 
-	"github.com/tapedeck/tapedeck/cli"
+	"github.com/tapedeck/tapedeck/internal/cli"
 )
 
 func main() { os.Exit(cli.Run(os.Args, os.Stdin, os.Stdout, os.Stderr)) }

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
+	"github.com/tapedeck/tapedeck/internal/jsonpath"
 	"github.com/tapedeck/tapedeck/internal/smallfile"
-	"github.com/tapedeck/tapedeck/jsonpath"
 )
 
 // ConfigName is the file beside tapes that holds their ignore rules and

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tapedeck/tapedeck/clock"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/clock"
 )
 
 // tapeEnvKey is what a variable of a tape's environment must be named to

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tapedeck/tapedeck/diff"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/diff"
 )
 
 // NoiseReport is what replaying again found: what varies between runs of

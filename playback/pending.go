@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tapedeck/tapedeck/fingerprint"
 	"github.com/tapedeck/tapedeck/frame"
-	"github.com/tapedeck/tapedeck/golden"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
-	"github.com/tapedeck/tapedeck/store"
+	"github.com/tapedeck/tapedeck/internal/fingerprint"
+	"github.com/tapedeck/tapedeck/internal/golden"
+	"github.com/tapedeck/tapedeck/internal/store"
 	"github.com/tapedeck/tapedeck/tape"
 )
 

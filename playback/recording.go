@@ -14,7 +14,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/smallfile"
-	"github.com/tapedeck/tapedeck/store"
+	"github.com/tapedeck/tapedeck/internal/store"
 	"github.com/tapedeck/tapedeck/tape"
 )
 

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/tapedeck/tapedeck/frame"
-	"github.com/tapedeck/tapedeck/redact"
-	"github.com/tapedeck/tapedeck/store"
+	"github.com/tapedeck/tapedeck/internal/redact"
+	"github.com/tapedeck/tapedeck/internal/store"
 )
 
 // machineKey is this machine's redaction key: key when given, else the

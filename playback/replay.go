@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tapedeck/tapedeck/diff"
-	"github.com/tapedeck/tapedeck/fingerprint"
 	"github.com/tapedeck/tapedeck/frame"
-	"github.com/tapedeck/tapedeck/jsonpath"
-	"github.com/tapedeck/tapedeck/replay"
+	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/fingerprint"
+	"github.com/tapedeck/tapedeck/internal/host"
+	"github.com/tapedeck/tapedeck/internal/jsonpath"
 )
 
 // Options say how to replay a recording and compare. The zero value is
@@ -48,12 +48,12 @@ type Options struct {
 	StepTimeout, Timeout, Quiet time.Duration
 	// WaitFactor and MinWait bound each wait by the recording: at most
 	// max(MinWait, WaitFactor × the recorded wait), capped by StepTimeout
-	// (defaults 10 and 2 s; see replay.Options).
+	// (defaults 10 and 2 s; see host.Options).
 	WaitFactor float64
 	MinWait    time.Duration
 	// Waiting, when set, is told once of each wait that lasts more than
 	// 2 s: what it waits for and how long it has waited (see
-	// replay.Options). It is called from the goroutine that called Replay.
+	// host.Options). It is called from the goroutine that called Replay.
 	Waiting func(what string, waited time.Duration)
 	// Pace scales the recorded gaps: 0 as soon as possible, 1 real time, N
 	// divided by N; MaxGap clamps each (default 2 s).
@@ -102,7 +102,7 @@ type Outcome struct {
 	// Against is what Recording was compared with when nothing ran
 	// (Compare); Run is nil then.
 	Against *Recording
-	Run     *replay.Result
+	Run     *host.Result
 	Diff    diff.Result
 	// Notes say what tapedeck did that the recording did not say (a
 	// program found elsewhere, variables not applied).
@@ -132,7 +132,7 @@ type Outcome struct {
 
 // Same reports whether it ran and nothing differs: a replay that timed out
 // or whose plugin said more on stdout than the recording can explain (see
-// replay.Unkept) is not the same.
+// host.Unkept) is not the same.
 func (o *Outcome) Same() bool {
 	return o.Err == nil && o.Diff.Same() && (o.Run == nil || !o.Run.TimedOut && !o.Run.UnkeptOut.Any())
 }
@@ -181,7 +181,7 @@ type prepared struct {
 	redact  liveRedaction
 	// plan, when set, is the recording read once for every run (see
 	// keepPlan); nil: each run reads it while its plugin starts.
-	plan *replay.Plan
+	plan *host.Plan
 }
 
 // prepare works out what replays of rec under opt (nil: the defaults)
@@ -226,7 +226,7 @@ func (p *prepared) with(opt *Options) *prepared {
 }
 
 // keepPlan reads the recording once for all of p's further runs.
-func (p *prepared) keepPlan() { p.plan = replay.NewPlan(p.rec.Frames) }
+func (p *prepared) keepPlan() { p.plan = host.NewPlan(p.rec.Frames) }
 
 // run replays the recording once and compares. With compare false it
 // stops once the live run is redacted: no comparison with the recording
@@ -251,7 +251,7 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 		o.Err = fmt.Errorf("%s: %w", rec.Name, err)
 		return o
 	}
-	ro := replay.Options{
+	ro := host.Options{
 		Command:     p.cmd,
 		Dir:         p.dir,
 		Env:         env,
@@ -268,7 +268,7 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 	if p.plan != nil {
 		o.Run, err = p.plan.Run(ctx, ro)
 	} else {
-		o.Run, err = replay.Run(ctx, rec.Frames, ro)
+		o.Run, err = host.Run(ctx, rec.Frames, ro)
 	}
 	if err != nil {
 		o.Err = err

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tapedeck/tapedeck/diff"
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
+	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/shrink"
 	"github.com/tapedeck/tapedeck/message"
-	"github.com/tapedeck/tapedeck/shrink"
 	"github.com/tapedeck/tapedeck/tape"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tapedeck/tapedeck/diff"
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/diff"
 )
 
 // panelOf is a files panel notification as a recorded or live frame.

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tapedeck/tapedeck/internal/check"
+	"github.com/tapedeck/tapedeck/internal/coverage"
+	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/present"
+	"github.com/tapedeck/tapedeck/internal/smallfile"
+	"github.com/tapedeck/tapedeck/playback"
+)
+
+func (e *env) coverageCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "coverage",
+		Usage:     "what the golden tapes exercise of each plugin, and what they leave untested",
+		ArgsUsage: "[PATH…]",
+		Description: "Reads every tape under the paths (default testdata/) and each plugin's\n" +
+			"manifest (agentty-plugin.json in the tape's working directory) and prints,\n" +
+			"per plugin: the host methods sent and the plugin methods seen, the UI\n" +
+			"element types drawn, the interactive element ids that received a ui/event\n" +
+			"of those drawn, the contributed commands no tape runs, and the error paths\n" +
+			"taken. --min PERCENT exits 1 when a plugin's share of contributed commands\n" +
+			"and drawn interactive ids exercised is lower.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON array of plugins"},
+			&cli.Float64Flag{Name: "min", Usage: "exit 1 when a plugin's coverage is below `PERCENT`"},
+		},
+		Action: e.coverage,
+	}
+}
+
+func (e *env) coverage(c *cli.Context) error {
+	paths := c.Args().Slice()
+	if len(paths) == 0 {
+		paths = []string{"testdata"}
+	}
+	tapes, err := playback.FindTapes(paths)
+	if err != nil {
+		return fail(2, "coverage: %v", err)
+	}
+	if len(tapes) == 0 {
+		return fail(2, "coverage: no tapes under %s (a tape is a .jsonl file from tapedeck export)", strings.Join(paths, ", "))
+	}
+	plugins := map[string]*coverage.Plugin{}
+	manifests := map[string]bool{}
+	for _, t := range tapes {
+		src, err := playback.ReadTape(t)
+		if err != nil {
+			return fail(2, "coverage: %v", err)
+		}
+		id, manifest, data, err := tapeManifest(src)
+		if err != nil {
+			return fail(2, "coverage: %v", err)
+		}
+		p := plugins[id]
+		if p == nil {
+			p = coverage.New(id)
+			plugins[id] = p
+		}
+		if manifest != "" && !manifests[manifest] {
+			manifests[manifest] = true
+			if err := p.AddManifest(manifest, data); err != nil {
+				return fail(2, "coverage: %v", err)
+			}
+		}
+		p.AddTape(t, src.Frames)
+	}
+	ids := make([]string, 0, len(plugins))
+	for id, p := range plugins {
+		p.Finish()
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	list := make([]*coverage.Plugin, len(ids))
+	for i, id := range ids {
+		list[i] = plugins[id]
+	}
+	if c.Bool("json") {
+		js, err := json.MarshalIndent(list, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := e.stdout.Write(append(escape.JSON(nil, js), '\n')); err != nil {
+			return err
+		}
+	} else {
+		for i, p := range list {
+			if i > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			present.Coverage(e.stdout, p)
+		}
+	}
+	if c.IsSet("min") {
+		min := c.Float64("min")
+		var below []string
+		for _, p := range list {
+			if p.Percent() < min {
+				below = append(below, fmt.Sprintf("%s %.0f%%", p.ID, p.Percent()))
+			}
+		}
+		if len(below) > 0 {
+			return fail(1, "coverage below --min %g%%: %s", min, strings.Join(below, ", "))
+		}
+	}
+	return nil
+}
+
+// tapeManifest finds the manifest of a tape's plugin: agentty-plugin.json
+// in its working directory (a relative one is the tape folder's). The
+// plugin's id is the manifest's, else the one initialize named, else the
+// tape's file name.
+func tapeManifest(src *playback.Recording) (id, path string, data []byte, err error) {
+	dir := src.Meta.Cwd
+	if dir != "" && !filepath.IsAbs(dir) {
+		dir = filepath.Join(filepath.Dir(src.TapePath), dir)
+	}
+	if dir != "" {
+		path = filepath.Join(dir, check.ManifestFile)
+		data, err = smallfile.Read(path, smallfile.JSONCap)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			path, err = "", nil
+		case err != nil:
+			return "", "", nil, fmt.Errorf("%s: %w", path, err)
+		default:
+			if id, err = coverage.ManifestID(data); err != nil {
+				return "", "", nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+	}
+	if id == "" {
+		id = src.Meta.Plugin.ID
+	}
+	if id == "" {
+		id = strings.TrimSuffix(filepath.Base(src.TapePath), ".jsonl")
+	}
+	return id, path, data, nil
+}

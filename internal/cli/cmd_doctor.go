@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/tapedeck/tapedeck/internal/present"
+	"github.com/tapedeck/tapedeck/internal/wrap"
+	"github.com/urfave/cli/v2"
+)
+
+func (e *env) doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "doctor",
+		Usage:     "check a wrapped plugin: launcher, tapedeck, store, interpreter; say what the host will run",
+		ArgsUsage: "[DIR]",
+		Description: "Checks without starting the plugin. Exits 1 and names each problem on its\n" +
+			"own line when the host could not start the plugin through tapedeck.",
+		Action: e.doctor,
+	}
+}
+
+func (e *env) doctor(c *cli.Context) error {
+	dir, err := pluginDir(c.Command.Name, c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	r, err := wrap.Doctor(c.Context, dir, nil)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for _, ch := range r.Checks {
+		status := "ok"
+		if ch.Problem != "" {
+			status = "PROBLEM"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", status, ch.What, ch.Detail)
+	}
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "the host will run: %s\n", present.ShellJoin(r.HostArgv))
+	fmt.Fprintf(e.stdout, "  in the folder:   %s\n", present.ShellJoin([]string{r.Cwd}))
+	if r.Launch != nil {
+		fmt.Fprintf(e.stdout, "  which execs:     %s\n", present.ShellJoin(r.Launch.Argv()))
+		if r.Launch.PathFirst != "" {
+			fmt.Fprintf(e.stdout, "  with PATH:       %s first, then the host's PATH\n", present.ShellJoin([]string{r.Launch.PathFirst}))
+		}
+	}
+	problems := r.Problems()
+	if len(problems) == 0 {
+		return nil
+	}
+	for _, p := range problems {
+		fmt.Fprintf(e.stderr, "tapedeck: doctor: %s\n", p)
+	}
+	return fail(1, "doctor %s: %d problem(s): the host cannot record this plugin as it is", r.Dir, len(problems))
+}

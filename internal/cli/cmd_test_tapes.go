@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/present"
+	"github.com/tapedeck/tapedeck/internal/screen"
+	"github.com/tapedeck/tapedeck/playback"
+)
+
+func (e *env) testCommand() *cli.Command {
+	v := &replayValues{}
+	return &cli.Command{
+		Name:      "test",
+		Usage:     "replay every tape under the paths (default testdata/) and report",
+		ArgsUsage: "[PATH…]",
+		Description: "Finds tapes (*.jsonl files that start as tapes), replays them in parallel\n" +
+			"and prints one line per tape and a closing \"N passed, N failed\".\n" +
+			"A tape whose plugin's program is not installed here is skipped.",
+		Flags: append(v.flags(),
+			v.cwdFlag("run every tape's plugin in `DIR` instead of its recorded working directory"),
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "replay `N` tapes at once"},
+			&cli.StringFlag{Name: "junit", Usage: "write JUnit XML to `FILE`"},
+			&cli.StringFlag{Name: "html", Usage: "write an HTML report per tape and an index.html into `DIR`"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per tape (JSON lines) instead of text"},
+			&cli.BoolFlag{Name: "update", Usage: "write each failing tape's live run beside it as NAME.jsonl.new, for tapedeck review"},
+			&cli.BoolFlag{Name: "force", Usage: "allow --update when CI is set"},
+			&cli.BoolFlag{Name: "fail-on-skip", Usage: "a tape whose plugin's program is not installed fails instead of being skipped"},
+			&cli.StringFlag{Name: "shard", Usage: "run only shard `K/N` of the tapes (1 ≤ K ≤ N; stable by path), to split a corpus across CI jobs"},
+		),
+		Action: func(c *cli.Context) error { return e.test(c, v) },
+	}
+}
+
+func (e *env) test(c *cli.Context, v *replayValues) error {
+	args := c.Args().Slice()
+	paths := args
+	if len(paths) == 0 {
+		paths = []string{"testdata"}
+	}
+	update, asJSON := c.Bool("update"), c.Bool("json")
+	if update && e.getenv("CI") != "" && !c.Bool("force") {
+		return fail(2, "refusing --update while CI is set: golden tapes change only on purpose (add --force to override)")
+	}
+	k, n, err := playback.ParseShard(c.String("shard"))
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	tapes, err := playback.FindTapes(paths)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	if len(tapes) == 0 {
+		return fail(2, "no tapes under %s (a tape is a .jsonl file from tapedeck export)", escape.Text(strings.Join(paths, ", ")))
+	}
+	tapes = playback.Shard(tapes, k, n)
+	opts, err := v.options(nil, e.environ, c.String("store"), e.redactKey(), e.stderr, true)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	if pending, err := playback.FindPending(paths); err == nil && len(pending) > 0 && !update {
+		fmt.Fprintf(e.stderr, "tapedeck: %s awaiting review (%s): %s\n",
+			present.Count(int64(len(pending)), "pending change", "pending changes"), escape.Text(strings.Join(pending, ", ")), escape.Text(strings.TrimSpace("tapedeck review "+strings.Join(args, " "))))
+	}
+	progress := screen.Color(e.stderr) && len(tapes) > 1
+	if progress {
+		fmt.Fprintf(e.stderr, "\r\x1b[K[%d/%d] %s", 0, len(tapes), escape.Text(filepath.Base(tapes[0])))
+	}
+	// Each tape is reported as it ends; only the HTML and JUnit reports,
+	// written at the end, need every outcome kept.
+	keepResults := c.String("html") != "" || c.String("junit") != ""
+	var t tally
+	e.limitMemory(largestTapes(tapes, c.Int("jobs")))
+	err = playback.Suite(c.Context, tapes, &playback.SuiteOptions{Replay: *opts, Jobs: c.Int("jobs"), FailOnSkip: c.Bool("fail-on-skip"), Update: update}, func(i int, r *playback.TapeResult) error {
+		if progress {
+			fmt.Fprint(e.stderr, "\r\x1b[K")
+		}
+		if err := e.reportTape(r, &t, keepResults, asJSON, v.verbose); err != nil {
+			return err
+		}
+		if progress && i+1 < len(tapes) {
+			fmt.Fprintf(e.stderr, "\r\x1b[K[%d/%d] %s", i+1, len(tapes), escape.Text(filepath.Base(tapes[i+1])))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return e.finishTests(&t, args, asJSON, update, c.String("html"), c.String("junit"))
+}
+
+// finishTests prints a test run's summary and its hint, writes the HTML
+// and JUnit reports, and gives the exit status.
+func (e *env) finishTests(t *tally, args []string, asJSON, update bool, htmlDir, junit string) error {
+	summary := fmt.Sprintf("%d passed, %d failed", t.passed, t.failed)
+	if t.skipped > 0 {
+		summary += fmt.Sprintf(", %d skipped", t.skipped)
+	}
+	if !asJSON {
+		fmt.Fprintln(e.stdout, summary)
+	}
+	switch {
+	case t.updated > 0:
+		fmt.Fprintln(e.stderr, pendingHint(t.updated, args))
+	case t.differed > 0 && !asJSON && !update:
+		a := strings.Join(args, " ")
+		fmt.Fprintf(e.stdout, "to accept these changes: %s && %s\n", escape.Text(strings.TrimSpace("tapedeck test --update "+a)), escape.Text(strings.TrimSpace("tapedeck review "+a)))
+	}
+	if htmlDir != "" {
+		if err := present.TestHTML(htmlDir, t.results, summary); err != nil {
+			return fail(1, "write HTML reports: %v", err)
+		}
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(filepath.Join(htmlDir, "index.html")))
+	}
+	if junit != "" {
+		if err := present.JUnitFile(junit, t.results); err != nil {
+			return fail(1, "write JUnit: %v", err)
+		}
+		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(junit))
+	}
+	// With --update a tape whose change is now pending review is no
+	// failure of this run: the hint's "&& tapedeck review" goes on.
+	if t.failed > t.updated {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// tally counts a test run's results as they are reported.
+type tally struct {
+	passed, failed, skipped, updated int
+	differed                         int // failures that ran and differed: an update can take them
+	results                          []playback.TapeResult
+}
+
+// reportTape reports one tape's result as it ends (as JSON or text),
+// counts it, and says what an update wrote.
+func (e *env) reportTape(r *playback.TapeResult, t *tally, keep, asJSON, verbose bool) error {
+	if keep {
+		t.results = append(t.results, *r)
+	}
+	if asJSON {
+		if err := present.TapeJSON(e.stdout, r); err != nil {
+			return err
+		}
+	} else {
+		present.TapeLine(e.stdout, r, present.OutcomeOptions{Verbose: verbose})
+	}
+	switch {
+	case r.Skip != "":
+		t.skipped++
+	case r.Outcome.Same():
+		t.passed++
+	default:
+		t.failed++
+		if r.Outcome.Err == nil {
+			t.differed++
+		}
+		if r.UpdateErr != nil {
+			return fail(1, "update %s: %s", escape.Text(r.Tape), escape.Text(r.UpdateErr.Error()))
+		}
+		if r.Pending != "" {
+			t.updated++
+			fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(r.Pending))
+		}
+	}
+	return nil
+}

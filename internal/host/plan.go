@@ -1,0 +1,555 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/canon"
+	"github.com/tapedeck/tapedeck/message"
+)
+
+// stepKind is what the host does at one step of a replay.
+type stepKind uint8
+
+const (
+	sendFrame  stepKind = iota + 1 // write a recorded host frame
+	sendAnswer                     // answer a plugin request, with its live id
+	closeStdin                     // the host closed the plugin's stdin
+	sendSignal                     // the host signalled the plugin
+)
+
+// step is one host action, in recorded order. Its fields are ordered so
+// that a step takes 64 bytes: a plan holds one per host frame.
+type step struct {
+	frame *frame.Frame // the recorded frame (sendFrame, sendAnswer) or event
+	// causes are the plugin frames that came between the previous step and
+	// this one in the recording, by identity (see CauseOf). A step waits
+	// until the live plugin has produced every cause of every step up to
+	// and including it, so the plugin reads its input in the order it did
+	// in the recording, whatever it waits on in between. A recording's
+	// steps share one backing array of causes.
+	causes []string
+	call   *call // sendAnswer: the call answered
+	// script is a host script's wait before this step; nil for none.
+	script *scriptWait
+	// took and tookFromStart are how long the recording shows the plugin
+	// took to say what this step waits for: it bounds the wait (see
+	// Options.WaitFactor, and tookOf). They are not a took, so that a
+	// step packs into 64 bytes: a plan holds one a host frame.
+	took          time.Duration
+	signal        int32
+	kind          stepKind
+	tookFromStart bool
+}
+
+// scriptWait is a host script's wait before a step: this long before
+// sending, and this much silence first.
+type scriptWait struct{ pause, quiet time.Duration }
+
+// newScriptWait is the wait of a step, nil when it has none.
+func newScriptWait(pause, quiet time.Duration) *scriptWait {
+	if pause == 0 && quiet == 0 {
+		return nil
+	}
+	return &scriptWait{pause, quiet}
+}
+
+// pause is how long a host script waits before sending st.
+func (st *step) pause() time.Duration {
+	if st.script == nil {
+		return 0
+	}
+	return st.script.pause
+}
+
+// quiet is how much silence a host script waits for before sending st.
+func (st *step) quiet() time.Duration {
+	if st.script == nil {
+		return 0
+	}
+	return st.script.quiet
+}
+
+// tookOf is the recorded wait of st.
+func (st *step) tookOf() took { return took{d: st.took, fromStart: st.tookFromStart} }
+
+// took is the recorded wait of a step: the time from the previous host
+// step to the last frame the step waits for (the last of its causes or,
+// for an answer, its request). A wait that includes the plugin's start
+// (the plugin had said no frame before) is counted from the plugin's first
+// line on stdout instead: how long a program takes to start says more
+// about the machine than about the plugin.
+type took struct {
+	d         time.Duration
+	fromStart bool // counted from the plugin's first line on stdout
+}
+
+// call is a request the plugin made in the recording, with the host's
+// recorded answer.
+type call struct {
+	method string
+	params string       // the params' key, for matching (see paramsKey)
+	seq    uint64       // the recorded request's seq
+	at     int64        // the recorded request's time
+	occ    int          // the recorded request is occurrence occ of its cause
+	answer *frame.Frame // nil: the host never answered it
+	tail   []byte       // of the answer made from it (see answerTail)
+	used   bool         // a live request was matched to it
+	// lost is set once a wait gave up on its request: its answer's step
+	// does not wait for it again.
+	lost   bool
+	liveID json.RawMessage
+	unkept bool // the live request was past what the recording explains
+	// late is set once its answer step has been given up on: the answer is
+	// then sent as soon as the request comes.
+	late  bool
+	sent  bool  // its answer was sent
+	index int32 // in plan.all
+}
+
+// plan is what a recording asks of a replay.
+type plan struct {
+	steps []step
+	calls map[string][]*call // by method, in recorded order
+	all   []*call            // every call, by index (see fresh)
+	// tail are the causes after the last step: what the plugin said after
+	// the host's last frame, awaited before the replay ends; tailTook is
+	// how long that took in the recording.
+	tail     []string
+	tailTook took
+	// timed is set when the recording has times: its waits are bounded by
+	// them (a host script's are not).
+	timed bool
+	// A host script's plan also has answers matched by the live request's
+	// id, and results for requests that no answer takes.
+	script   bool
+	byID     map[string][]*call
+	fallback map[string]json.RawMessage
+	// out and err bound what the live timeline keeps of the plugin's
+	// stdout and stderr (see bound).
+	out, err bound
+	// expect are the recorded plugin's lines on stdout, in order, with
+	// their causes: a live line with the same bytes as the next ones has
+	// the same cause, without parsing it again (see runner.causeOf).
+	expect []expected
+	// frames is the recording's length, which the live timeline is made
+	// to (it grows past it only when the plugin says more), and answers
+	// the number of its host frames and answers, the size of Result.Sent.
+	frames, answers int
+}
+
+// expected is a recorded line of the plugin's stdout, classified.
+type expected struct {
+	frame *frame.Frame // the recorded line
+	cause string
+	// params is a request's params key (see paramsKey): a live request
+	// with the same bytes has the same, without reading them again.
+	params  string
+	ok      bool // it has a cause
+	request bool // it is a request: a live one is parsed, to be answered
+}
+
+// needsParse reports whether the plan needs recorded frame f parsed: a
+// line of the plugin's stdout, or a host line that may be a reply.
+func needsParse(f *frame.Frame) bool {
+	switch {
+	case f.IsEvent() || f.Dir == frame.Err:
+		return false
+	case f.Dir == frame.In:
+		return mayHaveID(f.Raw) // else a host frame of the host's own
+	}
+	return true
+}
+
+// parseFrom is the size of a recording whose lines are parsed on every
+// core (see parseAll).
+const parseFrom = 4096
+
+// parsed is what the plan keeps of one recorded line while it is made:
+// its kind and cause (interned: one string per cause, not per frame), a
+// reply's id key, and the whole message only for a request, whose params
+// pair it with a call. It is dropped once the plan is made.
+type parsed struct {
+	cause string
+	id    string           // a reply's id (message.IDKey)
+	req   *message.Message // a request
+	kind  message.Kind
+	ok    bool // it has a cause
+}
+
+// parseAll reads the recorded frames the plan needs (needsParse), on
+// every core when there are many: reading them is most of making a plan,
+// and it happens while the plugin starts. A line's envelope is read
+// without copies (message.ReadEnvelope); only a request is parsed whole.
+func parseAll(recorded []frame.Frame) []parsed {
+	out := make([]parsed, len(recorded))
+	parse := func(lo, hi int) {
+		causes := map[string]string{} // interned, this worker's
+		var key []byte
+		for i := lo; i < hi; i++ {
+			f := &recorded[i]
+			if !needsParse(f) {
+				continue
+			}
+			e := message.ReadEnvelope(f.Raw)
+			p := &out[i]
+			p.kind = e.Kind
+			switch e.Kind {
+			case message.Request:
+				m := message.Parse(f.Raw)
+				p.req = &m
+				key = append(append(key[:0], "call "...), e.Method...)
+			case message.Notification:
+				key = append(append(key[:0], "call "...), e.Method...)
+			case message.Response, message.ErrorReply:
+				p.id = message.IDKey(e.ID)
+				key = append(append(key[:0], "reply "...), p.id...)
+			default:
+				continue
+			}
+			c, ok := causes[string(key)]
+			if !ok {
+				c = string(key)
+				causes[c] = c
+			}
+			p.cause, p.ok = c, true
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(recorded)/parseFrom)
+	if workers < 2 {
+		parse(0, len(recorded))
+		return out
+	}
+	var wg sync.WaitGroup
+	chunk := (len(recorded) + workers - 1) / workers
+	for lo := 0; lo < len(recorded); lo += chunk {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parse(lo, min(lo+chunk, len(recorded)))
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// mayHaveID reports whether raw may hold an "id" member: without the
+// bytes "id" in quotes, or an escape that could spell them, it cannot.
+func mayHaveID(raw []byte) bool {
+	return bytes.Contains(raw, []byte(`"id"`)) || bytes.IndexByte(raw, '\\') >= 0
+}
+
+// CauseOf is how replay identifies a plugin frame across runs: a reply by
+// the id of the host request it answers ("reply " + id), a request or a
+// notification by its method ("call " + method), counted by occurrence.
+// Frames of other kinds (stray output, blank lines) cause nothing: the host
+// ignores them. ok is false for those.
+func CauseOf(m *message.Message) (cause string, ok bool) {
+	switch m.Kind {
+	case message.Request, message.Notification:
+		return "call " + m.Method, true
+	case message.Response, message.ErrorReply:
+		return "reply " + m.IDKey(), true
+	}
+	return "", false
+}
+
+// makePlan reads the recording: host frames that are not answers become
+// steps, each with the plugin frames that preceded it as its causes; the
+// plugin's requests, paired with the host's answers by id, become calls
+// whose answers are steps too, sent once the live plugin has made the
+// request. Pairing does not trust order: a host that pipes its input can
+// have an answer on the plugin's stdin before the plugin has even asked.
+func makePlan(recorded []frame.Frame) *plan {
+	p := &plan{calls: map[string][]*call{}, out: boundOf(recorded, frame.Out), err: boundOf(recorded, frame.Err), frames: len(recorded)}
+	replies := map[string][]*frame.Frame{} // host answers by id, in order
+	type req struct {
+		c  *call
+		id string
+	}
+	var reqs []req
+	msgs := parseAll(recorded)
+	nOut := 0
+	for i := range recorded {
+		if f := &recorded[i]; f.Dir == frame.Out && !f.IsEvent() {
+			nOut++
+		}
+	}
+	p.expect = make([]expected, 0, nOut)
+	occ := map[string]int{} // frames of each cause so far
+	firstAt := int64(-1)    // the plugin's first line on stdout
+	nCauses, nSteps := 0, 0 // the plugin's frames with a cause, the host's frames and events
+	for i := range recorded {
+		f := &recorded[i]
+		if f.At != 0 {
+			p.timed = true
+		}
+		if firstAt < 0 && f.Dir == frame.Out && !f.IsEvent() {
+			firstAt = f.At
+		}
+		if f.IsEvent() || f.Dir == frame.In {
+			nSteps++
+		}
+		if !needsParse(f) {
+			continue
+		}
+		m := &msgs[i]
+		if f.Dir == frame.Out {
+			if m.ok {
+				occ[m.cause]++
+				nCauses++
+			}
+			if f.Cut == nil {
+				p.expect = append(p.expect, expected{frame: f, cause: m.cause, ok: m.ok, request: m.kind == message.Request})
+			}
+		}
+		switch {
+		case f.Dir == frame.Out && m.kind == message.Request:
+			c := p.addCall(call{method: m.req.Method, params: paramsKey(m.req.Params), seq: f.Seq, at: f.At, occ: occ[m.cause]})
+			if f.Cut == nil {
+				p.expect[len(p.expect)-1].params = c.params
+			}
+			p.calls[c.method] = append(p.calls[c.method], c)
+			reqs = append(reqs, req{c, m.req.IDKey()})
+		case f.Dir == frame.In && m.kind.IsReply():
+			replies[m.id] = append(replies[m.id], f)
+		}
+	}
+	answered := map[*frame.Frame]*call{}
+	for _, r := range reqs {
+		if q := replies[r.id]; len(q) > 0 {
+			r.c.answer, replies[r.id] = q[0], q[1:]
+			answered[q[0]] = r.c
+		}
+	}
+
+	// The causes of all steps, in order, in one array made to size: each
+	// step's are a piece of it (pending: the causes since the last step).
+	arena := make([]string, 0, nCauses)
+	pending := arena
+	p.steps = make([]step, 0, nSteps)
+	// The recorded wait of a step runs from the previous step (prevAt) to
+	// the last frame it waits for (lastAt, -1: none).
+	var prevAt int64
+	lastAt := int64(-1)
+	spoke := false // the plugin said a frame before the steps so far
+	tookFor := func(lastAt int64) took {
+		t := took{fromStart: !spoke}
+		from := prevAt
+		if t.fromStart {
+			from = firstAt
+		}
+		if lastAt > from {
+			t.d = time.Duration(lastAt - from)
+		}
+		return t
+	}
+	add := func(s step) {
+		if s.kind == sendAnswer && s.call.at > lastAt {
+			lastAt = s.call.at
+		}
+		t := tookFor(lastAt)
+		s.took, s.tookFromStart = t.d, t.fromStart
+		if s.kind == sendFrame || s.kind == sendAnswer {
+			p.answers++
+		}
+		if len(pending) > 0 {
+			spoke = true
+		}
+		s.causes = pending[:len(pending):len(pending)]
+		arena = arena[:len(arena)+len(pending)]
+		pending = arena[len(arena):]
+		prevAt, lastAt = s.frame.At, -1
+		p.steps = append(p.steps, s)
+	}
+	for i := range recorded {
+		f := &recorded[i]
+		switch {
+		case f.Event == frame.EventEOF:
+			add(step{kind: closeStdin, frame: f})
+		case f.Event == frame.EventSignal:
+			if n := frame.SignalNumber(f.Signal()); n > 0 {
+				add(step{kind: sendSignal, frame: f, signal: int32(n)})
+			}
+		case f.IsEvent():
+		case f.Dir == frame.Out:
+			if m := &msgs[i]; m.ok {
+				pending = append(pending, m.cause) // within arena's capacity
+				lastAt = f.At
+			}
+		case f.Dir == frame.In:
+			if c, ok := answered[f]; ok {
+				add(step{kind: sendAnswer, frame: f, call: c})
+				continue
+			}
+			if msgs[i].kind.IsReply() {
+				continue // an answer to nothing the plugin asked: never sent
+			}
+			add(step{kind: sendFrame, frame: f})
+		}
+	}
+	p.tail, p.tailTook = pending[:len(pending):len(pending)], tookFor(lastAt)
+	p.readAnswers()
+	return p
+}
+
+// addCall makes c one of p's calls.
+func (p *plan) addCall(c call) *call {
+	c.index = int32(len(p.all))
+	n := &c
+	p.all = append(p.all, n)
+	return n
+}
+
+// fresh is p for one more replay: what a replay marks on its calls
+// (matched, sent, given up on) starts over, on copies; the rest is shared.
+func (p *plan) fresh() *plan {
+	q := *p
+	calls := make([]call, len(p.all))
+	q.all = make([]*call, len(p.all))
+	for i, c := range p.all {
+		calls[i] = *c
+		q.all[i] = &calls[i]
+	}
+	remap := func(m map[string][]*call) map[string][]*call {
+		if m == nil {
+			return nil
+		}
+		out := make(map[string][]*call, len(m))
+		for k, cs := range m {
+			ds := make([]*call, len(cs))
+			for i, c := range cs {
+				ds[i] = q.all[c.index]
+			}
+			out[k] = ds
+		}
+		return out
+	}
+	q.calls, q.byID = remap(p.calls), remap(p.byID)
+	q.steps = slices.Clone(p.steps)
+	for i := range q.steps {
+		if c := q.steps[i].call; c != nil {
+			q.steps[i].call = q.all[c.index]
+		}
+	}
+	return &q
+}
+
+// paramsKey is what params are matched by: their canonical spelling
+// (package canon, by which diff also compares frames), "" for none, and
+// the bytes as they are when they are not JSON.
+func paramsKey(raw json.RawMessage) string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return ""
+	}
+	var buf [256]byte
+	if k, ok := canon.Append(buf[:0], raw); ok {
+		return string(k)
+	}
+	return string(raw)
+}
+
+// match takes the recorded call that answers a live request: a script's
+// answer for its id, else the first unused call of that method with equal
+// params, else the first unused one. differs reports that the params did
+// not match. known, when set, is the recorded line the live request is
+// byte for byte, whose params key it has.
+func (p *plan) match(id json.RawMessage, method string, params json.RawMessage, known *expected) (c *call, differs bool) {
+	for _, c := range p.byID[message.IDKey(id)] {
+		if !c.used {
+			c.used, c.method = true, method
+			return c, false
+		}
+	}
+	if p.script {
+		for _, c := range p.calls[method] {
+			if !c.used {
+				c.used = true
+				return c, false
+			}
+		}
+		return nil, false
+	}
+	var want string
+	if known != nil {
+		want = known.params // the same bytes as a recorded request's
+	} else {
+		want = paramsKey(params)
+	}
+	var first *call
+	for _, c := range p.calls[method] {
+		if c.used {
+			continue
+		}
+		if c.params == want {
+			c.used = true
+			return c, false
+		}
+		if first == nil {
+			first = c
+		}
+	}
+	if first != nil {
+		first.used = true
+		return first, true
+	}
+	return nil, false
+}
+
+// answerWith is the host's answer to a live request, with the live id, in
+// the host's compact member order: tail is the recorded answer's (see
+// answerTail).
+func answerWith(tail []byte, liveID json.RawMessage) []byte {
+	const head = `{"jsonrpc":"2.0","id":`
+	b := make([]byte, 0, len(head)+len(liveID)+len(tail))
+	return append(append(append(b, head...), liveID...), tail...)
+}
+
+// answerTail is what follows the id in the answer made from a recorded
+// one: its error, else its result (null when it has none), and the brace.
+func answerTail(recorded *frame.Frame) []byte {
+	var obj map[string]json.RawMessage
+	json.Unmarshal(bytes.TrimSuffix(recorded.Raw, []byte("\r")), &obj)
+	var b bytes.Buffer
+	if e, ok := obj["error"]; ok && string(e) != "null" {
+		b.WriteString(`,"error":`)
+		b.Write(e)
+	} else {
+		b.WriteString(`,"result":`)
+		if r, ok := obj["result"]; ok {
+			b.Write(r)
+		} else {
+			b.WriteString("null")
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// readAnswers makes each answered call's answer tail, once for every
+// replay of the plan.
+func (p *plan) readAnswers() {
+	for _, c := range p.all {
+		if c.answer != nil {
+			c.tail = answerTail(c.answer)
+		}
+	}
+}
+
+// unmatchedAnswer is the error a live request gets when the recording has
+// nothing to answer it with.
+func unmatchedAnswer(method string, liveID json.RawMessage) []byte {
+	msg, _ := json.Marshal("tapedeck replay: the recording has no answer for " + method)
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(liveID)
+	b.WriteString(`,"error":{"code":-32601,"message":`)
+	b.Write(msg)
+	b.WriteString(`}}`)
+	return b.Bytes()
+}

@@ -1,0 +1,686 @@
+package htmlreport
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/message"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Finding is one result of tapedeck check, marked on its frame.
+type Finding struct {
+	Seq     uint64 // the frame concerned; 0 for the session as a whole
+	Level   string // error, warning, info
+	Rule    string // the rule's stable id
+	Method  string // the method concerned, "" when none
+	Message string // one line: what is wrong and what the host does
+	Path    string // where inside the message, "" for the whole line
+}
+
+// ReplayInput is what a replay report shows.
+type ReplayInput struct {
+	// Name is what was replayed: the tape's path or the session's id.
+	Name string
+	// Meta and Recorded are the recording; Live is the replay's timeline
+	// (nil when the replay could not run).
+	Meta     *frame.Session
+	Recorded []frame.Frame
+	Live     []frame.Frame
+	// Diff compares Recorded with Live.
+	Diff diff.Result
+	// Notes says what did not go as recorded; Unmatched lists the plugin's
+	// requests the recording had no answer for.
+	Notes     []string
+	Unmatched []string
+	Elapsed   time.Duration
+	// Err is why the replay could not run, "" when it ran.
+	Err string
+}
+
+// IndexEntry is one line of an index page: a tape and its report.
+type IndexEntry struct {
+	Name   string // the tape
+	Href   string // its report, relative to the index; "" when there is none
+	Status string // ok, fail, skip or error (could not run)
+	Detail string // one line: the verdict, or why it was skipped
+}
+
+// Frames calls fn with a session's frames in order, stopping at fn's first
+// error, which it returns. The frame is valid only during the call. A
+// store's Frames method, bound to one session, is one.
+type Frames func(fn func(*frame.Frame) error) error
+
+// Slice is Frames over frames held in memory.
+func Slice(frames []frame.Frame) Frames {
+	return func(fn func(*frame.Frame) error) error {
+		for i := range frames {
+			if err := fn(&frames[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// Session writes the report of one session to w: its timeline, its panels
+// and the findings given (nil for none). meta may be nil. It reads frames
+// twice (once to pair each request with its response, once to write) and
+// streams the page: it holds one frame at a time and four bytes per frame,
+// never the whole timeline, so a session of millions of frames is written
+// in little memory.
+func Session(w io.Writer, meta *frame.Session, frames Frames, findings []Finding) error {
+	tl := newTimeline()
+	if err := frames(func(f *frame.Frame) error { tl.pair(f); return nil }); err != nil {
+		return fmt.Errorf("read frames: %w", err)
+	}
+	head, tail, err := pageParts("tapedeck · session "+sessionName(meta), "session")
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	title, _ := json.Marshal("tapedeck · session " + sessionName(meta))
+	metaJS, err := json.Marshal(meta)
+	if err != nil {
+		return fmt.Errorf("encode report data: %w", err)
+	}
+	buf := fmt.Appendf(nil, `{"kind":"session","title":%s,"meta":%s,"frames":[`, title, metaJS)
+	// Findings are marked on their frames by index: give each its frame's
+	// index as the frames go by (the first frame of its seq), walking the
+	// findings in the order of their seqs.
+	index := make([]int32, len(findings))
+	bySeq := make([]int32, 0, len(findings))
+	for i := range findings {
+		index[i] = -1
+		if findings[i].Seq != 0 {
+			bySeq = append(bySeq, int32(i))
+		}
+	}
+	slices.SortStableFunc(bySeq, func(a, b int32) int { return cmp.Compare(findings[a].Seq, findings[b].Seq) })
+	next := 0
+	tl.rewind()
+	err = frames(func(f *frame.Frame) error {
+		i := tl.n
+		for next < len(bySeq) && findings[bySeq[next]].Seq < f.Seq {
+			next++ // a seq no frame has
+		}
+		for k := next; k < len(bySeq) && findings[bySeq[k]].Seq == f.Seq; k++ {
+			if index[bySeq[k]] < 0 {
+				index[bySeq[k]] = int32(i)
+			}
+		}
+		d := tl.entry(f)
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		js, err := json.Marshal(&d)
+		if err != nil {
+			return fmt.Errorf("encode frame %d: %w", f.Seq, err)
+		}
+		buf = append(buf, js...)
+		if len(buf) >= 64<<10 {
+			_, err = w.Write(buf)
+			buf = buf[:0]
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	buf = append(buf, ']')
+	if len(findings) > 0 {
+		buf = append(buf, `,"findings":[`...)
+		for i, f := range findings {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			js, err := json.Marshal(findingData{Seq: f.Seq, Index: int(index[i]), Level: f.Level, Rule: f.Rule, Method: f.Method, Message: f.Message, Path: f.Path})
+			if err != nil {
+				return fmt.Errorf("encode report data: %w", err)
+			}
+			buf = append(buf, js...)
+			if len(buf) >= 64<<10 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+		buf = append(buf, ']')
+	}
+	buf = append(buf, '}')
+	if _, err := w.Write(buf); err != nil {
+		return err
+	}
+	_, err = w.Write(tail)
+	return err
+}
+
+// Replay writes the report of one replay to w: the summary, each difference
+// with both sides, and both timelines.
+func Replay(w io.Writer, r ReplayInput) error {
+	name := r.Name
+	if name == "" {
+		name = sessionName(r.Meta)
+	}
+	rd := &replayData{
+		Name:      name,
+		Same:      r.Err == "" && r.Diff.Same(),
+		Compared:  r.Diff.Compared,
+		ElapsedMS: r.Elapsed.Milliseconds(),
+		Notes:     r.Notes,
+		Unmatched: r.Unmatched,
+		Error:     r.Err,
+		Ran:       r.Live != nil || r.Err == "",
+		Live:      timeline(r.Live),
+		Diffs:     []diffData{},
+	}
+	recIndex, liveIndex := indexBySeq(r.Recorded), indexBySeq(r.Live)
+	for _, d := range r.Diff.Differences {
+		rd.Diffs = append(rd.Diffs, differenceData(d, recIndex, liveIndex))
+	}
+	p := &pageData{Kind: "replay", Meta: r.Meta, Frames: timeline(r.Recorded), Replay: rd}
+	p.Title = "tapedeck · replay of " + name
+	return writePage(w, p)
+}
+
+// Index writes a page that links the reports of a test run.
+func Index(w io.Writer, title string, entries []IndexEntry) error {
+	css, err := assets.ReadFile("assets/report.css")
+	if err != nil {
+		return fmt.Errorf("read report assets: %w", err)
+	}
+	t, err := template.ParseFS(assets, "assets/index.html")
+	if err != nil {
+		return fmt.Errorf("parse index template: %w", err)
+	}
+	v := struct {
+		Title   string
+		CSS     template.CSS
+		Entries []IndexEntry
+	}{title, template.CSS(css), entries}
+	if err := t.Execute(w, v); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	return nil
+}
+
+func sessionName(meta *frame.Session) string {
+	switch {
+	case meta == nil:
+		return "(no metadata)"
+	case meta.Name != "" && meta.ID != "":
+		return meta.Name + " (" + meta.ID + ")"
+	case meta.Name != "":
+		return meta.Name
+	}
+	return meta.ID
+}
+
+// pageData is the JSON the page's script renders.
+type pageData struct {
+	Kind     string         `json:"kind"` // session or replay
+	Title    string         `json:"title"`
+	Meta     *frame.Session `json:"meta"`
+	Frames   []frameData    `json:"frames"`
+	Findings []findingData  `json:"findings,omitempty"`
+	Replay   *replayData    `json:"replay,omitempty"`
+}
+
+// frameData is one timeline entry, with short member names: a session can
+// hold 100,000 of them.
+type frameData struct {
+	S uint64 `json:"s"`           // seq
+	T int64  `json:"t"`           // at, nanoseconds since the start
+	D string `json:"d"`           // in, out, err, or ev for a lifecycle event
+	K string `json:"k"`           // kind: request, notification, response, error, stray, blank, stderr, event
+	M string `json:"m,omitempty"` // method; a response carries its request's
+	I string `json:"i,omitempty"` // the id as written
+	R string `json:"r,omitempty"` // the line's text (with \xNN escapes when B)
+	// B marks a line that is not valid UTF-8: R shows its bytes with
+	// escapes, U is what the host parses (invalid bytes replaced).
+	B bool   `json:"b,omitempty"`
+	U string `json:"u,omitempty"`
+	J bool   `json:"j,omitempty"` // the line is a JSON value
+	P int    `json:"p,omitempty"` // 1 + the index of the request or response it pairs with; 0 for none
+	L int64  `json:"l,omitempty"` // on a response: nanoseconds since its request
+	E string `json:"e,omitempty"` // an event, described
+	N bool   `json:"n,omitempty"` // a last line without a newline
+	C int64  `json:"c,omitempty"` // a line stored cut: its full length
+	X string `json:"x,omitempty"` // why a line is stray
+}
+
+type findingData struct {
+	Seq     uint64 `json:"seq"`
+	Index   int    `json:"index"` // the frame's index in frames, -1 when none
+	Level   string `json:"level"`
+	Rule    string `json:"rule"`
+	Method  string `json:"method,omitempty"`
+	Message string `json:"message"`
+	Path    string `json:"path,omitempty"`
+}
+
+type replayData struct {
+	Name      string      `json:"name"`
+	Same      bool        `json:"same"`
+	Ran       bool        `json:"ran"`
+	Compared  [2]int      `json:"compared"`
+	ElapsedMS int64       `json:"elapsedMs"`
+	Notes     []string    `json:"notes,omitempty"`
+	Unmatched []string    `json:"unmatched,omitempty"`
+	Error     string      `json:"error,omitempty"`
+	Live      []frameData `json:"live"`
+	Diffs     []diffData  `json:"diffs"`
+}
+
+type diffData struct {
+	Kind    string       `json:"kind"`
+	Dir     string       `json:"dir,omitempty"`
+	Method  string       `json:"method,omitempty"`
+	What    string       `json:"what"`
+	Rec     *sideData    `json:"rec,omitempty"`
+	Live    *sideData    `json:"live,omitempty"`
+	Changes []changeData `json:"changes,omitempty"`
+	Lines   []diffLine   `json:"lines,omitempty"`
+	// Panel marks a ui/setPanel call: the page draws both panels, with the
+	// elements at Outline (paths as in data-path) outlined.
+	Panel   bool     `json:"panel,omitempty"`
+	Outline []string `json:"outline,omitempty"`
+}
+
+type sideData struct {
+	Seq   uint64 `json:"seq"`
+	Index int    `json:"index"` // in its timeline's frames; -1 when not there
+	Pos   int    `json:"pos"`   // among the compared frames, from 1
+	Raw   string `json:"raw"`
+	B     bool   `json:"b,omitempty"`
+	U     string `json:"u,omitempty"`
+}
+
+type changeData struct {
+	Path string `json:"path"`
+	Old  string `json:"old"`
+	New  string `json:"new"`
+}
+
+// timeline derives what the page shows of each frame: kind, method, id,
+// the request a response answers and its latency.
+func timeline(frames []frame.Frame) []frameData {
+	tl := newTimeline()
+	for i := range frames {
+		tl.pair(&frames[i])
+	}
+	tl.rewind()
+	out := make([]frameData, len(frames))
+	for i := range frames {
+		out[i] = tl.entry(&frames[i])
+	}
+	return out
+}
+
+// timeliner derives the timeline entries of a session's frames in two
+// passes: pair sees every frame once, to learn which response answers
+// each request (a request's entry names its response, which comes later);
+// then, after rewind, entry makes each frame's entry in order. It keeps
+// four bytes per frame and the requests not yet answered.
+type timeliner struct {
+	n       int
+	answer  []int32 // 1 + the index of the response to the request at each index, 0 for none
+	pending map[pendKey]pendingReq
+}
+
+type pendKey struct {
+	dir frame.Dir // the direction the request went
+	id  string
+}
+
+type pendingReq struct {
+	i      int
+	at     int64
+	method string
+}
+
+func newTimeline() *timeliner { return &timeliner{pending: map[pendKey]pendingReq{}} }
+
+func (t *timeliner) rewind() {
+	t.n = 0
+	clear(t.pending)
+}
+
+// pair notes which response answers which request.
+func (t *timeliner) pair(f *frame.Frame) {
+	i := t.n
+	t.n++
+	t.answer = append(t.answer, 0)
+	if f.IsEvent() || f.Dir == frame.Err {
+		return
+	}
+	m := message.Parse(f.Raw)
+	switch {
+	case m.Kind == message.Request:
+		t.pending[pendKey{f.Dir, m.IDKey()}] = pendingReq{i: i}
+	case m.IsReply():
+		k := pendKey{opposite(f.Dir), m.IDKey()}
+		if q, ok := t.pending[k]; ok {
+			delete(t.pending, k)
+			t.answer[q.i] = int32(i + 1)
+		}
+	}
+}
+
+// entry is the timeline entry of the next frame.
+func (t *timeliner) entry(f *frame.Frame) frameData {
+	i := t.n
+	t.n++
+	var d frameData
+	d.S, d.T = f.Seq, f.At
+	if f.IsEvent() {
+		d.D, d.K, d.E = "ev", "event", f.Describe()
+		return d
+	}
+	d.D = f.Dir.String()
+	d.R, d.B = text(f.Raw)
+	if d.B {
+		d.U = strings.ToValidUTF8(string(f.Raw), "\uFFFD")
+	}
+	d.N = f.NoEOL
+	if f.Cut != nil {
+		d.C = f.Cut.Len
+	}
+	if f.Dir == frame.Err {
+		d.K = "stderr"
+		return d
+	}
+	m := message.Parse(f.Raw)
+	d.K, d.M, d.X = m.Kind.String(), m.Method, m.Problem
+	line := bytes.TrimSuffix(f.Raw, []byte("\r"))
+	if d.B {
+		line = []byte(d.U)
+	}
+	d.J = m.Kind != message.Blank && json.Valid(line)
+	if len(m.ID) > 0 {
+		d.I = string(m.ID)
+	}
+	switch {
+	case m.Kind == message.Request:
+		if i < len(t.answer) {
+			d.P = int(t.answer[i])
+		}
+		t.pending[pendKey{f.Dir, m.IDKey()}] = pendingReq{i: i, at: f.At, method: m.Method}
+	case m.IsReply():
+		k := pendKey{opposite(f.Dir), m.IDKey()}
+		if q, ok := t.pending[k]; ok {
+			delete(t.pending, k)
+			d.P = q.i + 1
+			d.L = f.At - q.at
+			d.M = q.method
+		}
+	}
+	return d
+}
+
+func opposite(d frame.Dir) frame.Dir {
+	if d == frame.In {
+		return frame.Out
+	}
+	return frame.In
+}
+
+// text is a line as text: itself when it is valid UTF-8, else with each
+// invalid byte written \xNN (and each backslash doubled), escaped true.
+func text(raw []byte) (s string, escaped bool) {
+	if utf8.Valid(raw) {
+		return string(raw), false
+	}
+	var b strings.Builder
+	for len(raw) > 0 {
+		r, n := utf8.DecodeRune(raw)
+		switch {
+		case n == 1 && r == utf8.RuneError:
+			fmt.Fprintf(&b, `\x%02x`, raw[0])
+		case r == '\\':
+			b.WriteString(`\\`)
+		default:
+			b.Write(raw[:n])
+		}
+		raw = raw[n:]
+	}
+	return b.String(), true
+}
+
+func indexBySeq(frames []frame.Frame) map[uint64]int {
+	m := make(map[uint64]int, len(frames))
+	for i := range frames {
+		m[frames[i].Seq] = i
+	}
+	return m
+}
+
+// differenceData is one difference as the page shows it: both sides, the
+// changed paths, the pretty JSON aligned line by line, and for ui/setPanel
+// the elements to outline.
+func differenceData(d diff.Difference, recIndex, liveIndex map[uint64]int) diffData {
+	dd := diffData{Kind: string(d.Kind), Dir: d.Dir, Method: d.Method, What: d.What}
+	dd.Rec = sideOf(d.Recorded, recIndex)
+	dd.Live = sideOf(d.Live, liveIndex)
+	for _, c := range d.Changes {
+		dd.Changes = append(dd.Changes, changeData{Path: c.Path, Old: c.Old, New: c.New})
+	}
+	var a, b string
+	if d.Recorded != nil {
+		a = d.Recorded.Pretty
+	}
+	if d.Live != nil {
+		b = d.Live.Pretty
+	}
+	if d.Recorded != nil || d.Live != nil {
+		dd.Lines = lineDiff(a, b)
+	}
+	dd.Panel = isSetPanel(d.Recorded) || isSetPanel(d.Live)
+	if dd.Panel {
+		switch d.Kind {
+		case diff.Changed:
+			seen := map[string]bool{}
+			for _, c := range d.Changes {
+				if p, ok := elementPath(c.Segments); ok && !seen[p] {
+					seen[p] = true
+					dd.Outline = append(dd.Outline, p)
+				}
+			}
+		case diff.Missing, diff.Extra:
+			dd.Outline = []string{"tree"}
+		}
+	}
+	return dd
+}
+
+func sideOf(s *diff.Side, index map[uint64]int) *sideData {
+	if s == nil {
+		return nil
+	}
+	sd := &sideData{Seq: s.Seq, Pos: s.Index, Index: -1}
+	if i, ok := index[s.Seq]; ok {
+		sd.Index = i
+	}
+	sd.Raw, sd.B = text([]byte(s.Raw))
+	if sd.B {
+		sd.U = strings.ToValidUTF8(s.Raw, "\uFFFD")
+	}
+	return sd
+}
+
+func isSetPanel(s *diff.Side) bool {
+	if s == nil {
+		return false
+	}
+	m := message.Parse([]byte(s.Raw))
+	return m.IsCall() && m.Method == "ui/setPanel"
+}
+
+// elementPath turns the segments of a changed path in a ui/setPanel
+// message ("params", "tree", "children", "[2]", "label") into the page's
+// data-path spelling ("tree.children[2].label"); ok is false for a path
+// outside the tree. A change to params as a whole outlines the whole tree.
+func elementPath(segs []string) (string, bool) {
+	switch {
+	case len(segs) == 0, segs[0] != "params":
+		return "", false
+	case len(segs) == 1:
+		return "tree", true
+	case segs[1] != "tree":
+		return "", false
+	}
+	var b strings.Builder
+	for i, s := range segs[1:] {
+		if i > 0 && !strings.HasPrefix(s, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String(), true
+}
+
+// dataMark stands for the page's data while the template is rendered, so
+// that the data can be streamed between the two halves.
+const dataMark = "/*tapedeck:data*/"
+
+// pageParts renders the page around its data: what comes before the data
+// and what comes after. The data is JSON written with encoding/json's HTML
+// escaping (see writePage).
+func pageParts(title, kind string) (head, tail []byte, err error) {
+	var page bytes.Buffer
+	if err := renderPage(&page, title, kind, dataMark); err != nil {
+		return nil, nil, err
+	}
+	head, tail, ok := bytes.Cut(page.Bytes(), []byte(dataMark))
+	if !ok {
+		return nil, nil, fmt.Errorf("write report: the page template has no place for the data")
+	}
+	return head, tail, nil
+}
+
+// writePage renders the page: the template, the CSS and the script from
+// assets, and p as JSON in a script element of type application/json.
+//
+// encoding/json escapes <, > and & as \u003c, \u003e and \u0026, and
+// U+2028 and U+2029 always, so no frame content can end the script element
+// or start markup; the page's Content-Security-Policy allows only the
+// page's own script (by hash) and no network at all.
+func writePage(w io.Writer, p *pageData) error {
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(true)
+	if err := enc.Encode(p); err != nil {
+		return fmt.Errorf("encode report data: %w", err)
+	}
+	return renderPage(w, p.Title, p.Kind, string(bytes.TrimSuffix(data.Bytes(), []byte("\n"))))
+}
+
+// renderPage renders the page template with data (JSON) as the page's data.
+func renderPage(w io.Writer, title, kind, data string) error {
+	css, err := assets.ReadFile("assets/report.css")
+	if err != nil {
+		return fmt.Errorf("read report assets: %w", err)
+	}
+	page, err := assets.ReadFile("assets/report.js")
+	if err != nil {
+		return fmt.Errorf("read report assets: %w", err)
+	}
+	js, err := Script(page)
+	if err != nil {
+		return err
+	}
+	t, err := template.ParseFS(assets, "assets/page.html")
+	if err != nil {
+		return fmt.Errorf("parse page template: %w", err)
+	}
+	sum := sha256.Sum256(js)
+	v := struct {
+		Title string
+		Kind  string
+		CSP   string
+		CSS   template.CSS
+		JS    template.JS
+		Data  template.JS
+	}{
+		Title: title,
+		Kind:  kind,
+		CSP:   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'",
+		CSS:   template.CSS(css),
+		JS:    template.JS(js),
+		Data:  template.JS(data),
+	}
+	if err := t.Execute(w, v); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+// Script is the script of a page that draws panels or timelines: the
+// shared panel renderer (assets/panel.js: helpers, UI trees, badge,
+// toasts) and timeline (assets/timeline.js), then the page's own code, in
+// one strict function scope. The report and the playground both draw
+// with it, so there is one copy of each.
+func Script(page []byte) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("(function () {\n  'use strict';\n")
+	for _, name := range []string{"assets/panel.js", "assets/timeline.js"} {
+		part, err := assets.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("read report assets: %w", err)
+		}
+		b.Write(part)
+		b.WriteByte('\n')
+	}
+	b.Write(page)
+	b.WriteString("\n})();\n")
+	return b.Bytes(), nil
+}
+
+// CSS is the style sheet of the report, which the playground's page uses
+// too (panels, timeline, findings).
+func CSS() ([]byte, error) {
+	css, err := assets.ReadFile("assets/report.css")
+	if err != nil {
+		return nil, fmt.Errorf("read report assets: %w", err)
+	}
+	return css, nil
+}
+
+// Live derives timeline entries one frame at a time, as a session happens
+// (the playground's live timeline): a response's entry names its request
+// (P) and latency (L) as in a report; a request's entry cannot name its
+// response yet, so a page sets it when the response comes.
+type Live struct{ tl *timeliner }
+
+// NewLive returns a Live for a new session.
+func NewLive() *Live { return &Live{tl: newTimeline()} }
+
+// Entry is the timeline entry of the session's next frame, as JSON in
+// the report's own shape (the page's script reads it as it reads a
+// report's frames).
+func (l *Live) Entry(f *frame.Frame) (json.RawMessage, error) {
+	d := l.tl.entry(f)
+	js, err := json.Marshal(&d)
+	if err != nil {
+		return nil, fmt.Errorf("encode frame %d: %w", f.Seq, err)
+	}
+	return js, nil
+}

@@ -1,0 +1,392 @@
+package playground
+
+// The page's server: the guard every request passes, the page, the event
+// stream, the host's actions.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tapedeck/tapedeck/internal/htmlreport"
+	"github.com/tapedeck/tapedeck/internal/loopback"
+)
+
+// maxAction bounds one action's body (an answer the page edits may be
+// large).
+const maxAction = 4 << 20
+
+//go:embed assets
+var assets embed.FS
+
+// guard lets a request through only when it comes to this playground by
+// its own name (Host is 127.0.0.1:PORT or localhost:PORT: a page of
+// another site that rebinds its DNS name to 127.0.0.1 sends its own name),
+// from its own page (Origin, when sent, is this server), with the token.
+// Anything else gets 403 and nothing else.
+func (s *server) guard(next loopback.Handler) loopback.Handler {
+	_, port, _ := strings.Cut(s.addr, ":")
+	hosts := map[string]bool{"127.0.0.1:" + port: true, "localhost:" + port: true}
+	return func(w *loopback.Response, req *loopback.Request) {
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-store")
+		switch {
+		case !hosts[req.Host]:
+			loopback.Error(w, "tapedeck play: refused: this server answers to 127.0.0.1:"+port+" only", 403)
+			return
+		case !s.sameOrigin(req, hosts):
+			loopback.Error(w, "tapedeck play: refused: a request from another origin", 403)
+			return
+		case !s.hasToken(req):
+			loopback.Error(w, "tapedeck play: refused: no token, or the wrong one (open the URL tapedeck play printed)", 403)
+			return
+		}
+		next(w, req)
+	}
+}
+
+// routes sends each request to what answers it: the page, its event
+// stream, its actions.
+func (s *server) routes(page *pageData) loopback.Handler {
+	type route struct {
+		method string
+		serve  loopback.Handler
+	}
+	table := map[string]route{
+		"/":       {"GET", func(w *loopback.Response, _ *loopback.Request) { s.servePage(w, page) }},
+		"/events": {"GET", s.events},
+		"/api":    {"POST", s.api},
+	}
+	return func(w *loopback.Response, req *loopback.Request) {
+		r, ok := table[req.Path]
+		switch {
+		case !ok:
+			loopback.Error(w, "404 page not found", 404)
+		case req.Method != r.method:
+			w.Header().Set("Allow", r.method)
+			loopback.Error(w, "method not allowed", 405)
+		default:
+			r.serve(w, req)
+		}
+	}
+}
+
+func (s *server) sameOrigin(req *loopback.Request, hosts map[string]bool) bool {
+	o := req.Header.Get("Origin")
+	if o == "" {
+		// A browser sends Origin with every POST and EventSource of
+		// another page; Sec-Fetch-Site says the rest.
+		site := req.Header.Get("Sec-Fetch-Site")
+		return site == "" || site == "same-origin" || site == "none"
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Scheme == "http" && hosts[u.Host]
+}
+
+func (s *server) hasToken(req *loopback.Request) bool {
+	t := req.Header.Get("X-Tapedeck-Token")
+	if t == "" {
+		t = req.Query("token")
+	}
+	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
+}
+
+// pageData is the page: the template filled with the report's style
+// sheet and the shared script around the playground's own code.
+type pageData struct {
+	html []byte
+}
+
+func (s *server) page() (*pageData, error) {
+	own, err := assets.ReadFile("assets/play.js")
+	if err != nil {
+		return nil, fmt.Errorf("read playground assets: %w", err)
+	}
+	js, err := htmlreport.Script(own)
+	if err != nil {
+		return nil, err
+	}
+	css, err := htmlreport.CSS()
+	if err != nil {
+		return nil, err
+	}
+	playCSS, err := assets.ReadFile("assets/play.css")
+	if err != nil {
+		return nil, fmt.Errorf("read playground assets: %w", err)
+	}
+	t, err := template.ParseFS(assets, "assets/play.html")
+	if err != nil {
+		return nil, fmt.Errorf("parse the playground's page: %w", err)
+	}
+	sum := sha256.Sum256(js)
+	title := "tapedeck play · " + s.plugin.ID
+	var b bytes.Buffer
+	err = t.Execute(&b, struct {
+		Title string
+		CSP   string
+		CSS   template.CSS
+		JS    template.JS
+	}{
+		Title: title,
+		CSP:   "default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+		CSS:   template.CSS(append(append(css, '\n'), playCSS...)),
+		JS:    template.JS(js),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write the playground's page: %w", err)
+	}
+	return &pageData{html: b.Bytes()}, nil
+}
+
+func (s *server) servePage(w *loopback.Response, p *pageData) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Write(p.html)
+}
+
+// events streams what happens to the page (server-sent events): first a
+// reset with everything so far, then each frame, finding and change as it
+// happens.
+func (s *server) events(w *loopback.Response, req *loopback.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	if w.Stream() != nil {
+		return
+	}
+	ch := make(chan []byte, 1024)
+	s.mu.Lock()
+	first, err := json.Marshal(s.resetLocked())
+	s.subs[ch] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if _, ok := s.subs[ch]; ok {
+			delete(s.subs, ch)
+			close(ch)
+		}
+		s.mu.Unlock()
+	}()
+	if err != nil {
+		return
+	}
+	write := func(b []byte) bool {
+		_, err := fmt.Fprintf(w, "data: %s\n\n", b)
+		return err == nil
+	}
+	if !write(first) {
+		return
+	}
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case b, ok := <-ch:
+			if !ok || !write(b) {
+				return
+			}
+		case <-keepAlive.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+		case <-req.Context().Done():
+			return
+		case <-s.over:
+			return
+		}
+	}
+}
+
+// action is what the page asks of the host.
+type action struct {
+	Do      string          `json:"do"`
+	Element string          `json:"element"`
+	Event   string          `json:"event"`
+	Value   json.RawMessage `json:"value"`
+	Item    json.RawMessage `json:"item"`
+	Action  json.RawMessage `json:"action"`
+	Context json.RawMessage `json:"context"`
+	Command string          `json:"command"`
+	Args    json.RawMessage `json:"args"`
+	URL     string          `json:"url"`
+	Method  string          `json:"method"`
+	Answer  json.RawMessage `json:"answer"`
+	Name    string          `json:"name"`
+}
+
+// api does one action of the page's and answers {} or {"error": "…"}.
+func (s *server) api(w *loopback.Response, req *loopback.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	var a action
+	dec := json.NewDecoder(bytes.NewReader(req.Body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		w.WriteHeader(400)
+		json.NewEncoder(w).Encode(map[string]string{"error": "bad request: " + err.Error()})
+		return
+	}
+	res, err := s.do(&a)
+	if err != nil {
+		w.WriteHeader(400)
+		json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+		return
+	}
+	if res == nil {
+		res = struct{}{}
+	}
+	json.NewEncoder(w).Encode(res)
+}
+
+var uiEvents = map[string]bool{"click": true, "change": true, "submit": true, "select": true, "action": true}
+
+// isKeepName says name may name a kept session: a file name of a letter
+// or digit and then at most 80 letters, digits, dots, underscores and
+// dashes. (A function, not a regular expression: the expression's
+// eighty-fold repetition cost every start of the binary, the capture
+// shim's too, a thousand allocations.)
+func isKeepName(name string) bool {
+	if name == "" || len(name) > 81 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || (c != '.' && c != '_' && c != '-')) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *server) do(a *action) (any, error) {
+	switch a.Do {
+	case "keep":
+		return s.keep(a.Name)
+	case "restart":
+		return nil, s.restart(nil)
+	case "quit":
+		s.quit()
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.cur
+	switch a.Do {
+	case "ui":
+		if a.Element == "" || !uiEvents[a.Event] {
+			return nil, fmt.Errorf("ui/event needs an element and one of the events click, change, submit, select, action")
+		}
+		// The host's member order: element, event, value, item, action, context.
+		var b bytes.Buffer
+		b.WriteString(`{"element":`)
+		el, _ := json.Marshal(a.Element)
+		b.Write(el)
+		b.WriteString(`,"event":`)
+		ev, _ := json.Marshal(a.Event)
+		b.Write(ev)
+		for _, m := range []struct {
+			name string
+			v    json.RawMessage
+		}{{"value", a.Value}, {"item", a.Item}, {"action", a.Action}} {
+			if len(m.v) > 0 && json.Valid(m.v) {
+				b.WriteString(`,"` + m.name + `":`)
+				b.Write(compact(m.v))
+			}
+		}
+		b.WriteString(`,"context":`)
+		b.Write(s.hostCtx)
+		b.WriteByte('}')
+		return nil, s.sendLocked(r, s.notification("ui/event", json.RawMessage(b.Bytes())))
+	case "panel/open", "panel/close":
+		return nil, s.sendLocked(r, s.notification(a.Do, map[string]json.RawMessage{"context": s.hostCtx}))
+	case "context/changed":
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(a.Context, &obj) != nil || obj == nil {
+			return nil, fmt.Errorf("the context must be a JSON object such as %s", defaultContext)
+		}
+		s.hostCtx = compact(a.Context)
+		s.broadcastLocked(struct {
+			T       string          `json:"t"`
+			Context json.RawMessage `json:"context"`
+		}{"context", s.hostCtx})
+		return nil, s.sendLocked(r, s.notification("context/changed", map[string]json.RawMessage{"context": s.hostCtx}))
+	case "command/execute":
+		if a.Command == "" {
+			return nil, fmt.Errorf("command/execute needs a command")
+		}
+		args := a.Args
+		if len(args) == 0 {
+			args = json.RawMessage("[]")
+		} else if !json.Valid(args) || compact(args)[0] != '[' {
+			return nil, fmt.Errorf("the command's args must be a JSON array")
+		}
+		return nil, s.sendLocked(r, s.notification("command/execute", struct {
+			Command string          `json:"command"`
+			Args    json.RawMessage `json:"args"`
+			Context json.RawMessage `json:"context"`
+		}{a.Command, compact(args), s.hostCtx}))
+	case "url/open":
+		u, err := url.Parse(a.URL)
+		if err != nil || a.URL == "" {
+			return nil, fmt.Errorf("url/open needs a URL such as agentty://%s/path?q=1", s.plugin.ID)
+		}
+		query := map[string]string{}
+		for k, v := range u.Query() {
+			query[k] = v[0]
+		}
+		return nil, s.sendLocked(r, s.notification("url/open", struct {
+			Path    string            `json:"path"`
+			Query   map[string]string `json:"query"`
+			URL     string            `json:"url"`
+			Context json.RawMessage   `json:"context"`
+		}{u.Path, query, a.URL, s.hostCtx}))
+	case "shutdown":
+		s.stopLocked(r)
+		return nil, nil
+	case "answer":
+		if _, ok := s.answers[a.Method]; !ok {
+			return nil, fmt.Errorf("%q is not a method the plugin can ask the host", a.Method)
+		}
+		ans, err := parseAnswer(a.Answer)
+		if err != nil {
+			return nil, err
+		}
+		raw := json.RawMessage(`{"result":` + string(ans.Result) + `}`)
+		if len(ans.Error) > 0 {
+			raw = json.RawMessage(`{"error":` + string(ans.Error) + `}`)
+		}
+		s.answers[a.Method], s.edited[a.Method] = raw, true
+		s.broadcastLocked(struct {
+			T      string          `json:"t"`
+			Method string          `json:"method"`
+			Answer json.RawMessage `json:"answer"`
+		}{"answer", a.Method, raw})
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unknown action %q", a.Do)
+}
+
+// restart stops the current run the host's way, waits for it, and starts
+// the plugin again (with actions, playing them again).
+func (s *server) restart(actions *replaying) error {
+	s.mu.Lock()
+	r := s.cur
+	s.stopLocked(r)
+	s.mu.Unlock()
+	<-r.done // the host's grace periods bound the wait
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ending {
+		return fmt.Errorf("the playground is ending")
+	}
+	s.startLocked(actions)
+	return nil
+}

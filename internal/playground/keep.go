@@ -1,0 +1,196 @@
+package playground
+
+// Keeping a session: the host script and the golden tape, into the
+// plugin's tapes folder, and a replay of the tape to show it passes.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/atomicfile"
+	"github.com/tapedeck/tapedeck/internal/present"
+	"github.com/tapedeck/tapedeck/internal/redact"
+	"github.com/tapedeck/tapedeck/internal/store"
+	"github.com/tapedeck/tapedeck/playback"
+	"github.com/tapedeck/tapedeck/tape"
+)
+
+// Kept is what keeping a session wrote.
+type Kept struct {
+	T       string `json:"t"`
+	Name    string `json:"name"`
+	Session string `json:"session"`
+	Script  string `json:"script"` // the host script's path
+	Tape    string `json:"tape"`   // the golden tape's path
+	// Test is the tape's first replay, as tapedeck test prints it ("ok",
+	// or why not).
+	Test string `json:"test"`
+	Same bool   `json:"same"`
+}
+
+// Keep files: NAME.jsonl (the tape) and NAME.host.jsonl (the host script)
+// in the tapes folder.
+func keepPaths(tapes, name string) (tapePath, scriptPath string) {
+	return filepath.Join(tapes, name+".jsonl"), filepath.Join(tapes, name+".host.jsonl")
+}
+
+// keep ends the current session the host's way (shutdown) when it still
+// runs, writes its host script and tape, replays the tape, and starts the
+// plugin afresh.
+func (s *server) keep(name string) (*Kept, error) {
+	if !isKeepName(name) || strings.HasSuffix(name, ".host") {
+		return nil, fmt.Errorf("a kept session's name is a file name of letters, digits, '.', '_' and '-' (not ending in .host), such as greet")
+	}
+	s.mu.Lock()
+	r := s.cur
+	s.stopLocked(r)
+	s.mu.Unlock()
+	<-r.done // the host's grace periods bound the wait
+	if r.result == nil || !r.result.Recorded {
+		return nil, fmt.Errorf("the session was not recorded (see tapedeck's messages in the terminal)")
+	}
+	k, err := s.write(name, r.result.Session)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	kb, _ := json.Marshal(k)
+	s.kept = append(s.kept, kb)
+	s.broadcastLocked(k)
+	if !s.ending {
+		s.startLocked(nil)
+	}
+	s.mu.Unlock()
+	return k, nil
+}
+
+// write writes session id as NAME's tape and host script and replays the
+// tape once.
+func (s *server) write(name, id string) (*Kept, error) {
+	st, err := store.Open(s.opt.StoreDir, nil)
+	if err != nil {
+		return nil, fmt.Errorf("keep: %w", err)
+	}
+	if err := st.Recover(); err != nil {
+		return nil, fmt.Errorf("keep: %w", err)
+	}
+	rec, err := playback.FromStore(st, id)
+	if err != nil {
+		return nil, fmt.Errorf("keep: %w", err)
+	}
+	if err := os.MkdirAll(s.tapes, 0o755); err != nil {
+		return nil, fmt.Errorf("keep: %w", err)
+	}
+	tapePath, scriptPath := keepPaths(s.tapes, name)
+	cmd := strings.Join(s.command, " ")
+	script := HostScript(rec.Frames,
+		fmt.Sprintf("The host's side of a session with %s, kept by tapedeck play: each line waits for what the plugin had said before it.", s.plugin.ID),
+		fmt.Sprintf("Record it again from the plugin's folder: tapedeck record --host %s -- %s", relTo(s.plugin.Dir, scriptPath), cmd))
+	if err := atomicfile.Write(scriptPath, func(w io.Writer) error { _, err := w.Write(script); return err }); err != nil {
+		return nil, fmt.Errorf("keep: %w", err)
+	}
+	meta := *rec.Meta
+	meta.Name = name
+	if err := relativeTo(&meta, s.tapes); err != nil {
+		return nil, fmt.Errorf("keep: %w", err)
+	}
+	frames, err := redactForGit(&meta, rec.Frames, st)
+	if err != nil {
+		return nil, fmt.Errorf("keep: %w", err)
+	}
+	err = atomicfile.Write(tapePath, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		if err := tape.WriteAll(bw, &meta, frames); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keep: %w", err)
+	}
+	k := &Kept{T: "kept", Name: name, Session: id, Script: scriptPath, Tape: tapePath}
+	res := playback.RunTape(s.ctx, tapePath, &playback.Options{StoreDir: s.opt.StoreDir, Env: s.opt.Env, Timeout: time.Minute})
+	switch {
+	case res.Skip != "":
+		k.Test = "skip: " + res.Skip
+	case res.Outcome.Same():
+		k.Test, k.Same = "ok    "+relTo(s.plugin.Dir, tapePath)+"  "+present.Duration(res.Elapsed), true
+	case res.Outcome.Err != nil:
+		k.Test = "could not run: " + res.Outcome.Err.Error()
+	default:
+		var b strings.Builder
+		present.Outcome(&b, res.Outcome)
+		k.Test = "FAIL  " + relTo(s.plugin.Dir, tapePath) + "\n" + b.String()
+	}
+	return k, nil
+}
+
+// relativeTo writes meta's working directory relative to the tapes
+// folder, and arguments that are paths inside it relative to it, as
+// export --relative does: the tape replays from any checkout.
+func relativeTo(meta *frame.Session, tapes string) error {
+	if meta.Cwd == "" || !filepath.IsAbs(meta.Cwd) {
+		return nil
+	}
+	rel, err := filepath.Rel(tapes, meta.Cwd)
+	if err != nil {
+		return fmt.Errorf("relative working directory: %w", err)
+	}
+	cmd := append([]string(nil), meta.Command...)
+	for i, a := range cmd {
+		if r, err := filepath.Rel(meta.Cwd, a); err == nil && filepath.IsAbs(a) && !strings.HasPrefix(r, "..") {
+			if i == 0 {
+				r = "./" + r
+			}
+			cmd[i] = r
+		}
+	}
+	meta.Cwd, meta.Command = rel, cmd
+	return nil
+}
+
+// relTo is path relative to dir when it is inside it, else path.
+func relTo(dir, path string) string {
+	if r, err := filepath.Rel(dir, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+// redactForGit applies export's default redactions to a kept tape, which
+// goes into git: credential-like net/fetch header values, environment
+// variables, tags and --NAME= arguments become stable placeholders (keyed
+// by the store's key, as export's are), and the header says so, so that a
+// replay redacts the live frames the same way. The header's byte counts are
+// those of the frames as written.
+func redactForGit(meta *frame.Session, frames []frame.Frame, st *store.Store) ([]frame.Frame, error) {
+	red, err := redact.NewKeyed(redact.Config{Defaults: true}, nil, st.RedactKey)
+	if err != nil || red == nil {
+		return frames, err
+	}
+	out := make([]frame.Frame, len(frames))
+	var bytes frame.Counts
+	for i, f := range frames {
+		out[i] = f
+		if f.IsEvent() {
+			continue
+		}
+		out[i].Raw = red.Line(f.Dir, f.Raw, f.Cut != nil)
+		if f.Cut != nil {
+			bytes.Add(f.Dir, f.Cut.Len)
+		} else {
+			bytes.Add(f.Dir, int64(len(out[i].Raw)))
+		}
+	}
+	meta.Bytes = bytes
+	red.Session(meta)
+	meta.Redaction = redact.Merge(meta.Redaction, red.Description())
+	return out, nil
+}

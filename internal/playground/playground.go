@@ -1,0 +1,268 @@
+package playground
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/tapedeck/tapedeck/internal/check"
+	"github.com/tapedeck/tapedeck/internal/loopback"
+)
+
+// Options say what to play and where. Every zero field means the default.
+type Options struct {
+	// Command is the plugin's argv; nil starts it as the host would, from
+	// the manifest's runtime and main.
+	Command []string
+	// Dir is the plugin's folder, where it runs and where its manifest is
+	// read ("": the current folder).
+	Dir string
+	// Env is the plugin's environment (nil: ours); the host's AGENTTY_*
+	// variables are added.
+	Env []string
+	// StoreDir is the store the sessions are recorded into.
+	StoreDir string
+	// Name names the sessions: NAME-1, NAME-2, … ("": play-PLUGIN-ID).
+	Name string
+	// TapesDir is where Keep writes ("": the plugin folder's tapes).
+	TapesDir string
+	// Watch restarts the plugin when its files change, plays the actions
+	// so far again and shows the comparison; WatchEvery is how often the
+	// files are looked at (0: 300 ms).
+	Watch      bool
+	WatchEvery time.Duration
+	// StepTimeout bounds each wait of a replay of the actions (0: 10 s).
+	StepTimeout time.Duration
+	// Ready, when set, is told the page's URL once it is served; Browser,
+	// when set, is the command that opens it then (the URL is added, or
+	// stands for %s; see BrowserCommand).
+	Ready   func(url string)
+	Browser []string
+	// Log gets the playground's own lines, each starting "tapedeck: "
+	// (nil: discarded).
+	Log io.Writer
+	// Version is the tapedeck version stored with the sessions.
+	Version string
+}
+
+// server is one playground: the page's server and the plugin's host.
+type server struct {
+	opt     Options
+	plugin  *Plugin
+	command []string
+	env     []string
+	tapes   string
+	token   string
+	addr    string // 127.0.0.1:PORT
+	rules   map[string]check.Rule
+	// ctx is the runs' (cancelled last, once the plugin had its grace
+	// periods); quit asks the playground to end, over is closed once it
+	// has.
+	ctx     context.Context
+	quit    func()
+	quitCh  chan struct{}
+	over    chan struct{}
+	dataDir string
+
+	mu      sync.Mutex
+	ending  bool // no run starts any more
+	cur     *run
+	runs    int
+	hostCtx json.RawMessage // the context the host gives
+	answers map[string]json.RawMessage
+	edited  map[string]bool
+	storage storage
+	subs    map[chan []byte]struct{}
+	kept    []json.RawMessage
+	watched json.RawMessage // the last watch comparison, or nil
+	wg      sync.WaitGroup  // the runs, the watcher
+	openers sync.WaitGroup  // the browsers started
+}
+
+// Run serves the playground until ctx is done or the page quits. It
+// returns an error only when it cannot start (no command, no port, a
+// manifest that cannot be read); what goes wrong later is said in the
+// page and on opt.Log.
+func Run(ctx context.Context, opt *Options) error {
+	if opt == nil {
+		opt = &Options{}
+	}
+	o := *opt
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.WatchEvery <= 0 {
+		o.WatchEvery = 300 * time.Millisecond
+	}
+	if o.StepTimeout <= 0 {
+		o.StepTimeout = 10 * time.Second
+	}
+	p, err := ReadPlugin(o.Dir)
+	if err != nil {
+		return err
+	}
+	cmd := o.Command
+	if len(cmd) == 0 {
+		if cmd, err = p.command(); err != nil {
+			return err
+		}
+	}
+	if o.Name == "" {
+		o.Name = "play-" + p.ID
+	}
+	tapes := o.TapesDir
+	if tapes == "" {
+		tapes = filepath.Join(p.Dir, "tapes")
+	}
+	if tapes, err = filepath.Abs(tapes); err != nil {
+		return fmt.Errorf("tapes folder: %w", err)
+	}
+	token, err := newToken()
+	if err != nil {
+		return err
+	}
+	dataDir, err := os.MkdirTemp("", "tapedeck-play-data-")
+	if err != nil {
+		return fmt.Errorf("the plugin's data folder: %w", err)
+	}
+	defer os.RemoveAll(dataDir)
+	runs, cancelRuns := context.WithCancel(context.Background())
+	defer cancelRuns()
+	quitCh := make(chan struct{})
+	var quitOnce sync.Once
+	s := &server{
+		opt: o, plugin: p, command: cmd, tapes: tapes, token: token,
+		rules: map[string]check.Rule{},
+		ctx:   runs, quit: func() { quitOnce.Do(func() { close(quitCh) }) }, quitCh: quitCh,
+		over: make(chan struct{}), dataDir: dataDir,
+		hostCtx: json.RawMessage(defaultContext), answers: defaultAnswers(p),
+		edited: map[string]bool{}, storage: storage{}, subs: map[chan []byte]struct{}{},
+	}
+	for _, r := range check.Rules() {
+		s.rules[r.ID] = r
+	}
+	s.env = s.pluginEnv()
+	page, err := s.page()
+	if err != nil {
+		return err
+	}
+	// Loopback only, on a free port: never beyond this machine.
+	srv, err := loopback.Listen(loopback.Config{
+		ReadTimeout: 10 * time.Second, MaxBodyBytes: maxAction,
+		Log: func(line string) { fmt.Fprintf(o.Log, "tapedeck: play: %s\n", line) },
+	})
+	if err != nil {
+		return fmt.Errorf("serve the playground: %w", err)
+	}
+	s.addr = srv.Addr()
+	srv.Serve(s.guard(s.routes(page)))
+
+	s.mu.Lock()
+	s.startLocked(nil)
+	s.mu.Unlock()
+	if s.opt.Watch {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.watch()
+		}()
+	}
+	url := s.URL()
+	if o.Ready != nil {
+		o.Ready(url)
+	}
+	if len(o.Browser) > 0 {
+		if err := s.opener(o.Browser)(url); err != nil {
+			fmt.Fprintf(o.Log, "tapedeck: could not open a browser (%v): open %s yourself\n", err, url)
+		}
+	}
+	select {
+	case <-ctx.Done():
+	case <-quitCh:
+	case <-srv.Stopped():
+	}
+	// The end: the plugin is stopped the host's way (shutdown, then its
+	// grace periods), the page let go.
+	s.quit()
+	s.mu.Lock()
+	s.ending = true
+	r := s.cur
+	s.stopLocked(r)
+	s.mu.Unlock()
+	select {
+	case <-r.done:
+	case <-time.After(termAfter + killAfter + 2*time.Second):
+	}
+	cancelRuns()
+	s.wg.Wait()
+	close(s.over)
+	opened := make(chan struct{})
+	go func() {
+		s.openers.Wait()
+		close(opened)
+	}()
+	select {
+	case <-opened:
+	case <-time.After(time.Second):
+	}
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("serve the playground: %w", err)
+	}
+	return nil
+}
+
+// URL is the page's address, with its token.
+func (s *server) URL() string {
+	return "http://" + s.addr + "/?token=" + s.token
+}
+
+// newToken is 128 random bits, in hex: the page's key.
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("make the playground's token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// pluginEnv is the plugin's environment: ours (or Options.Env) and the
+// host's variables.
+func (s *server) pluginEnv() []string {
+	env := s.opt.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append([]string(nil), env...)
+	return append(env,
+		"AGENTTY_PLUGIN_ID="+s.plugin.ID,
+		"AGENTTY_PLUGIN_DIR="+s.plugin.Dir,
+		"AGENTTY_PLUGIN_DATA="+s.dataDir,
+		"AGENTTY_VERSION="+hostVersion,
+		"AGENTTY_LANGUAGE=en",
+	)
+}
+
+// broadcastLocked sends msg to every page; a page that does not keep up
+// is let go (its EventSource reconnects and starts again from a reset).
+func (s *server) broadcastLocked(msg any) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		fmt.Fprintf(s.opt.Log, "tapedeck: play: encode an event for the page: %v\n", err)
+		return
+	}
+	for ch := range s.subs {
+		select {
+		case ch <- b:
+		default:
+			close(ch)
+			delete(s.subs, ch)
+		}
+	}
+}

@@ -1,0 +1,478 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/spool"
+)
+
+// The session index: one compact binary summary per session, written with
+// the session record, so that listing and resolving do not decode every
+// session's JSON metadata. keyIndexed in the meta bucket says the index is
+// complete; a database written before it existed is indexed at its next
+// read-write open, and read without it until then.
+var (
+	bucketIndex = []byte("index")
+	keyIndexed  = []byte("indexed")
+	// indexComplete is keyIndexed's value for an index whose entries say
+	// what each session lost; "1" marked one whose entries did not.
+	indexComplete = []byte("2")
+)
+
+const summaryVersion = 1
+
+// Summary is what listing a session and resolving a reference to it need.
+type Summary struct {
+	ID      string
+	Name    string
+	Plugin  frame.Plugin
+	Started time.Time
+	Ended   *time.Time
+	Status  string
+	Exit    frame.Exit
+	Frames  frame.Counts
+	// Lost is what the recording could not keep (a full disk), or nil.
+	Lost *frame.Lost
+}
+
+// Duration is how long the session ran (until now when it has not ended).
+func (s *Summary) Duration(now time.Time) time.Duration {
+	if s.Ended != nil {
+		return s.Ended.Sub(s.Started)
+	}
+	return now.Sub(s.Started)
+}
+
+func summarize(m *frame.Session) Summary {
+	return Summary{ID: m.ID, Name: m.Name, Plugin: m.Plugin, Started: m.Started, Ended: m.Ended, Status: m.Status, Exit: m.Exit, Frames: m.Frames, Lost: m.Lost}
+}
+
+func appendSummary(dst []byte, m *frame.Session) []byte {
+	dst = append(dst, summaryVersion)
+	dst = binary.AppendVarint(dst, m.Started.UnixNano())
+	if m.Ended != nil {
+		dst = append(dst, 1)
+		dst = binary.AppendVarint(dst, m.Ended.UnixNano())
+	} else {
+		dst = append(dst, 0)
+	}
+	for _, s := range []string{m.Name, m.Status, m.Plugin.ID, m.Plugin.Name, m.Plugin.Version, m.Exit.Signal} {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	if m.Exit.Code != nil {
+		dst = append(dst, 1)
+		dst = binary.AppendVarint(dst, int64(*m.Exit.Code))
+	} else {
+		dst = append(dst, 0)
+	}
+	for _, n := range []int64{m.Frames.In, m.Frames.Out, m.Frames.Err} {
+		dst = binary.AppendVarint(dst, n)
+	}
+	// What was lost comes last, after what the first entries held: a
+	// reader that knows no more stops before it.
+	if m.Lost != nil {
+		dst = append(dst, 1)
+		dst = binary.AppendVarint(dst, m.Lost.Frames)
+		dst = binary.AppendVarint(dst, m.Lost.Bytes)
+		dst = binary.AppendUvarint(dst, uint64(len(m.Lost.Reason)))
+		dst = append(dst, m.Lost.Reason...)
+	}
+	return dst
+}
+
+func decodeSummary(id, b []byte) (Summary, error) {
+	s := Summary{ID: string(id)}
+	bad := damaged("index entry of session %s", id)
+	if len(b) == 0 || b[0] != summaryVersion {
+		return s, bad
+	}
+	b = b[1:]
+	varint := func() (int64, bool) {
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return v, true
+	}
+	flag := func() (bool, bool) {
+		if len(b) == 0 {
+			return false, false
+		}
+		f := b[0] == 1
+		b = b[1:]
+		return f, true
+	}
+	str := func() (string, bool) {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return "", false
+		}
+		v := string(b[n : n+int(l)])
+		b = b[n+int(l):]
+		return v, true
+	}
+	started, ok := varint()
+	if !ok {
+		return s, bad
+	}
+	s.Started = time.Unix(0, started)
+	has, ok := flag()
+	if !ok {
+		return s, bad
+	}
+	if has {
+		e, ok := varint()
+		if !ok {
+			return s, bad
+		}
+		t := time.Unix(0, e)
+		s.Ended = &t
+	}
+	for _, p := range []*string{&s.Name, &s.Status, &s.Plugin.ID, &s.Plugin.Name, &s.Plugin.Version, &s.Exit.Signal} {
+		if *p, ok = str(); !ok {
+			return s, bad
+		}
+	}
+	if has, ok = flag(); !ok {
+		return s, bad
+	}
+	if has {
+		c, ok := varint()
+		if !ok {
+			return s, bad
+		}
+		code := int(c)
+		s.Exit.Code = &code
+	}
+	for _, p := range []*int64{&s.Frames.In, &s.Frames.Out, &s.Frames.Err} {
+		if *p, ok = varint(); !ok {
+			return s, bad
+		}
+	}
+	if len(b) == 0 { // written before it said what was lost, or nothing was
+		return s, nil
+	}
+	if has, ok = flag(); !ok || !has {
+		return s, bad
+	}
+	var l frame.Lost
+	if l.Frames, ok = varint(); !ok {
+		return s, bad
+	}
+	if l.Bytes, ok = varint(); !ok {
+		return s, bad
+	}
+	if l.Reason, ok = str(); !ok {
+		return s, bad
+	}
+	s.Lost = &l
+	return s, nil
+}
+
+// buildIndex writes the index entry of every session that lacks one and
+// marks the index complete. It runs inside a read-write transaction.
+func buildIndex(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if bytes.Equal(meta.Get(keyIndexed), indexComplete) {
+		return nil
+	}
+	idx, err := tx.CreateBucketIfNotExists(bucketIndex)
+	if err != nil {
+		return err
+	}
+	err = tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+		if idx.Get(k) != nil && !bytes.Contains(v, []byte(`"lost":`)) {
+			return nil // an entry of the first index holds all there is
+		}
+		var m frame.Session
+		if err := json.Unmarshal(v, &m); err != nil {
+			return damaged("session %q: record does not decode: %v", k, err)
+		}
+		return idx.Put(k, appendSummary(nil, &m))
+	})
+	if err != nil {
+		return err
+	}
+	return meta.Put(keyIndexed, indexComplete)
+}
+
+// storedSummaries reads the summary of every stored session.
+func storedSummaries(tx *bolt.Tx, fn func(Summary) error) error {
+	if m := tx.Bucket(bucketMeta); m != nil && bytes.Equal(m.Get(keyIndexed), indexComplete) {
+		if idx := tx.Bucket(bucketIndex); idx != nil {
+			return idx.ForEach(func(k, v []byte) error {
+				s, err := decodeSummary(k, v)
+				if err != nil {
+					return err
+				}
+				return fn(s)
+			})
+		}
+	}
+	b := tx.Bucket(bucketSessions)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		var m frame.Session
+		if err := json.Unmarshal(v, &m); err != nil {
+			return damaged("session %q: record does not decode: %v", k, err)
+		}
+		return fn(summarize(&m))
+	})
+}
+
+// Query narrows a listing. A nil *Query lists everything.
+type Query struct {
+	Plugin string // only sessions of this plugin id
+	Limit  int    // at most this many (the newest); 0 means no limit
+}
+
+func (q *Query) keep(s *Summary) bool {
+	return q == nil || q.Plugin == "" || s.Plugin.ID == q.Plugin
+}
+
+// sortNewestFirst sorts list in place by start time, newest first (ties by
+// id). It sorts small keys and then moves each summary once, following the
+// permutation's cycles: a Summary is large, and swapping it in the sort
+// cost more than the comparisons.
+func sortNewestFirst(list []Summary) {
+	type key struct {
+		started time.Time
+		id      string
+		from    int // where the summary is now
+	}
+	keys := make([]key, len(list))
+	for i := range list {
+		keys[i] = key{list[i].Started, list[i].ID, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := b.started.Compare(a.started); c != 0 {
+			return c
+		}
+		return strings.Compare(b.id, a.id)
+	})
+	// Position i takes the summary at keys[i].from. Follow each cycle once,
+	// marking the positions filled with -1.
+	for i := range keys {
+		if keys[i].from < 0 || keys[i].from == i {
+			continue
+		}
+		held := list[i]
+		j := i
+		for {
+			from := keys[j].from
+			keys[j].from = -1
+			if from == i {
+				list[j] = held
+				break
+			}
+			list[j] = list[from]
+			j = from
+		}
+	}
+}
+
+// List lists sessions, newest first: those stored and those still in
+// spools (a live one has status recording and its counts so far). It reads
+// the compact index, not the sessions' metadata.
+func (s *Store) List(q *Query) ([]Summary, error) {
+	list, _, err := s.list(q, true, false)
+	return list, err
+}
+
+// ListRefs is List for naming sessions (shell completion): ids, names and
+// starts are right, a live session's counts and status are not read (its
+// spool's header is, not its frames), so it costs the index and a header a
+// live session, however much they recorded.
+func (s *Store) ListRefs(q *Query) ([]Summary, error) {
+	list, _, err := s.list(q, false, false)
+	return list, err
+}
+
+// ListJSON is List with each session's full metadata as JSON (as stored:
+// the frame.Session encoding), in the same order.
+func (s *Store) ListJSON(q *Query) ([]Summary, []json.RawMessage, error) {
+	return s.list(q, true, true)
+}
+
+// list does List. counts asks for live sessions' counts and status (which
+// read their whole spools; resolving a reference needs neither); withJSON
+// asks for the metadata JSON too.
+func (s *Store) list(q *Query, counts, withJSON bool) ([]Summary, []json.RawMessage, error) {
+	var list []Summary
+	raw := map[string]json.RawMessage{}
+	seen := map[string]bool{}
+	err := s.view(func(tx *bolt.Tx) error {
+		sessions := tx.Bucket(bucketSessions)
+		return storedSummaries(tx, func(sum Summary) error {
+			seen[sum.ID] = true
+			if !q.keep(&sum) {
+				return nil
+			}
+			list = append(list, sum)
+			if withJSON && sessions != nil {
+				raw[sum.ID] = bytes.Clone(sessions.Get([]byte(sum.ID)))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list sessions: %w", err)
+	}
+	paths, err := s.spools()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, path := range paths {
+		var m *frame.Session
+		if counts {
+			m, err = s.spoolSession(path, nil)
+		} else {
+			m, err = spoolHeader(path)
+		}
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, spool.ErrNotSpool) {
+			// Ingested meanwhile, or no spool at all: Recover moves such a
+			// file aside and says so; a listing goes on without it.
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		sum := summarize(m)
+		if seen[m.ID] || !q.keep(&sum) {
+			continue
+		}
+		list = append(list, sum)
+		if withJSON {
+			js, err := json.Marshal(m)
+			if err != nil {
+				return nil, nil, fmt.Errorf("list session %s: %w", m.ID, err)
+			}
+			raw[m.ID] = js
+		}
+	}
+	sortNewestFirst(list)
+	if q != nil && q.Limit > 0 && len(list) > q.Limit {
+		list = list[:q.Limit]
+	}
+	if !withJSON {
+		return list, nil, nil
+	}
+	js := make([]json.RawMessage, len(list))
+	for i := range list {
+		js[i] = raw[list[i].ID]
+	}
+	return list, js, nil
+}
+
+// Reading frames from the database happens in batches, each in its own
+// short read transaction, so that a slow consumer (a pager, a pipe) never
+// holds the store's lock while it waits.
+const (
+	readBatchFrames = 1024
+	readBatchBytes  = 4 << 20
+)
+
+// framesDB walks the stored frames of id. found is false when the database
+// does not hold the session (nothing was called).
+func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, err error) {
+	key := []byte(id)
+	var (
+		after []byte
+		arena []byte
+		big   []byte
+		batch []frame.Frame
+		spans [][2]int
+		read  tally // what the walk has read
+		want  tally // what was stored, read with the last batch
+		has   bool  // whether the session has a tally
+	)
+	for {
+		more, present := false, false
+		arena, batch, spans = arena[:0], batch[:0], spans[:0]
+		err := s.view(func(tx *bolt.Tx) error {
+			if tx.Bucket(bucketSessions).Get(key) == nil {
+				return nil
+			}
+			present = true
+			frames := tx.Bucket(bucketFrames).Bucket(key)
+			if frames == nil {
+				var err error
+				want, has, err = storedTally(tx, key)
+				return err
+			}
+			chunks := tx.Bucket(bucketChunks).Bucket(key)
+			c := frames.Cursor()
+			var k, v []byte
+			if after == nil {
+				k, v = c.First()
+			} else if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+			for ; k != nil; k, v = c.Next() {
+				if len(batch) >= readBatchFrames || len(arena) >= readBatchBytes {
+					more = true
+					break
+				}
+				f, _, err := decodeValue(id, k, v, chunks, &big)
+				if err != nil {
+					return err
+				}
+				read.add(f.Seq)
+				start := len(arena)
+				arena = append(arena, f.Raw...)
+				spans = append(spans, [2]int{start, len(arena)})
+				batch = append(batch, f)
+				after = append(after[:0], k...)
+			}
+			if !more {
+				var err error
+				want, has, err = storedTally(tx, key)
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			return found, err
+		}
+		if !present {
+			if found {
+				return true, fmt.Errorf("%w: %s", ErrRemoved, id)
+			}
+			return false, nil
+		}
+		found = true
+		for i := range batch {
+			batch[i].Raw = arena[spans[i][0]:spans[i][1]:spans[i][1]]
+			if err := fn(&batch[i]); err != nil {
+				return true, err
+			}
+		}
+		if cap(big) > 1<<20 {
+			big = nil
+		}
+		if cap(arena) > 2*readBatchBytes {
+			arena = nil
+		}
+		if !more {
+			if has {
+				return true, read.check(id, want)
+			}
+			return true, nil
+		}
+	}
+}
