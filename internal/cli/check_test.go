@@ -103,7 +103,7 @@ func TestCheckFixturePlugins(t *testing.T) {
 func TestCheckTapes(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	tapes := filepath.Join("check", "testdata", "rules")
+	tapes := filepath.Join("internal", "check", "testdata", "rules")
 
 	found, r := checkJSON(t, store, filepath.Join(tapes, "notify-dropped.jsonl"))
 	if r.code != 1 {
@@ -144,7 +144,7 @@ func TestCheckTapes(t *testing.T) {
 func TestCheckManifest(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	tape := filepath.Join("check", "testdata", "rules", "permission-missing.jsonl")
+	tape := filepath.Join("internal", "check", "testdata", "rules", "permission-missing.jsonl")
 	found, r := checkJSON(t, store, tape)
 	if r.code != 0 || len(found) != 1 || *found[0].Rule != "manifest-missing" || *found[0].Seq != 0 {
 		t.Errorf("without a manifest: exit %d, findings %v", r.code, found)
