@@ -1,8 +1,10 @@
 package frame
 
 // The frame's binary encoding: a header (flags, dir, uvarint seq, varint at,
-// then the cut's length and hash, the event and signal, the exit code, as
-// the flags say) followed by the raw bytes. It is the frame's stored form:
+// then the cut's length and hash, the event and signal, the exit code, the
+// header block's length and bytes, as the flags say) followed by the raw
+// bytes. Encodings without the head flag (every one written before header
+// framing) decode as they did. It is the frame's stored form:
 // the store keeps it in its database (see store/checksum.go), and a spool's
 // frame and tail records carry it as it is (the spool package owns the
 // records around it).
@@ -17,6 +19,7 @@ const (
 	flagCut
 	flagEvent
 	flagCode
+	flagHead
 )
 
 // AppendHeader appends the binary encoding of everything in f but Raw to dst.
@@ -35,6 +38,10 @@ func AppendHeader(dst []byte, f *Frame) []byte {
 	if f.Code() != nil {
 		flags |= flagCode
 	}
+	head := f.Head()
+	if head != nil {
+		flags |= flagHead
+	}
 	dst = append(dst, flags, byte(f.Dir))
 	dst = binary.AppendUvarint(dst, f.Seq)
 	dst = binary.AppendVarint(dst, f.At)
@@ -48,6 +55,10 @@ func AppendHeader(dst []byte, f *Frame) []byte {
 	}
 	if code := f.Code(); code != nil {
 		dst = binary.AppendVarint(dst, int64(*code))
+	}
+	if head != nil {
+		dst = binary.AppendUvarint(dst, uint64(len(head)))
+		dst = append(dst, head...)
 	}
 	return dst
 }
@@ -114,6 +125,14 @@ func DecodeHeader(b []byte) (Frame, []byte, error) {
 		b = b[n:]
 	}
 	f.SetEnd(signal, code)
+	if flags&flagHead != 0 {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return f, nil, ErrTruncated
+		}
+		f.SetHead(b[n : n+int(l) : n+int(l)])
+		b = b[n+int(l):]
+	}
 	return f, b, nil
 }
 

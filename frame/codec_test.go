@@ -16,6 +16,8 @@ func TestCodecRoundTrip(t *testing.T) {
 		Frame{Seq: 8, At: 10, Event: EventExit}.WithEnd("", &code),
 		Frame{Seq: 9, At: 11, Event: EventSignal}.WithEnd("SIGTERM", nil),
 		{Seq: 10, At: 12, Dir: In, Event: EventEOF},
+		withHead(Frame{Seq: 11, At: 13, Dir: Out, Raw: []byte(`{}`)}, "Content-Length: 2\r\n\r\n"),
+		withHead(Frame{Seq: 12, At: 14, Dir: In, Raw: []byte(`{"a"`), NoEOL: true}, "X: y\ncontent-length: 9\n\n"),
 	}
 	for _, want := range cases {
 		enc := Append(nil, &want)
@@ -32,6 +34,21 @@ func TestCodecRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 		}
+	}
+}
+
+func withHead(f Frame, head string) Frame {
+	f.SetHead([]byte(head))
+	return f
+}
+
+// TestOldEncodingsDecodeWithoutHead: an encoding written before header
+// framing (no head flag) decodes as a line.
+func TestOldEncodingsDecodeWithoutHead(t *testing.T) {
+	old := []byte{0, byte(Out), 5, 6, 'h', 'i'} // flags 0, dir out, seq 5, at 3
+	f, err := Decode(old)
+	if err != nil || f.Head() != nil || string(f.Raw) != "hi" || f.Seq != 5 {
+		t.Errorf("Decode(old) = %+v, %v; want seq 5, raw hi, no head", f, err)
 	}
 }
 

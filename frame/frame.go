@@ -127,23 +127,67 @@ type Cut struct {
 	SHA256 [32]byte
 }
 
-// Frame is one entry of a session's timeline: a line (Event == NoEvent)
-// or a lifecycle event. Its fields are ordered so that it takes 64 bytes:
-// a replay holds two of them a line (the recording's and the live one),
-// so what only events say (a signal, an exit code) is behind one pointer
-// (see Signal, Code and SetEnd).
+// Frame is one entry of a session's timeline: a message as it crossed the
+// shim (Event == NoEvent) or a lifecycle event. Under newline framing a
+// message is a line, and Raw its bytes without the "\n"; under header
+// framing (package internal/wire) Raw is the body and Head the header
+// block before it, kept byte for byte. Its fields are ordered so that it
+// takes 64 bytes: a replay holds two of them a frame (the recording's and
+// the live one), so what few frames say (a signal, an exit code, a header
+// block) is behind one pointer (see Signal, Code, SetEnd, Head, SetHead).
 type Frame struct {
-	Seq uint64 // 1, 2, 3 … in the order the shim saw complete lines and events
+	Seq uint64 // 1, 2, 3 … in the order the shim saw complete frames and events
 	At  int64  // nanoseconds since the session started (monotonic clock)
-	Raw []byte // the exact bytes of the line without its "\n"
+	Raw []byte // the exact bytes of the line without its "\n", or of the body
 	// Cut is non-nil when Raw is only the first bytes of a longer line.
 	Cut *Cut
-	end *Exit // for signal and exit events: the signal, the exit code
+	ext *extra // what few frames say: an event's end, a header block
 
 	Event Event // the lifecycle event, NoEvent for a line
 	Dir   Dir   // the stream; for events the stream concerned, or 0
-	// NoEOL marks an unterminated last line.
+	// NoEOL marks an unterminated last line, or a body the stream ended
+	// inside.
 	NoEOL bool
+}
+
+// extra is what a frame says beyond its line: for signal and exit events,
+// the signal and the exit code; for a header-framed message, its header
+// block.
+type extra struct {
+	Exit
+	head []byte
+}
+
+// Head is the header block that came before a header-framed message's
+// body, byte for byte ("Content-Length: 2\r\n\r\n"); nil for a line.
+func (f *Frame) Head() []byte {
+	if f.ext == nil {
+		return nil
+	}
+	return f.ext.head
+}
+
+// SetHead sets the header block (nil: the frame is a line). head is kept,
+// not copied.
+func (f *Frame) SetHead(head []byte) {
+	if f.ext == nil {
+		if head == nil {
+			return
+		}
+		f.ext = &extra{}
+	} else {
+		e := *f.ext
+		f.ext = &e
+	}
+	f.ext.head = head
+	f.trim()
+}
+
+// trim drops ext once it says nothing.
+func (f *Frame) trim() {
+	if e := f.ext; e != nil && e.head == nil && e.Signal == "" && e.Code == nil {
+		f.ext = nil
+	}
 }
 
 // Same reports whether f and g are the same line or event, leaving aside
@@ -151,7 +195,8 @@ type Frame struct {
 func (f *Frame) Same(g *Frame) bool {
 	return f.Dir == g.Dir && f.Event == g.Event && f.NoEOL == g.NoEOL && bytes.Equal(f.Raw, g.Raw) &&
 		(f.Cut == nil) == (g.Cut == nil) && (f.Cut == nil || *f.Cut == *g.Cut) &&
-		(f.end == nil) == (g.end == nil) && (f.end == nil || f.end.same(g.end))
+		bytes.Equal(f.Head(), g.Head()) && (f.Head() == nil) == (g.Head() == nil) &&
+		f.Signal() == g.Signal() && sameCode(f.Code(), g.Code())
 }
 
 // IsEvent reports whether f is a lifecycle event rather than a line.
@@ -160,29 +205,35 @@ func (f *Frame) IsEvent() bool { return f.Event != NoEvent }
 // Signal is, for signal and exit events, the signal's name (e.g.
 // "SIGTERM"); "" when there is none.
 func (f *Frame) Signal() string {
-	if f.end == nil {
+	if f.ext == nil {
 		return ""
 	}
-	return f.end.Signal
+	return f.ext.Signal
 }
 
 // Code is, for an exit event, the exit code when the plugin exited
 // normally; nil otherwise.
 func (f *Frame) Code() *int {
-	if f.end == nil {
+	if f.ext == nil {
 		return nil
 	}
-	return f.end.Code
+	return f.ext.Code
 }
 
 // SetEnd sets what a signal or exit event says: the signal's name ("" for
 // none) and the exit code (nil for none).
 func (f *Frame) SetEnd(signal string, code *int) {
-	if signal == "" && code == nil {
-		f.end = nil
-		return
+	if f.ext == nil {
+		if signal == "" && code == nil {
+			return
+		}
+		f.ext = &extra{}
+	} else {
+		e := *f.ext
+		f.ext = &e
 	}
-	f.end = &Exit{Signal: signal, Code: code}
+	f.ext.Exit = Exit{Signal: signal, Code: code}
+	f.trim()
 }
 
 // WithEnd is f with what SetEnd sets.
@@ -210,7 +261,9 @@ func (c *Counts) Add(d Dir, n int64) {
 	}
 }
 
-// Plugin identifies the plugin, as the host told it in `initialize`.
+// Plugin identifies the peer tapedeck runs (an Agentty plugin, an MCP
+// server, a language server), as its host profile reads it from the
+// handshake.
 type Plugin struct {
 	ID      string `json:"id"`
 	Name    string `json:"name"`
@@ -224,9 +277,9 @@ type Exit struct {
 	Signal string `json:"signal,omitempty"`
 }
 
-// same reports whether e and o say the same.
-func (e *Exit) same(o *Exit) bool {
-	return e.Signal == o.Signal && (e.Code == nil) == (o.Code == nil) && (e.Code == nil || *e.Code == *o.Code)
+// sameCode reports whether two exit codes say the same.
+func sameCode(a, b *int) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // Lost says what a recording could not keep.
@@ -249,22 +302,32 @@ const (
 
 // Session is the metadata of one recording.
 type Session struct {
-	ID          string            `json:"id"`
-	Name        string            `json:"name,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-	Command     []string          `json:"command"`
-	Cwd         string            `json:"cwd"`
-	Env         map[string]string `json:"env,omitempty"`
-	Plugin      Plugin            `json:"plugin"`
-	APIVersion  int               `json:"apiVersion,omitempty"`
-	HostVersion string            `json:"hostVersion,omitempty"`
-	Started     time.Time         `json:"started"`
-	Ended       *time.Time        `json:"ended"`
-	Status      string            `json:"status"`
-	Exit        Exit              `json:"exit"`
-	Frames      Counts            `json:"frames"`
-	Bytes       Counts            `json:"bytes"`
-	Lost        *Lost             `json:"lost,omitempty"`
+	ID      string            `json:"id"`
+	Name    string            `json:"name,omitempty"`
+	Tags    map[string]string `json:"tags,omitempty"`
+	Command []string          `json:"command"`
+	Cwd     string            `json:"cwd"`
+	Env     map[string]string `json:"env,omitempty"`
+	// Profile names the host profile the session belongs to ("agentty",
+	// "mcp", "lsp", "jsonrpc"); "" in sessions recorded before profiles
+	// had names (Agentty's). Framing is how the peer's stdin and stdout
+	// were framed: "" (lines) or "headers".
+	Profile string `json:"profile,omitempty"`
+	Framing string `json:"framing,omitempty"`
+	Plugin  Plugin `json:"plugin"`
+	// APIVersion is the Agentty API version the host spoke; Protocol, the
+	// protocol revision of other hosts (an MCP protocolVersion).
+	APIVersion  int        `json:"apiVersion,omitempty"`
+	Protocol    string     `json:"protocol,omitempty"`
+	HostName    string     `json:"hostName,omitempty"`
+	HostVersion string     `json:"hostVersion,omitempty"`
+	Started     time.Time  `json:"started"`
+	Ended       *time.Time `json:"ended"`
+	Status      string     `json:"status"`
+	Exit        Exit       `json:"exit"`
+	Frames      Counts     `json:"frames"`
+	Bytes       Counts     `json:"bytes"`
+	Lost        *Lost      `json:"lost,omitempty"`
 	// Unreadable is the number of bytes of a damaged session's spool that
 	// could not be read (status damaged); 0 otherwise.
 	Unreadable int64      `json:"unreadable,omitempty"`

@@ -13,8 +13,25 @@ import (
 
 // tapeEnvKey is what a variable of a tape's environment must be named to
 // be applied: a tape is a file anyone can write, and a name such as
-// "AGENTTY_B\nLD_PRELOAD" must never reach the plugin's environment.
-var tapeEnvKey = regexp.MustCompile(`^AGENTTY_[A-Z0-9_]+$`)
+// "X\nLD_PRELOAD" must never reach the plugin's environment. Names that
+// change how programs are loaded or started are refused too (unsafeEnv).
+var tapeEnvKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// unsafeEnv reports whether a variable changes what runs rather than what
+// the plugin is told: the dynamic loader's, the interpreters' start-up
+// hooks, the shell's, the search path, and tapedeck's own.
+func unsafeEnv(name string) bool {
+	for _, p := range []string{"LD_", "DYLD_", "TAPEDECK_", "NODE_", "PYTHON", "PERL5", "RUBY", "GCONV_", "MALLOC_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	switch name {
+	case "PATH", "BASH_ENV", "ENV", "IFS", "SHELLOPTS", "PS4", "HOME", "TMPDIR":
+		return true
+	}
+	return false
+}
 
 // envName is what a --fresh-dir variable must be named.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -39,7 +56,7 @@ func prepareEnv(rec *Recording, opt *Options) (*runEnv, error) {
 	var ignored []string
 	e.env, e.added, ignored = environment(rec, opt.Env)
 	for _, k := range ignored {
-		e.notes = append(e.notes, fmt.Sprintf("the recording's environment sets %s: not applied (a replay applies only AGENTTY_[A-Z0-9_]+ variables, without NUL)", k))
+		e.notes = append(e.notes, fmt.Sprintf("the recording's environment sets %s: not applied (a replay applies only variables named [A-Za-z_][A-Za-z0-9_]*, without NUL, that do not change how programs are loaded)", k))
 	}
 	for _, name := range opt.FreshDirs {
 		if !envName.MatchString(name) || name == "PATH" || strings.HasPrefix(name, "TAPEDECK_") || name == "NODE_OPTIONS" || name == "PYTHONPATH" {

@@ -8,8 +8,10 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 )
 
-// TestTapeEnvironmentIsChecked: of a tape's environment only names
-// AGENTTY_[A-Z0-9_]+ with values without NUL are applied; each other one
+// TestTapeEnvironmentIsChecked: of a tape's environment only variable
+// names ([A-Za-z_][A-Za-z0-9_]*) with values without NUL are applied, and
+// of those none that changes how programs are loaded or started (the
+// loader's, the interpreters' hooks, PATH, tapedeck's own); each other one
 // is said on a line of its own and skipped.
 func TestTapeEnvironmentIsChecked(t *testing.T) {
 	rec := &Recording{Name: "t.jsonl", Meta: &frame.Session{Env: map[string]string{
@@ -22,14 +24,17 @@ func TestTapeEnvironmentIsChecked(t *testing.T) {
 		"AGENTTY_A=B":            "x",
 		"AGENTTY_" + "X\x00Y":    "x",
 		"AGENTTY_SPACE IN_NAME ": "x",
+		"NODE_OPTIONS":           "--require /tmp/evil.js",
+		"PATH":                   "/tmp/evil",
+		"MEMORY_FILE_PATH":       "/data/memory.json",
 	}}}
 	e, err := prepareEnv(rec, &Options{Env: []string{"HOME=/h"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if got := strings.Join(e.env, " "); got != "HOME=/h AGENTTY_OK=1" {
-		t.Errorf("env %q, want only AGENTTY_OK added", got)
+	if got := strings.Join(e.env, " "); got != "HOME=/h AGENTTY_=x AGENTTY_OK=1 AGENTTY_lower=x MEMORY_FILE_PATH=/data/memory.json" {
+		t.Errorf("env %q, want AGENTTY_, AGENTTY_OK, AGENTTY_lower and MEMORY_FILE_PATH added", got)
 	}
 	if len(e.notes) != 8 {
 		t.Errorf("%d notes, want one for each of the 8 skipped: %q", len(e.notes), e.notes)

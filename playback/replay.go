@@ -17,6 +17,8 @@ import (
 	"github.com/tapedeck/tapedeck/internal/fingerprint"
 	"github.com/tapedeck/tapedeck/internal/host"
 	"github.com/tapedeck/tapedeck/internal/jsonpath"
+	"github.com/tapedeck/tapedeck/internal/profile"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // Options say how to replay a recording and compare. The zero value is
@@ -182,6 +184,9 @@ type prepared struct {
 	// plan, when set, is the recording read once for every run (see
 	// keepPlan); nil: each run reads it while its plugin starts.
 	plan *host.Plan
+	// profile is the recording's host profile: its grace periods, its
+	// panels.
+	profile profile.Profile
 }
 
 // prepare works out what replays of rec under opt (nil: the defaults)
@@ -190,7 +195,7 @@ func prepare(rec *Recording, opt *Options) (*prepared, *Outcome) {
 	if opt == nil {
 		opt = &Options{}
 	}
-	p := &prepared{rec: rec, opt: opt}
+	p := &prepared{rec: rec, opt: opt, profile: profile.Of(rec.Meta)}
 	failed := func(err error) (*prepared, *Outcome) {
 		return nil, &Outcome{Recording: rec, ConfigPath: p.cfgPath, Notes: p.notes, Err: err}
 	}
@@ -264,7 +269,9 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 		Pace:        opt.Pace,
 		MaxGap:      opt.MaxGap,
 		Delivering:  re.delivering(),
+		Grace:       p.profile.Grace(),
 	}
+	ro.Framing, _ = wire.Parse(rec.Meta.Framing)
 	if p.plan != nil {
 		o.Run, err = p.plan.Run(ctx, ro)
 	} else {
@@ -287,6 +294,7 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 		Ignore:        ignoreFunc(p.rules),
 		Mask:          p.redact.mask,
 		Pair:          func(seq uint64) (uint64, bool) { r, ok := pairs[seq]; return r, ok },
+		Panel:         p.profile.PanelMethod(),
 	}
 	o.compareFiltered(p.filters, rec.Frames, o.Run.Live)
 	o.takeFingerprint = fingerprint.Options{Command: p.cmd, Dir: p.dir, Env: env, DataDirs: re.fresh}
@@ -333,6 +341,7 @@ func Compare(a, b *Recording, opt *CompareOptions) (*Outcome, error) {
 		CompareStderr: opt.CompareStderr,
 		Ignore:        ignoreFunc(rules),
 		Names:         opt.Names,
+		Panel:         profile.Of(a.Meta).PanelMethod(),
 	}
 	if o.DiffOptions.Names == [2]string{} {
 		o.DiffOptions.Names = [2]string{"A", "B"}
@@ -380,9 +389,11 @@ func command(rec *Recording, argv []string, cwd string) (cmd []string, dir strin
 }
 
 // environment is the plugin's environment: base (nil: ours) plus the
-// recorded AGENTTY_* variables. A tape's env may name others (a tape is a
-// file anyone can write): a name that is not AGENTTY_[A-Z0-9_]+ or a value
-// holding NUL is never applied, and ignored spells each, quoted.
+// recorded variables (those a host profile holds to belong to a session,
+// and those record --env kept). A tape is a file anyone can write: a name
+// that is not a variable's, one that changes how programs are loaded
+// (unsafeEnv), or a value holding NUL is never applied, and ignored spells
+// each, quoted.
 func environment(rec *Recording, base []string) (env, added, ignored []string) {
 	env = base
 	if env == nil {
@@ -396,7 +407,7 @@ func environment(rec *Recording, base []string) (env, added, ignored []string) {
 	for _, k := range keys {
 		v := rec.Meta.Env[k]
 		switch {
-		case !tapeEnvKey.MatchString(k):
+		case !tapeEnvKey.MatchString(k) || unsafeEnv(k):
 			ignored = append(ignored, spellKey(k))
 		case strings.ContainsRune(v, 0):
 			ignored = append(ignored, spellKey(k)+" to a value holding NUL")

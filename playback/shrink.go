@@ -17,6 +17,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
 	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/shrink"
 	"github.com/tapedeck/tapedeck/message"
 	"github.com/tapedeck/tapedeck/tape"
@@ -125,7 +126,7 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 					keep[d.Recorded.Seq] = true
 				}
 			}
-			t = shrink.Split(rec.Frames)
+			t = shrink.Split(rec.Frames, lifecycle(rec))
 			test = replayTest(rec, &ro, t, keep, func(o *Outcome) bool { return pred.Eval(factsOf(o)) })
 			break
 		}
@@ -135,11 +136,11 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 		tg := targetOf(first.Diff.Differences[0])
 		chase = tg.String() + " (the first difference)"
 		keep = map[uint64]bool{tg.seq: tg.seq != 0}
-		t = shrink.Split(rec.Frames)
+		t = shrink.Split(rec.Frames, lifecycle(rec))
 		test = replayTest(rec, &ro, t, keep, tg.in)
 	}
 	if t == nil {
-		t = shrink.Split(rec.Frames)
+		t = shrink.Split(rec.Frames, lifecycle(rec))
 	}
 	runs := 1
 	if opt.OnStart != nil {
@@ -587,4 +588,11 @@ func writeShrunk(w io.Writer, path string, rec *Recording, frames []frame.Frame)
 		return write(w)
 	}
 	return atomicfile.Write(path, write)
+}
+
+// lifecycle is what the recording's host profile says opens and ends a
+// session, for shrink to keep.
+func lifecycle(rec *Recording) shrink.Lifecycle {
+	p := profile.Of(rec.Meta)
+	return shrink.Lifecycle{Opening: p.Opening, Closing: p.Closing}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // File is a whole tape kept as its lines, so that a tool can rewrite some
@@ -134,11 +135,12 @@ func within(line, read, raw []byte) []byte {
 }
 
 // AppendLine appends the tape line of f (its "\n" included) to dst, as a
-// Writer would write it, but without comparing its seq to any other line.
-// It refuses a frame a tape cannot hold (see Writer.Write).
-func AppendLine(dst []byte, f *frame.Frame) ([]byte, error) {
+// Writer of a tape of session meta (nil: the zero Session) would write it,
+// but without comparing its seq to any other line. It refuses a frame a
+// tape cannot hold (see Writer.Write).
+func AppendLine(dst []byte, meta *frame.Session, f *frame.Frame) ([]byte, error) {
 	if err := check(f, 0, false); err != nil {
 		return dst, err
 	}
-	return appendLine(dst, f), nil
+	return appendLine(dst, f, meta != nil && meta.Framing == wire.Headers.String()), nil
 }

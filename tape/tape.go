@@ -25,6 +25,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/jsonscan"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // Version is the format version Writer writes. Reader reads this version and
@@ -44,11 +45,14 @@ var (
 // Writer writes a tape. It buffers: call Flush when done. It is not safe for
 // concurrent use. After a write error every later call returns that error.
 type Writer struct {
-	bw    *bufio.Writer
-	buf   []byte
-	seq   uint64
-	err   error
-	wrote bool // a line was written (so seq holds its Seq)
+	// headers: the session is header-framed (its heads are elided where
+	// plain, and a bare line says so; see appendHead).
+	headers bool
+	bw      *bufio.Writer
+	buf     []byte
+	seq     uint64
+	err     error
+	wrote   bool // a line was written (so seq holds its Seq)
 }
 
 // NewWriter returns a Writer on w and writes (into its buffer) the header
@@ -63,7 +67,7 @@ func NewWriter(w io.Writer, meta *frame.Session) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write tape header: %w", err)
 	}
-	tw := &Writer{bw: bufio.NewWriter(w)}
+	tw := &Writer{bw: bufio.NewWriter(w), headers: meta.Framing == wire.Headers.String()}
 	tw.buf = append(tw.buf, `{"tapedeck":`...)
 	tw.buf = strconv.AppendInt(tw.buf, Version, 10)
 	tw.buf = append(tw.buf, `,"session":`...)
@@ -90,7 +94,7 @@ func (w *Writer) Write(f *frame.Frame) error {
 		return fmt.Errorf("write tape seq %d: %w", f.Seq, err)
 	}
 	w.seq, w.wrote = f.Seq, true
-	w.buf = appendLine(w.buf[:0], f)
+	w.buf = appendLine(w.buf[:0], f, w.headers)
 	_, w.err = w.bw.Write(w.buf)
 	if cap(w.buf) > 1<<20 {
 		w.buf = nil // do not hold on to one huge frame's buffer
@@ -168,8 +172,9 @@ func eventDir(event frame.Event) (frame.Dir, bool) {
 	return 0, false
 }
 
-// appendLine appends f's tape line, "\n" included, to dst. f has passed check.
-func appendLine(dst []byte, f *frame.Frame) []byte {
+// appendLine appends f's tape line, "\n" included, to dst. f has passed
+// check; headers says the session is header-framed.
+func appendLine(dst []byte, f *frame.Frame, headers bool) []byte {
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendUint(dst, f.Seq, 10)
 	dst = append(dst, `,"at":`...)
@@ -190,8 +195,38 @@ func appendLine(dst []byte, f *frame.Frame) []byte {
 	dst = append(dst, `,"dir":"`...)
 	dst = append(dst, f.Dir.String()...)
 	dst = append(dst, '"')
+	dst = appendHead(dst, f, headers && f.Dir != frame.Err)
 	dst = AppendBytes(dst, f)
 	return append(dst, "}\n"...)
+}
+
+// appendHead appends what a tape says of f's header block. In a stream
+// that is header-framed (framed), a plain block (wire.HeadFor of the
+// frame's length) is not written, any other is (`,"head":"…"`, or
+// `,"head64":"…"` when it is not UTF-8), and a frame without one is a bare
+// line (`,"line":true`). In a stream of lines, a block is always written.
+func appendHead(dst []byte, f *frame.Frame, framed bool) []byte {
+	head := f.Head()
+	switch {
+	case head == nil && framed:
+		return append(dst, `,"line":true`...)
+	case head == nil, framed && wire.Canonical(head, frameLen(f)):
+		return dst
+	case utf8.Valid(head):
+		dst = append(dst, `,"head":`...)
+		return AppendString(dst, head)
+	}
+	dst = append(dst, `,"head64":"`...)
+	dst = base64.StdEncoding.AppendEncode(dst, head)
+	return append(dst, '"')
+}
+
+// frameLen is the length of a frame's bytes as they crossed.
+func frameLen(f *frame.Frame) int {
+	if f.Cut != nil {
+		return int(f.Cut.Len)
+	}
+	return len(f.Raw)
 }
 
 // AppendBytes appends the members that carry a frame's bytes, as a tape
@@ -780,7 +815,7 @@ func (r *Reader) parse(line []byte) error {
 	if err := r.object(line); err != nil {
 		return err
 	}
-	var seq, at, dir, event, signal, code, eol, cut, data []byte
+	var seq, at, dir, event, signal, code, eol, cut, data, head, head64, bare []byte
 	var form string
 	for _, m := range r.members {
 		var p *[]byte
@@ -801,6 +836,12 @@ func (r *Reader) parse(line []byte) error {
 			p = &eol
 		case `"cut"`:
 			p = &cut
+		case `"head"`:
+			p = &head
+		case `"head64"`:
+			p = &head64
+		case `"line"`:
+			p = &bare
 		case `"json"`, `"text"`, `"b64"`:
 			k := formName(m.key)
 			if form == k {
@@ -847,9 +888,15 @@ func (r *Reader) parse(line []byte) error {
 	}
 
 	if event != nil {
+		if head != nil || head64 != nil || bare != nil {
+			return r.malformed(`"head" and "line" are not allowed on an event line`)
+		}
 		err = r.event(f, event, signal, code, dir, form, eol, cut)
 	} else {
 		err = r.frame(f, dir, form, data, eol, cut, signal, code)
+		if err == nil {
+			err = r.head(f, head, head64, bare)
+		}
 	}
 	if err != nil {
 		return err
@@ -978,6 +1025,43 @@ func (r *Reader) frame(f *frame.Frame, dir []byte, form string, data, eol, cut, 
 			return err
 		}
 		f.Cut = &r.cut
+	}
+	return nil
+}
+
+// head sets f's header block from the line's "head", "head64" or "line"
+// members: in a header-framed session a frame of stdin or stdout that
+// names none has the plain block for its length (see appendHead).
+func (r *Reader) head(f *frame.Frame, head, head64, bare []byte) error {
+	framed := r.sess != nil && r.sess.Framing == wire.Headers.String() && f.Dir != frame.Err
+	switch {
+	case head != nil && head64 != nil, (head != nil || head64 != nil) && bare != nil:
+		return r.malformed(`at most one of "head", "head64" and "line"`)
+	case bare != nil:
+		if string(bare) != "true" || !framed {
+			return r.malformed(`"line" may only be true, on stdin or stdout of a header-framed session`)
+		}
+	case head != nil:
+		if head[0] != '"' {
+			return r.malformed(`"head" must be a string`)
+		}
+		h, err := unquote(nil, head)
+		if err != nil || len(h) == 0 {
+			return r.malformed(`"head" must be a non-empty string`)
+		}
+		f.SetHead(h)
+	case head64 != nil:
+		s, ok := r.str(head64)
+		if !ok {
+			return r.malformed(`"head64" must be a string`)
+		}
+		h, err := decode64(nil, s)
+		if err != nil || len(h) == 0 {
+			return r.malformed(`"head64" is not valid base64`)
+		}
+		f.SetHead(h)
+	case framed:
+		f.SetHead(wire.HeadFor(frameLen(f)))
 	}
 	return nil
 }

@@ -28,9 +28,11 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/clock"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/recorder"
 	"github.com/tapedeck/tapedeck/internal/redact"
 	"github.com/tapedeck/tapedeck/internal/relay"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // DefaultMaxLine is how many bytes of a line are stored when
@@ -55,9 +57,18 @@ type Options struct {
 	// Dir is the plugin's working directory, recorded as the session's cwd;
 	// "" means the current one.
 	Dir string
-	// Env is the plugin's environment; nil means ours. Its AGENTTY_*
-	// variables are stored with the session.
-	Env []string
+	// Env is the plugin's environment; nil means ours. The variables a
+	// host profile holds to belong to a session (profile.SessionEnv:
+	// Agentty's AGENTTY_*), and those KeepEnv names, are stored with the
+	// session.
+	Env     []string
+	KeepEnv []string
+	// Profile names the session's host profile ("": found from its first
+	// host request when it is stored; see package profile). Framing is how
+	// stdin and stdout are framed ("": found from the first bytes either
+	// carries; "lines" or "headers" to say it).
+	Profile string
+	Framing string
 
 	// Name and Tags are stored with the session.
 	Name string
@@ -171,6 +182,10 @@ type session struct {
 	meta    *frame.Session
 	env     []string       // the plugin's environment (nil: ours)
 	preload *clock.Preload // the pinned clock's, or nil
+	// framing is how stdin and stdout are framed, when detect is false:
+	// the framing the options or the profile name.
+	framing wire.Framing
+	detect  bool
 }
 
 func newSession(opt *Options) *session {
@@ -201,13 +216,18 @@ func newSession(opt *Options) *session {
 		Name:     o.Name,
 		Command:  slices.Clone(o.Command),
 		Cwd:      cwd,
-		Env:      agenttyEnv(o.Env),
+		Env:      sessionEnv(o.Env, o.KeepEnv),
+		Profile:  o.Profile,
 		Started:  started,
 		Status:   frame.StatusRecording,
 		Tapedeck: o.Version,
 	}
 	if len(o.Tags) > 0 {
 		s.meta.Tags = maps.Clone(o.Tags)
+	}
+	s.framing, s.detect = framingOf(o)
+	if !s.detect && s.framing == wire.Headers {
+		s.meta.Framing = s.framing.String()
 	}
 	// The pinned clock changes only the plugin's environment, never a byte
 	// relayed.
@@ -235,6 +255,8 @@ func (s *session) relay(ctx context.Context, sink relay.Sink, sigs chan os.Signa
 		Stderr:  s.opt.Stderr,
 		Sink:    pinnedSink(sink, s.preload, s.meta.Started),
 		Signals: sigs,
+		Framing: s.framing,
+		Detect:  s.detect,
 	}
 	if s.opt.Host != nil {
 		return s.playHost(ctx, cfg, sigs)
@@ -314,6 +336,22 @@ func watchSignals(user <-chan os.Signal) (chan os.Signal, func()) {
 	}
 }
 
+// framingOf is how a run's stdin and stdout are framed: as its options
+// say, else as its profile says when the options name one, else found
+// from the first bytes (detect).
+func framingOf(o *Options) (f wire.Framing, detect bool) {
+	if o.Framing != "" {
+		f, _ = wire.Parse(o.Framing) // checked by the front-end
+		return f, false
+	}
+	if o.Profile != "" {
+		if p, err := profile.Get(o.Profile); err == nil {
+			return p.Framing(), false
+		}
+	}
+	return wire.Lines, true
+}
+
 // startFailure maps relay.Run's error to the shim's exit code and its one
 // line, as a shell does: 127 not found, 126 not executable (or another
 // reason it could not start). A nil error gives 0 and "".
@@ -329,14 +367,15 @@ func startFailure(name string, err error) (code int, msg string) {
 	return 126, err.Error()
 }
 
-// agenttyEnv collects the AGENTTY_* variables of env (nil: ours).
-func agenttyEnv(env []string) map[string]string {
+// sessionEnv collects the variables of env (nil: ours) that belong to a
+// session: those a host profile claims, and those keep names.
+func sessionEnv(env, keep []string) map[string]string {
 	if env == nil {
 		env = os.Environ()
 	}
 	m := map[string]string{}
 	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "AGENTTY_") {
+		if k, v, ok := strings.Cut(kv, "="); ok && (profile.SessionEnv(k) || slices.Contains(keep, k)) {
 			m[k] = v
 		}
 	}

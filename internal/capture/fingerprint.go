@@ -1,8 +1,8 @@
 package capture
 
 import (
-	"bytes"
 	"context"
+	"github.com/tapedeck/tapedeck/internal/wire"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,7 +133,7 @@ func (t *tap) Lines(st relay.Stream, block []byte, n int, at time.Time) {
 	} else {
 		l := relay.Line{Stream: st, Done: true, EOL: true, Time: at}
 		for len(block) > 0 {
-			i := bytes.IndexByte(block, '\n')
+			i := wire.LineEnd(block)
 			l.Bytes, block = block[:i], block[i+1:]
 			t.Sink.Line(&l)
 		}

@@ -163,7 +163,7 @@ func (s *session) playHost(ctx context.Context, cfg relay.Config, sigs chan os.S
 		},
 		Wait: func() host.Exit { return <-exited },
 	}
-	played, err := host.Play(ctx, s.opt.Host.script, plugin, host.Options{StepTimeout: s.opt.StepTimeout, Timeout: 24 * time.Hour})
+	played, err := host.Play(ctx, s.opt.Host.script, plugin, host.Options{StepTimeout: s.opt.StepTimeout, Timeout: 24 * time.Hour, Framing: s.framing})
 	r := <-done
 	hostW.Close() // the host side is done with its pipes
 	outR.Close()

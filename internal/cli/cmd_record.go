@@ -9,8 +9,10 @@ import (
 
 	"github.com/tapedeck/tapedeck/internal/capture"
 	"github.com/tapedeck/tapedeck/internal/present"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/internal/store"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 func (e *env) recordCommand() *cli.Command {
@@ -38,6 +40,9 @@ func (e *env) recordCommand() *cli.Command {
 			&cli.DurationFlag{Name: "step-timeout", Value: 30 * time.Second, Usage: "with --host: longest wait for what a script line waits for"},
 			&cli.BoolFlag{Name: "pin-clock", Usage: "start a Node or Python plugin with its wall clock pinned to the session's start plus the real elapsed time and its random numbers seeded; replays pin it the same way"},
 			&cli.BoolFlag{Name: "no-fingerprint", Usage: "do not store the environment fingerprint (OS, interpreter, manifest, SHA-256 of the plugin's files)"},
+			&cli.StringFlag{Name: "profile", Usage: "the host the session belongs to: " + strings.Join(profile.Names(), ", ") + " (default: found from the host's first request)"},
+			&cli.StringFlag{Name: "framing", Usage: "how stdin and stdout are framed: lines or headers (Content-Length, as language servers speak; default: found from the first bytes, or the profile's)"},
+			&cli.StringSliceFlag{Name: "env", Usage: "keep environment variable `NAME` with the session; a replay sets it again (repeatable)"},
 		},
 		Action: func(c *cli.Context) error { return e.record(c, red) },
 	}
@@ -61,11 +66,22 @@ func (e *env) record(c *cli.Context, red *redactValues) error {
 		PinClock:      c.Bool("pin-clock"),
 		NoFingerprint: c.Bool("no-fingerprint"),
 		Env:           e.environ,
+		Profile:       c.String("profile"),
+		Framing:       c.String("framing"),
+		KeepEnv:       c.StringSlice("env"),
 		Stdin:         e.stdin,
 		Stdout:        e.stdout,
 		Stderr:        e.stderr,
 		Log:           e.stderr,
 		Version:       version(),
+	}
+	if opt.Profile != "" {
+		if _, err := profile.Get(opt.Profile); err != nil {
+			return fail(2, "record: --profile: %v", err)
+		}
+	}
+	if _, err := wire.Parse(opt.Framing); err != nil {
+		return fail(2, "record: --framing: %v", err)
 	}
 	if path := c.String("host"); path != "" {
 		var err error

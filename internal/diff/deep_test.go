@@ -47,7 +47,7 @@ func diffDeep(t *testing.T, depth int) (uint64, string) {
 	}
 	var out strings.Builder
 	n := allocated(func() {
-		r := Frames(rec, live, Options{Ignore: ignore})
+		r := Frames(rec, live, Options{Ignore: ignore, Panel: "ui/setPanel"})
 		if len(r.Differences) != 1 || r.Differences[0].Kind != Changed {
 			t.Fatalf("depth %d: differences %s, want one changed", depth, kinds(r))
 		}

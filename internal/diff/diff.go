@@ -65,6 +65,11 @@ type Options struct {
 	// Names name the two sides in what is rendered; empty: "recorded" and
 	// "replayed".
 	Names [2]string
+	// Panel is the method of the plugin's messages whose params hold the
+	// tree of a panel (the host profile's PanelMethod): a change in one is
+	// also named by the nodes of the tree that hold it (Difference.Nodes).
+	// "" names none.
+	Panel string
 }
 
 // Change is one value that differs inside a changed frame.
@@ -92,11 +97,12 @@ type Difference struct {
 	Kind     Kind     `json:"kind"`
 	Dir      string   `json:"dir"`
 	Method   string   `json:"method,omitempty"`
-	What     string   `json:"what"`               // e.g. "request ui/setPanel", "response to initialize"
+	What     string   `json:"what"`               // e.g. "request tools/call", "response to initialize"
 	Recorded *Side    `json:"recorded,omitempty"` // nil for extra
 	Live     *Side    `json:"live,omitempty"`     // nil for missing
 	Changes  []Change `json:"changes,omitempty"`
-	// Nodes names the UI nodes that hold the changes of a ui/setPanel.
+	// Nodes names the UI nodes that hold the changes of a panel's tree
+	// (see Options.Panel).
 	Nodes []string `json:"nodes,omitempty"`
 	// Unified is the unified diff of the pretty-printed JSON, a string of
 	// several lines written one line of it per line (see display).
@@ -625,7 +631,7 @@ func (c *comparison) changed(m, e item) Difference {
 	d := Difference{Kind: Changed, Dir: m.f.Dir.String(), Method: m.cls.method, What: m.cls.what, Recorded: c.side(m, mv), Live: c.side(e, ev)}
 	if mv != nil && ev != nil {
 		d.Changes = paths(mv, ev)
-		if m.cls.method == "ui/setPanel" {
+		if c.opts.Panel != "" && m.cls.method == c.opts.Panel {
 			d.Nodes = changedNodes(ev, d.Changes)
 		}
 	}
@@ -633,7 +639,7 @@ func (c *comparison) changed(m, e item) Difference {
 	return d
 }
 
-// changedNodes names, for a ui/setPanel whose values at changes differ, the
+// changedNodes names, for a panel's tree whose values at changes differ, the
 // UI nodes that hold them (in the live tree): "params.tree.children[0]
 // (text "Howdy")", once each, in order.
 func changedNodes(v any, changes []Change) []string {

@@ -5,7 +5,7 @@ import "strings"
 // Group is one change and every difference that is that same change: the
 // same kind of difference of the same message, with the same values
 // changed from the same old to the same new ones (a label changed in every
-// ui/setPanel, the same notification missing twice). Render prints a group
+// panel, the same notification missing twice). Render prints a group
 // once.
 type Group struct {
 	// Kind and What are the first difference's (not in JSON: its

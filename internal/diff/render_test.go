@@ -65,7 +65,7 @@ func TestSameChangeIsShownOnce(t *testing.T) {
 func TestStringsAsSent(t *testing.T) {
 	rec := timeline(`< {"jsonrpc":"2.0","id":1,"method":"ui/setPanel","params":{"tree":{"type":"text","text":"a < b & c"}}}`)
 	live := timeline(`< {"jsonrpc":"2.0","id":1,"method":"ui/setPanel","params":{"tree":{"type":"text","text":"a > b & c\u001b"}}}`)
-	r := Frames(rec, live, Options{})
+	r := Frames(rec, live, Options{Panel: "ui/setPanel"})
 	out := render(t, r)
 	for _, want := range []string{
 		`params.tree.text: "a < b & c" → "a > b & c\u001b"`,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/wire"
 	"github.com/tapedeck/tapedeck/message"
 	"github.com/tapedeck/tapedeck/tape"
 )
@@ -250,8 +251,9 @@ func (u *update) write() ([]byte, error) {
 			f := u.rp.Live[j]
 			f.Seq, f.At = prev, prevAt
 			f.Raw = u.requestID(&f, renamed)
+			f.SetHead(wire.Reframe(f.Head(), len(f.Raw)))
 			var err error
-			if out, err = tape.AppendLine(out, &f); err != nil {
+			if out, err = tape.AppendLine(out, u.t.Session, &f); err != nil {
 				return fmt.Errorf("write inserted frame: %w", err)
 			}
 		}
@@ -269,6 +271,7 @@ func (u *update) write() ([]byte, error) {
 				c := u.rp.Live[j]
 				f = &c
 				f.Raw = u.requestID(f, renamed)
+				f.SetHead(wire.Reframe(f.Head(), len(f.Raw)))
 			} else if u.exit && rec.Event == frame.EventExit {
 				c := *rec
 				f = &c
@@ -282,7 +285,7 @@ func (u *update) write() ([]byte, error) {
 			} else {
 				f.Seq, f.At = prev, rec.At
 				var err error
-				if out, err = tape.AppendLine(out, f); err != nil {
+				if out, err = tape.AppendLine(out, u.t.Session, f); err != nil {
 					return nil, fmt.Errorf("write changed frame seq %d: %w", prev, err)
 				}
 			}

@@ -43,6 +43,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/child"
+	"github.com/tapedeck/tapedeck/internal/wire"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -102,6 +103,10 @@ type Options struct {
 	// Delivering, when set, is told the recorded time of each recorded
 	// host line just before it is written to the plugin (see clockhook.go).
 	Delivering func(recordedAt int64)
+	// Framing is how the plugin's stdin and stdout are framed (package
+	// wire): what the replay writes, and how it cuts what the plugin says.
+	// The zero value is newline framing.
+	Framing wire.Framing
 }
 
 func (o *Options) defaults() {
@@ -186,6 +191,7 @@ type event struct {
 	kind eventKind
 	dir  frame.Dir
 	raw  []byte
+	head []byte // a header-framed message's header block
 	eol  bool
 	at   time.Time
 	exit Exit
@@ -414,7 +420,7 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 	}{{p.Stdout, frame.Out, &keeper{bound: pl.out}}, {p.Stderr, frame.Err, &keeper{bound: pl.err}}}
 	if f, ok := p.Stdout.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
 		r.out, r.outRaw, r.outBuf = f, rawOr(f), make([]byte, pl.out.bufSize(readBufMin, readBufMax))
-		r.outLines = &splitter{keep: readers[0].keep}
+		r.outLines = &splitter{keep: readers[0].keep, scan: r.scanner(frame.Out)}
 		r.readers++
 		r.kick = func() { f.SetReadDeadline(time.Now()) }
 		stop := context.AfterFunc(ctx, r.kick)
@@ -969,21 +975,23 @@ func (r *runner) next(ctx context.Context, wake time.Time) error {
 
 // outLine handles a line the main loop read from stdout.
 func (r *runner) outLine(l line, at time.Time) {
-	r.handle(event{kind: evLine, dir: frame.Out, raw: l.raw, eol: l.eol, cut: l.cut, unkept: l.unkept, view: l.view, at: at})
+	r.handle(event{kind: evLine, dir: frame.Out, raw: l.raw, head: l.head, eol: l.eol, cut: l.cut, unkept: l.unkept, view: l.view, at: at})
 }
 
 // perform carries out one host step.
 func (r *runner) perform(st *step) {
 	switch st.kind {
 	case sendFrame:
-		data := make([]byte, 0, len(st.frame.Raw)+1)
-		data = append(data, st.frame.Raw...)
-		if !st.frame.NoEOL {
-			data = append(data, '\n')
+		head := st.frame.Head()
+		if head == nil && r.plan.script && r.opts.Framing == wire.Headers {
+			head = wire.HeadFor(len(st.frame.Raw)) // a script line has no head of its own
 		}
+		data := wire.Append(make([]byte, 0, len(head)+len(st.frame.Raw)+1), head, st.frame.Raw, !st.frame.NoEOL)
 		r.delivering(st.frame)
 		r.write(data)
-		r.add(frame.Frame{Dir: frame.In, Raw: st.frame.Raw, NoEOL: st.frame.NoEOL, Cut: st.frame.Cut})
+		f := frame.Frame{Dir: frame.In, Raw: st.frame.Raw, NoEOL: st.frame.NoEOL, Cut: st.frame.Cut}
+		f.SetHead(head)
+		r.add(f)
 		r.res.Sent[r.seq] = st.frame.Seq
 	case closeStdin:
 		if !r.closed {
@@ -1018,7 +1026,11 @@ func (r *runner) handle(ev event) {
 			case ev.view:
 				ev.raw = r.outLines.copyOut(ev.raw)
 			}
-			r.addAt(frame.Frame{Dir: ev.dir, Raw: ev.raw, NoEOL: !ev.eol, Cut: ev.cut}, ev.at)
+			f := frame.Frame{Dir: ev.dir, Raw: ev.raw, NoEOL: !ev.eol, Cut: ev.cut}
+			if ev.head != nil {
+				f.SetHead(bytes.Clone(ev.head))
+			}
+			r.addAt(f, ev.at)
 		}
 		r.lastSaid = ev.at
 		if ev.dir != frame.Out {
@@ -1112,14 +1124,14 @@ func (r *runner) answer(e *message.Envelope, kept bool, same *expected) {
 	c, differs := r.plan.match(e.ID, method, e.Params, same)
 	switch {
 	case c == nil && r.plan.script:
-		r.send(r.plan.defaultAnswer(method, e.ID), kept)
+		r.send(nil, r.plan.defaultAnswer(method, e.ID), kept)
 		return
 	case c == nil && !kept:
-		r.send(unmatchedAnswer(method, e.ID), false)
+		r.send(nil, unmatchedAnswer(method, e.ID), false)
 		return
 	case c == nil:
 		r.res.Unmatched = append(r.res.Unmatched, fmt.Sprintf("%s (replay seq %d)", method, r.seq))
-		r.send(unmatchedAnswer(method, e.ID), true)
+		r.send(nil, unmatchedAnswer(method, e.ID), true)
 		return
 	case differs && kept:
 		r.note("%s (replay seq %d) answered from a recorded call whose params differed", method, r.seq)
@@ -1161,7 +1173,7 @@ func (r *runner) lateNotes() {
 func (r *runner) sendAnswer(c *call) {
 	c.sent = true
 	r.delivering(c.answer)
-	if r.send(answerWith(c.tail, c.liveID), !c.unkept) && !c.unkept {
+	if r.send(c.answer, answerWith(c.tail, c.liveID), !c.unkept) && !c.unkept {
 		r.res.Sent[r.seq] = c.answer.Seq
 	}
 }
@@ -1173,7 +1185,7 @@ const maxUnkeptQueue = 4 << 20
 // send writes a host answer line, kept in the live timeline or not; false
 // when it was not sent: stdin is closed already, or, for an answer not
 // kept, the plugin has not read what waits for its stdin.
-func (r *runner) send(reply []byte, kept bool) bool {
+func (r *runner) send(like *frame.Frame, reply []byte, kept bool) bool {
 	if r.closed {
 		return false
 	}
@@ -1181,11 +1193,37 @@ func (r *runner) send(reply []byte, kept bool) bool {
 		r.res.Unsent++
 		return false
 	}
-	r.write(append(reply, '\n'))
+	head := r.headFor(like, reply)
+	r.write(wire.Append(nil, head, reply, true))
 	if kept {
-		r.add(frame.Frame{Dir: frame.In, Raw: reply})
+		f := frame.Frame{Dir: frame.In, Raw: reply}
+		f.SetHead(head)
+		r.add(f)
 	}
 	return true
+}
+
+// scanner is what cuts the plugin's pipe dir into frames: stderr is cut
+// into lines, stdout as the session is framed.
+func (r *runner) scanner(dir frame.Dir) *wire.Scanner {
+	if dir == frame.Err {
+		return wire.NewScanner(wire.Lines)
+	}
+	return wire.NewScanner(r.opts.Framing)
+}
+
+// headFor is the header block of a reply tapedeck writes: the recorded
+// frame's it stands for (like; nil for none), its Content-Length made
+// the reply's, or under header framing the plain one; nil under newline
+// framing.
+func (r *runner) headFor(like *frame.Frame, reply []byte) []byte {
+	if like != nil && like.Head() != nil {
+		return wire.Reframe(like.Head(), len(reply))
+	}
+	if r.opts.Framing == wire.Headers {
+		return wire.HeadFor(len(reply))
+	}
+	return nil
 }
 
 func (r *runner) add(f frame.Frame) { r.addAt(f, time.Now()) }

@@ -1,8 +1,8 @@
 package host
 
 import (
-	"bytes"
 	"fmt"
+	"github.com/tapedeck/tapedeck/internal/wire"
 	"io"
 	"time"
 
@@ -172,19 +172,21 @@ func (k *keeper) take(n int64, stored int) bool {
 // the same as a recorded one is not copied at all (see runner.handle).
 type splitter struct {
 	keep   *keeper
+	scan   *wire.Scanner // cuts the pipe's frames: lines, or header-framed messages
 	stable bool
-	acc    []byte // the line so far, when it spans feeds (up to the cap)
-	n      int64  // its length so far, newline included
-	eol    bool   // it has ended with a newline
+	acc    []byte // the frame so far, when it spans feeds (up to the cap)
+	n      int64  // its length so far, without its newline
+	eol    bool   // it has ended
 	slab   []byte
 }
 
 // slabSize is how much line text one allocation holds at most.
 const slabSize = 32 << 10
 
-// line is one line as the splitter hands it on.
+// line is one frame as the splitter hands it on.
 type line struct {
 	raw    []byte
+	head   []byte // a header-framed message's header block (copied when stable)
 	eol    bool
 	cut    *frame.Cut
 	unkept bool
@@ -192,28 +194,31 @@ type line struct {
 	view bool
 }
 
-// feed splits b into lines and calls emit for each complete one.
+// feed cuts b into frames and calls emit for each complete one.
 func (s *splitter) feed(b []byte, emit func(line)) {
 	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			s.add(b)
-			return
-		}
-		if s.n == 0 && i < s.keep.bound.line {
-			s.emit(b[:i], int64(i), true, emit) // the whole line is here
-		} else {
-			s.add(b[:i+1])
+		n, body, end := s.scan.Scan(b)
+		b = b[n:]
+		switch {
+		case end && s.n == 0 && len(body) < s.keep.bound.line:
+			s.emit(body, int64(len(body)), true, emit) // the whole frame is here
+		case end:
+			s.add(body)
 			s.eol = true
 			s.emitAcc(emit)
+		case len(body) > 0:
+			s.add(body)
+		case n == 0:
+			return
 		}
-		b = b[i+1:]
 	}
 }
 
-// end hands on the last line when it has no newline.
+// end hands on the last frame when the stream ended inside it.
 func (s *splitter) end(emit func(line)) {
-	if s.n > 0 {
+	held, inFrame := s.scan.End()
+	s.add(held)
+	if inFrame {
 		s.emitAcc(emit)
 	}
 }
@@ -227,16 +232,16 @@ func (s *splitter) add(b []byte) {
 
 func (s *splitter) emitAcc(emit func(line)) {
 	length := s.n
-	if s.eol {
-		length--
-	}
 	s.emit(s.acc[:min(int64(len(s.acc)), length)], length, s.eol, emit)
 	s.acc, s.n, s.eol = s.acc[:0], 0, false
 }
 
 // emit hands on a line of length n of which raw was read.
 func (s *splitter) emit(raw []byte, n int64, eol bool, emit func(line)) {
-	l := line{eol: eol}
+	l := line{eol: eol, head: s.scan.Head()}
+	if l.head != nil && s.stable {
+		l.head = append([]byte(nil), l.head...)
+	}
 	if !s.keep.take(n, len(raw)) {
 		l.unkept = true
 	} else if int64(len(raw)) < n {
@@ -270,10 +275,10 @@ func (s *splitter) copyOut(raw []byte) []byte {
 // read sends every line of one of the plugin's pipes to the main loop
 // (the reader of a pipe the main loop does not read itself).
 func (r *runner) read(src io.Reader, dir frame.Dir, k *keeper) {
-	s := &splitter{keep: k, stable: true}
+	s := &splitter{keep: k, scan: r.scanner(dir), stable: true}
 	buf := make([]byte, k.bound.bufSize(readBufMin, readBufMax))
 	emit := func(l line) {
-		r.post(event{kind: evLine, dir: dir, raw: l.raw, eol: l.eol, cut: l.cut, unkept: l.unkept, at: time.Now()})
+		r.post(event{kind: evLine, dir: dir, raw: l.raw, head: l.head, eol: l.eol, cut: l.cut, unkept: l.unkept, at: time.Now()})
 	}
 	for {
 		n, err := src.Read(buf)

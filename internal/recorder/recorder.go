@@ -13,7 +13,6 @@
 package recorder
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -25,6 +24,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/relay"
 	"github.com/tapedeck/tapedeck/internal/spool"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // DefaultMaxLine is how many bytes of a line are stored unless SetMaxLine
@@ -165,7 +165,7 @@ func (r *Recorder) Lines(s relay.Stream, block []byte, n int, at time.Time) {
 	if r.save != nil || r.observe != nil || int64(len(block)) > r.max {
 		l := relay.Line{Stream: s, Done: true, EOL: true, Time: at}
 		for len(block) > 0 {
-			i := bytes.IndexByte(block, '\n')
+			i := wire.LineEnd(block)
 			l.Bytes, block = block[:i], block[i+1:]
 			r.line(&l)
 		}
@@ -203,6 +203,7 @@ func (r *Recorder) line(l *relay.Line) {
 	r.seq++
 	f := &r.fr
 	*f = frame.Frame{Seq: r.seq, At: r.at(l.Time), Dir: frame.Dir(l.Stream), NoEOL: !l.EOL}
+	f.SetHead(l.Head)
 	size := l.Off + int64(len(l.Bytes))
 	switch {
 	case l.Off == 0:
@@ -236,8 +237,14 @@ func (r *Recorder) whole(f *frame.Frame, raw []byte, size int64, held bool) {
 		f.Raw = nil
 	}
 	if r.save != nil {
+		n := len(raw)
 		raw = r.save(f.Dir, raw, f.Cut != nil)
 		held = true
+		if head := f.Head(); head != nil && f.Cut == nil && len(raw) != n {
+			// The stored body is not the one that crossed: its header
+			// block says the stored length.
+			f.SetHead(wire.Reframe(head, len(raw)))
+		}
 	}
 	r.hdr = frame.AppendHeader(r.hdr[:0], f)
 	r.addFrame(r.hdr, raw, size)

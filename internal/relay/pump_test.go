@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // collectSink joins what the pump hands over back into lines, checking
@@ -21,6 +25,7 @@ type collectSink struct {
 
 type collected struct {
 	Stream Stream
+	Head   []byte
 	Bytes  []byte
 	EOL    bool
 }
@@ -39,7 +44,7 @@ func (c *collectSink) Line(l *Line) {
 		c.partial[l.Stream] = got
 		return
 	}
-	c.lines = append(c.lines, collected{Stream: l.Stream, Bytes: got, EOL: l.EOL})
+	c.lines = append(c.lines, collected{Stream: l.Stream, Head: bytes.Clone(l.Head), Bytes: got, EOL: l.EOL})
 	c.partial[l.Stream] = nil
 }
 
@@ -70,12 +75,11 @@ func (c *batchSink) Lines(s Stream, block []byte, n int, at time.Time) {
 // joined rebuilds the stream from the lines the sink saw.
 func (c *collectSink) joined() []byte {
 	var b bytes.Buffer
+	var out []byte
 	for _, l := range c.lines {
-		b.Write(l.Bytes)
-		if l.EOL {
-			b.WriteByte('\n')
-		}
+		out = wire.Append(out, l.Head, l.Bytes, l.EOL)
 	}
+	b.Write(out)
 	return b.Bytes()
 }
 
@@ -96,8 +100,15 @@ func pumpBatched(t *testing.T, r io.Reader) (*batchSink, []byte) {
 // returns what it forwarded.
 func pumpInto(t *testing.T, r io.Reader, sink Sink, c *collectSink) []byte {
 	t.Helper()
+	return pumpFramed(t, r, sink, c, nil)
+}
+
+// pumpFramed is pumpInto for a stream whose framing ch decides (nil:
+// lines).
+func pumpFramed(t *testing.T, r io.Reader, sink Sink, c *collectSink, ch *choice) []byte {
+	t.Helper()
 	var out bytes.Buffer
-	p := pump{stream: Stdout, sink: sink}
+	p := pump{stream: Stdout, sink: sink, framing: ch}
 	if !p.run(r, &out) {
 		t.Fatal("run did not report EOF")
 	}
@@ -202,6 +213,8 @@ func FuzzPump(f *testing.F) {
 	f.Add([]byte("x"), uint8(1))
 	f.Add(bytes.Repeat([]byte("long line "), 10000), uint8(2))
 	f.Add([]byte("a\nb\nc\nd\ne"), uint8(4))
+	f.Add([]byte("Content-Length: 2\r\n\r\n{}Content-Length: 5\r\n\r\n[1,2]log\n"), uint8(8))
+	f.Add([]byte("content-length: 3\n\n[1]"), uint8(25))
 	f.Fuzz(func(t *testing.T, in []byte, how uint8) {
 		var r io.Reader = bytes.NewReader(in)
 		switch how % 3 {
@@ -212,7 +225,11 @@ func FuzzPump(f *testing.F) {
 		}
 		var sink *collectSink
 		var out []byte
-		if how&4 != 0 {
+		if how&8 != 0 {
+			// Header framing, or framing found from the first bytes.
+			sink = &collectSink{}
+			out = pumpFramed(t, r, sink, sink, newChoice(Config{Framing: wire.Headers, Detect: how&16 != 0}))
+		} else if how&4 != 0 {
 			b, o := pumpBatched(t, r)
 			sink, out = &b.collectSink, o
 		} else {
@@ -225,4 +242,31 @@ func FuzzPump(f *testing.F) {
 			t.Fatalf("lines rebuild %q, want %q", got, in)
 		}
 	})
+}
+
+// TestPumpCutsHeaderFramedMessages: under header framing each message is
+// one frame, its block in Head and its body in Bytes, handed once the body
+// is complete, however the reads split it; a bare line is a line.
+func TestPumpCutsHeaderFramedMessages(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":1,"result":{}}`
+	in := "Content-Length: 36\r\n\r\n" + body + "stray\n" + "Content-Length: 2\r\nX: y\r\n\r\n{}"
+	for name, r := range map[string]func() io.Reader{
+		"whole":    func() io.Reader { return strings.NewReader(in) },
+		"one byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(in)) },
+		"halves":   func() io.Reader { return iotest.HalfReader(strings.NewReader(in)) },
+	} {
+		sink := &collectSink{}
+		out := pumpFramed(t, r(), sink, sink, newChoice(Config{Detect: true}))
+		if string(out) != in {
+			t.Errorf("%s: forwarded %q, want %q", name, out, in)
+		}
+		want := []collected{
+			{Stream: Stdout, Head: []byte("Content-Length: 36\r\n\r\n"), Bytes: []byte(body), EOL: true},
+			{Stream: Stdout, Bytes: []byte("stray"), EOL: true},
+			{Stream: Stdout, Head: []byte("Content-Length: 2\r\nX: y\r\n\r\n"), Bytes: []byte("{}"), EOL: true},
+		}
+		if !reflect.DeepEqual(sink.lines, want) {
+			t.Errorf("%s: frames\n%+v\nwant\n%+v", name, sink.lines, want)
+		}
+	}
 }

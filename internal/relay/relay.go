@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/internal/child"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // Stream names one of the child's standard streams. The values match the
@@ -40,22 +41,28 @@ const (
 	Stderr Stream = 3
 )
 
-// Line is a line, or the next piece of a long one, as it crossed the relay.
-// A line that arrives within one read is handed over once, whole (Off 0,
-// Done); a long one is handed over in pieces as they arrive, each before it
-// is forwarded, and its last bytes with Done once its end has come.
+// Line is a frame, or the next piece of a long one, as it crossed the
+// relay: under newline framing a line, under header framing a message's
+// body with its header block in Head (package wire cuts the stream). A
+// frame that arrives within one read is handed over once, whole (Off 0,
+// Done); a long one is handed over in pieces as they arrive, each before
+// it is forwarded, and its last bytes with Done once its end has come.
 type Line struct {
 	Stream Stream
-	// Bytes are the line's bytes from Off on, never its "\n". They stay
-	// valid until the sink's Flush returns (for a Flusher; otherwise until
-	// Line returns) and must not be modified.
+	// Bytes are the frame's bytes from Off on, never a line's "\n" or a
+	// header block. They stay valid until the sink's Flush returns (for a
+	// Flusher; otherwise until Line returns) and must not be modified.
 	Bytes []byte
+	// Head is a header-framed message's header block, complete, on every
+	// piece of it; nil for a line. It stays valid as Bytes does.
+	Head []byte
 	// Off is where Bytes start in the line: the number of its bytes handed
 	// over before.
 	Off int64
 	// Done: Bytes end the line.
 	Done bool
-	// EOL is false for a last line that ended without "\n" (Done only).
+	// EOL is false for a last line that ended without "\n", or a body
+	// the stream ended inside (Done only).
 	EOL bool
 	// Time is when the read that brought Bytes returned.
 	Time time.Time
@@ -122,6 +129,16 @@ type Config struct {
 	// Drain is how long the child's stdout and stderr are still read after it
 	// exits, for pipes a grandchild keeps open. Zero means DefaultDrain.
 	Drain time.Duration
+
+	// Framing is how stdin and stdout are cut into frames (stderr is
+	// always cut into lines). With Detect, the first bytes that cross
+	// either stream decide it for both (wire.Detect), and Framing is not
+	// used; Framed then says what was decided.
+	Framing wire.Framing
+	Detect  bool
+	// Framed, when set, is called once with the framing of stdin and
+	// stdout, before the first frame of either is handed to the sink.
+	Framed func(wire.Framing)
 }
 
 // Defaults for Config, and the relay's buffer sizes.
@@ -222,11 +239,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		stdin = null
 	}
 	fence := &fence{}
+	framing := newChoice(cfg)
 	var closeHostIn sync.Once
 	stdinDone := make(chan struct{})
 	go func() {
 		defer close(stdinDone)
-		p := pump{stream: Stdin, sink: cfg.Sink, fence: fence, splice: true}
+		p := pump{stream: Stdin, sink: cfg.Sink, fence: fence, splice: true, framing: framing}
 		eof := p.run(stdin, hostIn)
 		if eof && fence.enter() {
 			cfg.Sink.Event(Event{Kind: EventEOF})
@@ -240,7 +258,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	outDone := make(chan struct{})
 	go func() {
 		defer close(outDone)
-		p := pump{stream: Stdout, sink: cfg.Sink, splice: true}
+		p := pump{stream: Stdout, sink: cfg.Sink, splice: true, framing: framing}
 		if p.run(outR, cfg.Stdout) {
 			cfg.Sink.Event(Event{Kind: EventClosed})
 			hangUp(cfg.Stdout)
@@ -370,13 +388,48 @@ func closeAll(files ...*os.File) {
 	}
 }
 
-var newline = []byte{'\n'}
+// choice is the framing of stdin and stdout, decided once for both: at
+// the start, or by the first bytes of either.
+type choice struct {
+	once    sync.Once
+	framing wire.Framing
+	detect  bool
+	framed  func(wire.Framing)
+}
 
-// pump copies one stream read by read and cuts it into lines for the sink.
+func newChoice(cfg Config) *choice {
+	c := &choice{framing: cfg.Framing, detect: cfg.Detect, framed: cfg.Framed}
+	if !c.detect {
+		c.decide(nil)
+	}
+	return c
+}
+
+// decide returns the framing, deciding it from first if nobody has.
+func (c *choice) decide(first []byte) wire.Framing {
+	c.once.Do(func() {
+		if c.detect {
+			c.framing, _ = wire.Detect(first)
+		}
+		if c.framed != nil {
+			c.framed(c.framing)
+		}
+	})
+	return c.framing
+}
+
+// pump copies one stream read by read and cuts it into frames for the
+// sink: lines (split), or header-framed messages through a wire.Scanner
+// (splitFrames).
 type pump struct {
 	stream Stream
 	sink   Sink
 	fence  *fence // the stdin pump's; nil for the others
+	// framing is the choice stdin and stdout share; nil for stderr (lines).
+	// scan cuts a header-framed stream; nil while it is cut into lines.
+	framing *choice
+	chosen  bool
+	scan    *wire.Scanner
 	// splice: large chunks may take the zero-copy path when both ends are
 	// pipes or sockets (stdin and stdout; stderr is read and written).
 	splice bool
@@ -430,7 +483,16 @@ func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 		if n > 0 {
 			data := buf[:n]
 			p.now = time.Now()
-			if p.split(data) && flusher != nil {
+			if !p.chosen {
+				p.choose(data)
+			}
+			var handed bool
+			if p.scan != nil {
+				handed = p.splitFrames(data)
+			} else {
+				handed = p.split(data)
+			}
+			if handed && flusher != nil {
 				flusher.Flush()
 			}
 			if deliver {
@@ -460,11 +522,8 @@ func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 				spliced = true
 			}
 		}
-		if err != nil && (p.off > 0 || len(p.acc) > 0) {
-			p.emit(nil, false)
-			if flusher != nil {
-				flusher.Flush()
-			}
+		if err != nil && p.end() && flusher != nil {
+			flusher.Flush()
 		}
 		if p.fence != nil {
 			p.fence.leave()
@@ -475,17 +534,26 @@ func (p *pump) run(src io.Reader, dst io.Writer) (eof bool) {
 	}
 }
 
+// choose takes the framing stdin and stdout share, deciding it from data
+// when this stream speaks first.
+func (p *pump) choose(data []byte) {
+	p.chosen = true
+	if p.framing != nil && p.framing.decide(data) == wire.Headers {
+		p.scan = wire.NewScanner(wire.Headers)
+	}
+}
+
 // split hands every line completed by data to the sink (to a Batcher, all
 // but the first at once), and the rest as a piece
 // once enough of it has come. It reports whether it handed anything.
 func (p *pump) split(data []byte) (handed bool) {
 	if b, ok := p.sink.(Batcher); ok {
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		if i := wire.LineEnd(data); i >= 0 {
 			p.emit(data[:i], true)
 			handed = true
 			data = data[i+1:]
 			if j := bytes.LastIndexByte(data, '\n'); j >= 0 {
-				if n := bytes.Count(data[:j+1], newline); n >= 2 {
+				if n := wire.CountLines(data[:j+1]); n >= 2 {
 					b.Lines(p.stream, data[:j+1], n, p.now)
 					data = data[j+1:]
 				}
@@ -493,7 +561,7 @@ func (p *pump) split(data []byte) (handed bool) {
 		}
 	}
 	for {
-		i := bytes.IndexByte(data, '\n')
+		i := wire.LineEnd(data)
 		if i < 0 {
 			break
 		}
@@ -501,15 +569,59 @@ func (p *pump) split(data []byte) (handed bool) {
 		handed = true
 		data = data[i+1:]
 	}
+	return p.rest(data) || handed
+}
+
+// rest keeps the start of a frame that data does not end, and hands it as
+// a piece once enough of it has come. It reports whether it handed it.
+func (p *pump) rest(data []byte) bool {
 	if len(data) == 0 {
-		return handed
+		return false
 	}
 	if len(p.acc)+len(data) < pieceMin {
 		p.acc = append(p.acc, data...)
-		return handed
+		return false
 	}
 	p.hand(data, false, false)
 	return true
+}
+
+// splitFrames is split for a header-framed stream: the scanner holds each
+// header block and gives the body bytes, which go to the sink as split's
+// lines do (never in a batch), each frame with its block.
+func (p *pump) splitFrames(data []byte) (handed bool) {
+	for {
+		n, body, end := p.scan.Scan(data)
+		data = data[n:]
+		switch {
+		case end:
+			p.emit(body, true)
+			handed = true
+		case len(body) > 0:
+			handed = p.rest(body) || handed
+		case n == 0:
+			return handed
+		}
+	}
+}
+
+// end ends the stream: a frame it was inside is handed over unterminated.
+// It reports whether it handed anything.
+func (p *pump) end() bool {
+	if p.scan != nil {
+		held, inFrame := p.scan.End()
+		if !inFrame {
+			return false
+		}
+		p.acc = append(p.acc, held...)
+		p.emit(nil, false)
+		return true
+	}
+	if p.off > 0 || len(p.acc) > 0 {
+		p.emit(nil, false)
+		return true
+	}
+	return false
 }
 
 // emit completes the current line with tail and hands it over.
@@ -528,6 +640,9 @@ func (p *pump) hand(b []byte, done, eol bool) {
 	}
 	l := &p.line
 	*l = Line{Stream: p.stream, Bytes: b, Off: p.off, Done: done, EOL: eol, Time: p.now}
+	if p.scan != nil {
+		l.Head = p.scan.Head()
+	}
 	p.sink.Line(l)
 	p.off += int64(len(b))
 }

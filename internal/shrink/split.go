@@ -1,7 +1,7 @@
 // Package shrink owns finding a smaller session that still fails the same
 // way: it cuts a recording into host steps that can go without breaking
-// the tape (initialize and the final shutdown, stdin close and signals
-// stay; an answer goes with the request it answers; what the plugin said
+// the tape (the handshake and the closing messages its caller names, stdin
+// close and signals stay; an answer goes with the request it answers; what the plugin said
 // goes with the step that caused it, or is pooled over the steps the host
 // wrote ahead of it), and runs delta debugging (ddmin)
 // over those steps with a test it is given, in parallel, bounded in runs.
@@ -14,6 +14,12 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/message"
 )
+
+// Lifecycle names the host's messages that open and end a session (the
+// host profile's Opening and Closing); nil takes none.
+type Lifecycle struct {
+	Opening, Closing func(method string) bool
+}
 
 // Tape is a recording cut into host steps.
 type Tape struct {
@@ -36,7 +42,7 @@ type Tape struct {
 type Unit struct {
 	Seq    uint64 // the host frame's (or event's) seq
 	What   string // its method, or the event ("eof", "signal")
-	Fixed  bool   // initialize or part of the ending: never removed
+	Fixed  bool   // part of the handshake or of the ending: never removed
 	Frames int    // how many frames go with it
 }
 
@@ -44,8 +50,9 @@ type Unit struct {
 // and each stdin close or signal, starts a unit; the plugin's frames go
 // with the unit they followed, except a reply, which goes with the host
 // request it answers; a host answer goes with the plugin request it
-// answers. The unit holding initialize and the trailing units that end
-// the session (shutdown, stdin close, signals) are fixed.
+// answers. The units of the handshake (host messages whose method
+// lc.Opening takes) and the trailing units that end the session (those
+// lc.Closing takes, stdin close, signals) are fixed.
 //
 // When the host wrote ahead of the plugin (several host steps with
 // nothing from the plugin between them, as when all host lines are piped
@@ -53,7 +60,7 @@ type Unit struct {
 // of them: when that run holds two steps or more that may go, those
 // frames (but replies, which go by id) are pooled over the run and stay
 // while any unit of the run does (see Pooled).
-func Split(recorded []frame.Frame) *Tape {
+func Split(recorded []frame.Frame, lc Lifecycle) *Tape {
 	t := &Tape{frames: recorded, owner: make([]int32, len(recorded)), from: make([]int32, len(recorded)), pooled: map[uint64]bool{}}
 	hostFrames := 0
 	for i := range recorded {
@@ -142,13 +149,13 @@ func Split(recorded []frame.Frame) *Tape {
 		}
 	}
 	for i := range t.units {
-		if t.units[i].What == "initialize" {
+		if lc.Opening != nil && lc.Opening(t.units[i].What) {
 			t.units[i].Fixed = true
 		}
 	}
 	for i := len(t.units) - 1; i >= 0; i-- {
-		switch t.units[i].What {
-		case "shutdown", frame.EventEOF.String(), frame.EventSignal.String():
+		switch w := t.units[i].What; {
+		case w == frame.EventEOF.String(), w == frame.EventSignal.String(), lc.Closing != nil && lc.Closing(w):
 			t.units[i].Fixed = true
 			continue
 		}

@@ -30,7 +30,7 @@ func TestSplitKeepsTheTapeValid(t *testing.T) {
 		{Seq: 10, Event: frame.EventEOF, Dir: frame.In},
 		frame.Frame{Seq: 11, Event: frame.EventExit}.WithEnd("", &code),
 	}
-	tp := Split(rec)
+	tp := Split(rec, agenttyLifecycle)
 	var units []string
 	for _, u := range tp.Units() {
 		s := u.What
@@ -95,7 +95,7 @@ func TestSplitPoolsWhatFollowsStepsWrittenAhead(t *testing.T) {
 		line(15, frame.In, `{"jsonrpc":"2.0","method":"shutdown","params":{}}`),
 		{Seq: 16, Event: frame.EventEOF, Dir: frame.In},
 	}
-	tp := Split(rec)
+	tp := Split(rec, agenttyLifecycle)
 	var pooled []string
 	for _, f := range rec {
 		if tp.Pooled(f.Seq) {
@@ -128,4 +128,10 @@ func TestSplitPoolsWhatFollowsStepsWrittenAhead(t *testing.T) {
 			t.Errorf("Keep(%v) = seqs %s, want %s", c.keep, got, c.want)
 		}
 	}
+}
+
+// agenttyLifecycle is an Agentty host's, as package profile says it.
+var agenttyLifecycle = Lifecycle{
+	Opening: func(m string) bool { return m == "initialize" },
+	Closing: func(m string) bool { return m == "shutdown" },
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tapedeck/tapedeck/internal/wire"
 	"io"
 	"os"
 	"path/filepath"
@@ -128,7 +129,7 @@ func (s *spoolScan) unreadable() int64 { return s.r.Damaged() + s.bad }
 func (s *spoolScan) next() (*frame.Frame, error) {
 	for {
 		if b := &s.batch; len(b.rest) > 0 {
-			i := bytes.IndexByte(b.rest, '\n')
+			i := wire.LineEnd(b.rest)
 			s.fr = frame.Frame{Seq: b.seq, At: b.at, Dir: b.dir, Raw: b.rest[:i]}
 			b.rest, b.seq = b.rest[i+1:], b.seq+1
 			s.lines[b.dir].reset()
@@ -448,6 +449,7 @@ func (s *Store) spoolSession(path string, fn func(*frame.Frame) error) (*frame.S
 			}
 		}
 	}
+	d.finish()
 	if sc.end == nil && live && spoolLive(path) {
 		meta.Status = frame.StatusRecording
 		return meta, nil

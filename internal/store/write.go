@@ -13,6 +13,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/profile"
 )
 
 // How frames are stored: see checksum.go.
@@ -122,6 +123,7 @@ func (s *Store) putNotes(meta *frame.Session, next FrameSource, finish func(*fra
 			return fmt.Errorf("store frames of %s: %w", meta.ID, err)
 		}
 	}
+	d.finish()
 	if finish != nil {
 		finish(meta, lastAt)
 	}
@@ -151,11 +153,11 @@ func (s *Store) putNotes(meta *frame.Session, next FrameSource, finish func(*fra
 	return nil
 }
 
-// deriver fills in what the frames tell about a session: counts, bytes and,
-// from the host's initialize request, the plugin's identity and API version.
+// deriver fills in what the frames tell about a session: counts, bytes,
+// and what its host profile reads from its handshake.
 type deriver struct {
-	meta    *frame.Session
-	sawInit bool
+	meta *frame.Session
+	hs   profile.Handshake
 }
 
 func (d *deriver) see(f *frame.Frame) {
@@ -168,33 +170,11 @@ func (d *deriver) see(f *frame.Frame) {
 		size = f.Cut.Len
 	}
 	d.meta.Bytes.Add(f.Dir, size)
-	if d.sawInit || f.Dir != frame.In || f.Cut != nil || !bytes.Contains(f.Raw, []byte(`"initialize"`)) {
-		return
-	}
-	var msg struct {
-		Method string `json:"method"`
-		Params struct {
-			APIVersion int `json:"apiVersion"`
-			Agentty    struct {
-				Version string `json:"version"`
-			} `json:"agentty"`
-			Plugin frame.Plugin `json:"plugin"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(bytes.TrimSuffix(f.Raw, []byte("\r")), &msg) != nil || msg.Method != "initialize" {
-		return
-	}
-	d.sawInit = true
-	if d.meta.Plugin.ID == "" {
-		d.meta.Plugin = msg.Params.Plugin
-	}
-	if d.meta.APIVersion == 0 {
-		d.meta.APIVersion = msg.Params.APIVersion
-	}
-	if d.meta.HostVersion == "" {
-		d.meta.HostVersion = msg.Params.Agentty.Version
-	}
+	d.hs.See(f)
 }
+
+// finish sets what the whole session tells.
+func (d *deriver) finish() { d.hs.Finish(d.meta) }
 
 // Notes returns the notes stored with session id (JSON, as the recorder
 // wrote them), or nil when it has none.

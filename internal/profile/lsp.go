@@ -1,0 +1,45 @@
+package profile
+
+import (
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/wire"
+	"github.com/tapedeck/tapedeck/message"
+)
+
+// LSP is a language client running a language server over stdio (the
+// Language Server Protocol 3.17: JSON-RPC with a Content-Length header
+// before each body). The client names itself in initialize's params
+// (clientInfo), the server itself in the answer (serverInfo); the client
+// ends the session with a shutdown request and an exit notification.
+type LSP struct{ base }
+
+// Name implements Profile.
+func (LSP) Name() string { return NameLSP }
+
+// Framing implements Profile.
+func (LSP) Framing() wire.Framing { return wire.Headers }
+
+// Opening implements Profile: initialize, and the initialized
+// notification that completes the handshake.
+func (LSP) Opening(method string) bool { return method == "initialize" || method == "initialized" }
+
+// Closing implements Profile.
+func (LSP) Closing(method string) bool { return method == "shutdown" || method == "exit" }
+
+// Identify implements Profile.
+func (LSP) Identify(meta *frame.Session, req, resp *message.Message) {
+	if req != nil && req.Method == "initialize" && meta.HostName == "" {
+		var params struct {
+			ClientInfo frame.Plugin `json:"clientInfo"`
+		}
+		decode(req.Params, &params)
+		meta.HostName, meta.HostVersion = params.ClientInfo.Name, params.ClientInfo.Version
+	}
+	if resp != nil && meta.Plugin.ID == "" {
+		var result struct {
+			ServerInfo frame.Plugin `json:"serverInfo"`
+		}
+		decode(resp.Result, &result)
+		meta.Plugin = frame.Plugin{ID: result.ServerInfo.Name, Version: result.ServerInfo.Version}
+	}
+}
