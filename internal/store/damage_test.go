@@ -357,27 +357,13 @@ func TestDamagedFreelistStopsWriters(t *testing.T) {
 // error or sound data) and never crash: no fault in bbolt's mapping, no
 // panic, no changed frame read back as sound.
 func FuzzDamagedFile(f *testing.F) {
-	st, err := Open(f.TempDir(), &Options{NoSync: true})
-	if err != nil {
-		f.Fatal(err)
-	}
-	frames := []frame.Frame{{Seq: 1, Dir: frame.In, Raw: []byte(`{"jsonrpc":"2.0","method":"x"}`)}, {Seq: 2, Dir: frame.Out, Raw: bytes.Repeat([]byte("y"), chunkSize+10)}}
-	putFrames(f, st, *newMeta("01kkkkkkkkkkkkkkkkkkkkkkkk"), frames)
-	good, _ := os.ReadFile(st.dbPath())
+	good, frames := fuzzFile(f)
 	f.Add(uint32(0), []byte{}, uint32(0))
 	f.Add(uint32(0), []byte{}, uint32(8192))
 	f.Add(uint32(3*4096+100), []byte{0xff, 0xff}, uint32(0))
 	f.Add(uint32(16), []byte{1}, uint32(0))
 	f.Fuzz(func(t *testing.T, at uint32, patch []byte, cut uint32) {
-		db := bytes.Clone(good)
-		if len(patch) > 0 {
-			copy(db[int(at)%len(db):], patch)
-		}
-		if cut > 0 {
-			db = db[:int(cut)%len(db)]
-		}
-		s, _ := Open(t.TempDir(), &Options{LockTimeout: 100 * time.Millisecond})
-		os.WriteFile(s.dbPath(), db, 0o600)
+		s := fuzzDamage(t, good, at, patch, cut)
 		s.Health()
 		// Verify and every read must end whatever the damage: bbolt's
 		// cursors loop for ever on a cycle of pages, which every open
@@ -387,7 +373,7 @@ func FuzzDamagedFile(f *testing.F) {
 		}
 		s.List(nil)
 		var got []frame.Frame
-		err = s.Frames("01kkkkkkkkkkkkkkkkkkkkkkkk", func(fr *frame.Frame) error {
+		err := s.Frames(fuzzID, func(fr *frame.Frame) error {
 			c := *fr
 			c.Raw = bytes.Clone(fr.Raw)
 			got = append(got, c)
@@ -397,6 +383,44 @@ func FuzzDamagedFile(f *testing.F) {
 			t.Errorf("frames read back changed without an error")
 		}
 	})
+}
+
+// fuzzID is the session of FuzzDamagedFile's database.
+const fuzzID = "01kkkkkkkkkkkkkkkkkkkkkkkk"
+
+// fuzzFile is FuzzDamagedFile's sound database file and the frames of its
+// session: one kept whole, one in two chunks.
+func fuzzFile(t testing.TB) ([]byte, []frame.Frame) {
+	t.Helper()
+	st, err := Open(t.TempDir(), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := []frame.Frame{{Seq: 1, Dir: frame.In, Raw: []byte(`{"jsonrpc":"2.0","method":"x"}`)}, {Seq: 2, Dir: frame.Out, Raw: bytes.Repeat([]byte("y"), chunkSize+10)}}
+	putFrames(t, st, *newMeta(fuzzID), frames)
+	good, err := os.ReadFile(st.dbPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return good, frames
+}
+
+// fuzzDamage is a store whose database is good with patch written at at
+// (modulo its length) and then, when cut > 0, cut at cut (modulo).
+func fuzzDamage(t *testing.T, good []byte, at uint32, patch []byte, cut uint32) *Store {
+	db := bytes.Clone(good)
+	if len(patch) > 0 {
+		copy(db[int(at)%len(db):], patch)
+	}
+	if cut > 0 {
+		db = db[:int(cut)%len(db)]
+	}
+	s, err := Open(t.TempDir(), &Options{LockTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(s.dbPath(), db, 0o600)
+	return s
 }
 
 // TestVerifyFindsACycle: a branch page whose child is itself sends bbolt's

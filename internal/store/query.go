@@ -416,6 +416,10 @@ func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, er
 				return err
 			}
 			chunks := tx.Bucket(bucketChunks).Bucket(key)
+			// A session with a tally was stored with checksums: each of
+			// its frames has one (a tally that does not decode is an
+			// error at the end of the walk).
+			_, summed, _ := storedTally(tx, key)
 			c := frames.Cursor()
 			var k, v []byte
 			if after == nil {
@@ -428,7 +432,7 @@ func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, er
 					more = true
 					break
 				}
-				f, _, err := decodeValue(id, k, v, chunks, &big)
+				f, _, err := decodeValue(id, k, v, chunks, &big, summed)
 				if err != nil {
 					return err
 				}

@@ -29,12 +29,13 @@ import (
 )
 
 // Schema is the database layout version this package writes. It reads
-// every older one: schema 2 added a checksum to every frame and chunk
-// (checksum.go), and frames stored without one read as before. A database
-// is marked 2 at its first read-write open by this version, so an older
-// tapedeck refuses it (it could not read the new frames) instead of
-// calling them damaged.
-const Schema = 2
+// every older one: schema 2 added a checksum to every frame and chunk,
+// schema 3 put the frame's kind byte under it too (checksum.go), and
+// frames stored by either older one read as before. A database is marked
+// with this version at its first read-write open, so an older tapedeck
+// refuses it (it could not read the new frames) instead of calling them
+// damaged.
+const Schema = 3
 
 // File names inside the store folder.
 const (

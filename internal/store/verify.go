@@ -145,8 +145,9 @@ func (v *Verified) session(sessions, index, frames, chunks *bolt.Bucket, id []by
 	var big []byte
 	var last uint64
 	var read tally
+	want, has, tallyErr := storedTally(fb.Tx(), id)
 	defer func() {
-		want, has, err := storedTally(fb.Tx(), id)
+		err := tallyErr
 		if err == nil && has {
 			err = read.check(string(id), want)
 		}
@@ -157,8 +158,8 @@ func (v *Verified) session(sessions, index, frames, chunks *bolt.Bucket, id []by
 	c := fb.Cursor()
 	for k, val := c.First(); k != nil; k, val = c.Next() {
 		v.Frames++
-		f, summed, err := decodeValue(string(id), k, val, cb, &big)
-		if !summed {
+		f, summed, err := decodeValue(string(id), k, val, cb, &big, has)
+		if !summed && err == nil {
 			v.Unsummed++
 		}
 		if err != nil {
