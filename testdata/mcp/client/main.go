@@ -23,8 +23,10 @@
 //	cursors     tools/list and resources/list following every cursor, then
 //	            the second page of the first of them that has one, twice with
 //	            the same cursor
-//	tasks       tools/call task as a task (params.task), tasks/get,
-//	            tasks/result, tasks/get of an unknown id ("Task not found")
+//	tasks       tools/call of -task (default task={"text":"done as a task"})
+//	            as a task (params.task), tasks/get every pollInterval until
+//	            it is no longer working, tasks/result, tasks/get of an
+//	            unknown id ("Task not found")
 //	state       server/discover, then the 2026-07-28 state tool: every
 //	            input-required round answered and its requestState sent back,
 //	            then the first requestState again ("invalid requestState")
@@ -35,7 +37,8 @@
 // (-call 'name={"json":"arguments"}', repeatable, in order), then waits for
 // every -await method the server must have asked (e.g. -await roots/list for
 // server-everything, which asks 350 ms after initialized), then closes the
-// server's stdin and waits for it to exit.
+// server's stdin and waits for it to exit: -exit-wait (default 2s), then
+// SIGTERM and as long again, then SIGKILL (the stdio transport's shutdown).
 //
 // The client declares the capabilities named by -caps (default
 // sampling,roots,elicitation) and answers: sampling/createMessage with
@@ -64,6 +67,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -95,6 +99,7 @@ type client struct {
 	caps    obj
 	root    string
 	version string
+	task    string // name=JSON of the tool the tasks scenario calls
 
 	serverCaps map[string]json.RawMessage // from initialize's answer
 
@@ -123,8 +128,10 @@ func run() int {
 	caps := flag.String("caps", "sampling,roots,elicitation", "client capabilities to declare, comma-separated")
 	version := flag.String("version", "2025-11-25", "protocolVersion sent in initialize")
 	timeout := flag.Duration("timeout", 10*time.Second, "how long to wait for each answer")
+	exitWait := flag.Duration("exit-wait", 2*time.Second, "how long to wait for the server to exit after its stdin closes, and then after SIGTERM")
 	root := flag.String("root", "", "the root to answer roots/list with (default: the working directory)")
 	verbose := flag.Bool("v", false, "log every line both ways on stderr")
+	task := flag.String("task", `task={"text":"done as a task"}`, "the tool the tasks scenario calls as a task, as name=JSON")
 	var calls, await callFlag
 	flag.Var(&calls, "call", `a tool to call after the scenario, as name={"arg":"value"} (repeatable)`)
 	flag.Var(&await, "await", "a request method the server must send before the client closes (repeatable)")
@@ -137,7 +144,7 @@ func run() int {
 		wd, _ := os.Getwd()
 		*root = (&url.URL{Scheme: "file", Path: filepath.ToSlash(wd)}).String()
 	}
-	c := &client{timeout: *timeout, verbose: *verbose, caps: obj{}, root: *root, version: *version,
+	c := &client{timeout: *timeout, verbose: *verbose, caps: obj{}, root: *root, version: *version, task: *task,
 		nextID: 1, waiting: map[string]chan *message{}, progress: map[string]int{},
 		notes: map[string]int{}, asked: map[string]int{}}
 	c.cond = sync.NewCond(&c.mu)
@@ -157,7 +164,8 @@ func run() int {
 	}
 	c.stdin = stdin
 	var wg sync.WaitGroup
-	wg.Go(func() { c.read(stdout) })
+	readDone := make(chan struct{})
+	wg.Go(func() { defer close(readDone); c.read(stdout) })
 
 	scenarios := map[string]func(){
 		"basic": c.basic, "list": c.list, "cursors": c.cursors,
@@ -181,18 +189,24 @@ func run() int {
 		c.awaitRequest(method)
 	}
 
+	// Shut down as the stdio transport says: close stdin, wait, SIGTERM,
+	// wait, SIGKILL. Wait closes the stdout pipe: first read it to its end.
 	stdin.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // owned: received below, or the process is killed and it returns
+	ended := "stdin closed"
 	select {
-	case err := <-exited:
-		c.step("exit: %v", exitText(err))
-	case <-time.After(c.timeout):
-		c.fail("exit: server still running %v after its stdin closed: killed", c.timeout)
-		cmd.Process.Kill()
-		<-exited
+	case <-readDone:
+	case <-time.After(*exitWait):
+		ended = fmt.Sprintf("SIGTERM: still running %v after its stdin closed", *exitWait)
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-readDone:
+		case <-time.After(*exitWait):
+			c.fail("exit: still running %v after SIGTERM: killed", *exitWait)
+			cmd.Process.Kill()
+		}
 	}
 	wg.Wait()
+	c.step("exit: %v (%s)", exitText(cmd.Wait()), ended)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.noise > 0 {
@@ -337,19 +351,35 @@ func (c *client) cursors() {
 	c.fail("cursors: neither tools/list nor resources/list has a second page")
 }
 
+// tasks calls c.task (name=JSON) as a task and polls it to its end.
 func (c *client) tasks() {
-	res, err := c.request("tools/call", obj{"name": "task", "arguments": obj{"text": "done as a task"}, "task": obj{"ttl": 60000}})
+	name, args := c.parseCall(c.task)
+	if args == nil {
+		return
+	}
+	res, err := c.request("tools/call", obj{"name": name, "arguments": args, "task": obj{"ttl": 60000}})
 	var created struct {
-		Task struct{ TaskID, Status string } `json:"task"`
+		Task struct {
+			TaskID       string `json:"taskId"`
+			Status       string `json:"status"`
+			PollInterval int    `json:"pollInterval"`
+		} `json:"task"`
 	}
 	json.Unmarshal(res, &created)
 	if err != nil || created.Task.TaskID == "" {
-		c.fail("tools/call task: no task (%v)", err)
+		c.fail("tools/call %s: no task (%v)", name, err)
 		return
 	}
-	c.step("tools/call task: task %s", created.Task.Status)
+	c.step("tools/call %s: task %s", name, created.Task.Status)
 	id := created.Task.TaskID
-	for {
+	// Poll as often as the task's pollInterval asks (at most every 5 s),
+	// the first time at once.
+	interval := time.Duration(min(max(created.Task.PollInterval, 10), 5000)) * time.Millisecond
+	deadline := time.Now().Add(c.timeout)
+	for polls := 0; ; polls++ {
+		if polls > 0 {
+			time.Sleep(interval)
+		}
 		res, err := c.request("tasks/get", obj{"taskId": id})
 		var t struct{ Status string }
 		json.Unmarshal(res, &t)
@@ -360,6 +390,10 @@ func (c *client) tasks() {
 		if t.Status != "working" {
 			c.step("tasks/get: %s", t.Status)
 			break
+		}
+		if time.Now().After(deadline) {
+			c.fail("tasks/get: still working after %v", c.timeout)
+			return
 		}
 	}
 	res, err = c.request("tasks/result", obj{"taskId": id})
@@ -520,15 +554,23 @@ func (c *client) callTool(name string, args obj, token any) {
 
 // callFlag runs one -call name=JSON.
 func (c *client) callFlag(spec string) {
+	if name, args := c.parseCall(spec); args != nil {
+		c.callTool(name, args, "call-"+name)
+	}
+}
+
+// parseCall splits name=JSON; args is nil (and the step failed) when the
+// JSON is not an object.
+func (c *client) parseCall(spec string) (name string, args obj) {
 	name, argsText, _ := strings.Cut(spec, "=")
-	args := obj{}
+	args = obj{}
 	if argsText != "" {
-		if err := json.Unmarshal([]byte(argsText), &args); err != nil {
-			c.fail("-call %s: arguments are not a JSON object: %v", name, err)
-			return
+		if err := json.Unmarshal([]byte(argsText), &args); err != nil || args == nil {
+			c.fail("%s: the arguments are not a JSON object", spec)
+			return name, nil
 		}
 	}
-	c.callTool(name, args, "call-"+name)
+	return name, args
 }
 
 // awaitRequest waits until the server has sent a request of method (and it
@@ -736,13 +778,7 @@ func (c *client) answer(method string, params json.RawMessage) (obj, *rpcError) 
 	case "elicitation/create":
 		var p struct {
 			RequestedSchema struct {
-				Properties map[string]struct {
-					Type  string `json:"type"`
-					Enum  []any  `json:"enum"`
-					OneOf []struct {
-						Const any `json:"const"`
-					} `json:"oneOf"`
-				} `json:"properties"`
+				Properties map[string]property `json:"properties"`
 			} `json:"requestedSchema"`
 		}
 		json.Unmarshal(params, &p)
@@ -752,20 +788,64 @@ func (c *client) answer(method string, params json.RawMessage) (obj, *rpcError) 
 		c.mu.Unlock()
 		content := obj{}
 		for name, prop := range p.RequestedSchema.Properties {
-			switch {
-			case len(prop.Enum) > 0:
-				content[name] = prop.Enum[0]
-			case len(prop.OneOf) > 0:
-				content[name] = prop.OneOf[0].Const
-			case prop.Type == "number" || prop.Type == "integer":
-				content[name] = 1
-			case prop.Type == "boolean":
-				content[name] = true
-			default:
-				content[name] = fmt.Sprintf("answer %d", n)
-			}
+			content[name] = prop.value(n)
 		}
 		return obj{"action": "accept", "content": content}, nil
 	}
 	return nil, &rpcError{Code: -32601, Message: "method not found: " + method}
+}
+
+// property is one property of an elicitation's requested schema.
+type property struct {
+	Type    string          `json:"type"`
+	Format  string          `json:"format"`
+	Default json.RawMessage `json:"default"`
+	Enum    []any           `json:"enum"`
+	OneOf   []struct {
+		Const any `json:"const"`
+	} `json:"oneOf"`
+	Items *property `json:"items"`
+	AnyOf []struct {
+		Const any `json:"const"`
+	} `json:"anyOf"`
+}
+
+// value is the client's answer for the property in its n-th elicitation:
+// the default when there is one, else the first choice, else a value of
+// the type ("answer N" for a plain string).
+func (p property) value(n int) any {
+	var def any
+	if len(p.Default) > 0 && json.Unmarshal(p.Default, &def) == nil {
+		return def
+	}
+	switch {
+	case len(p.Enum) > 0:
+		return p.Enum[0]
+	case len(p.OneOf) > 0:
+		return p.OneOf[0].Const
+	case len(p.AnyOf) > 0:
+		return p.AnyOf[0].Const
+	}
+	switch p.Type {
+	case "number", "integer":
+		return 1
+	case "boolean":
+		return true
+	case "array":
+		if p.Items != nil {
+			return []any{p.Items.value(n)}
+		}
+		return []any{}
+	}
+	switch p.Format {
+	case "email":
+		return "ada@example.com"
+	case "uri":
+		return "https://example.com/"
+	case "date":
+		return "2026-01-01"
+	case "date-time":
+		return "2026-01-01T00:00:00Z"
+	}
+	return fmt.Sprintf("answer %d", n)
 }
