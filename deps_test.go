@@ -52,7 +52,7 @@ var layers = map[string]layer{
 	"message":              {[]string{"internal/jsonscan"}, "JSON-RPC parsing, on replay's hot path: the standard library and the scanner alone"},
 	"tape":                 {[]string{"frame", "internal/jsonscan", "internal/wire"}, "the tape file format (a header-framed session's blocks as the framer spells them)"},
 	"internal/wrap":        {[]string{"internal/jsonscan", "internal/shellword", "internal/smallfile", "internal/trust"}, "the manifest's launcher; it must not pull in the rest"},
-	"internal/redact":      {[]string{"frame", "internal/jsonscan", "internal/jsonpath"}, "redaction of frames by rule"},
+	"internal/redact":      {[]string{"frame", "internal/jsonscan", "internal/jsonpath", "internal/wire"}, "redaction of frames by rule (a header block says the redacted length)"},
 	"internal/jsonpath":    {nil, "the METHOD:PATH rules: the standard library alone"},
 	"internal/check":       {[]string{"frame", "internal/smallfile", "message", "github.com/santhosh-tekuri/jsonschema/v6"}, "what the host would reject; the only user of the JSON Schema validator"},
 	"internal/clock":       {[]string{"frame"}, "the pinned clock's preloads"},

@@ -69,7 +69,8 @@ func Append(dst []byte, f *Frame) []byte {
 }
 
 // DecodeHeader decodes a header written by AppendHeader and returns the frame
-// (Raw unset) and the bytes that follow the header.
+// (Raw unset; its header block, if any, a copy) and the bytes that follow
+// the header.
 func DecodeHeader(b []byte) (Frame, []byte, error) {
 	var f Frame
 	if len(b) < 2 {
@@ -130,7 +131,7 @@ func DecodeHeader(b []byte) (Frame, []byte, error) {
 		if n <= 0 || uint64(len(b)-n) < l {
 			return f, nil, ErrTruncated
 		}
-		f.SetHead(b[n : n+int(l) : n+int(l)])
+		f.SetHead(append(make([]byte, 0, l), b[n:n+int(l)]...)) // a copy: b may be a database's memory
 		b = b[n+int(l):]
 	}
 	return f, b, nil

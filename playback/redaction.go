@@ -83,9 +83,6 @@ func (lr liveRedaction) redactor() (*redact.Redactor, error) {
 // prints or saves shows what the recording redacted.
 func redactLive(red *redact.Redactor, live []frame.Frame) {
 	for i := range live {
-		f := &live[i]
-		if !f.IsEvent() {
-			f.Raw = red.Line(f.Dir, f.Raw, f.Cut != nil) // raw itself, or bytes of its own
-		}
+		red.Frame(&live[i]) // raw itself, or bytes of its own
 	}
 }

@@ -90,8 +90,8 @@ func (e *env) export(c *cli.Context, redFlags *redactValues) error {
 			return err
 		}
 		err = st.Frames(meta.ID, func(f *frame.Frame) error {
-			if red != nil && !f.IsEvent() {
-				f.Raw = red.Line(f.Dir, f.Raw, f.Cut != nil)
+			if red != nil {
+				red.Frame(f)
 			}
 			return tw.Write(f)
 		})

@@ -182,7 +182,7 @@ func redactForGit(meta *frame.Session, frames []frame.Frame, st *store.Store) ([
 		if f.IsEvent() {
 			continue
 		}
-		out[i].Raw = red.Line(f.Dir, f.Raw, f.Cut != nil)
+		red.Frame(&out[i])
 		if f.Cut != nil {
 			bytes.Add(f.Dir, f.Cut.Len)
 		} else {

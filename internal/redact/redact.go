@@ -31,6 +31,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/jsonpath"
 	"github.com/tapedeck/tapedeck/internal/jsonscan"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // Placeholder prefix and suffix; between them 12 lowercase hex digits.
@@ -174,6 +175,20 @@ func isPlaceholder(s []byte) bool {
 		}
 	}
 	return true
+}
+
+// Frame redacts f's bytes as Line does, in place (f.Raw is replaced, never
+// modified), and gives a header-framed message whose body changed length
+// a header block that says the new length. Events are left alone.
+func (r *Redactor) Frame(f *frame.Frame) {
+	if f.IsEvent() {
+		return
+	}
+	raw := r.Line(f.Dir, f.Raw, f.Cut != nil)
+	if head := f.Head(); head != nil && f.Cut == nil && len(raw) != len(f.Raw) {
+		f.SetHead(wire.Reframe(head, len(raw)))
+	}
+	f.Raw = raw
 }
 
 // Line returns the bytes to keep of a line that crossed in dir (cut: the
