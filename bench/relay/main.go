@@ -79,6 +79,7 @@ func main() {
 	rounds := flag.Int("n", 5000, "latency round trips per relay (a tenth more are sent first as warm-up)")
 	tputRounds := flag.Int("rounds", 3, "throughput rounds (each runs every relay once per line size, in turn)")
 	quick := flag.Bool("quick", false, "small sizes and one throughput round, for a smoke run")
+	framing := flag.String("framing", "lines", "how messages are framed: lines, or headers (a Content-Length block before each body, as language servers speak)")
 	baseline := flag.String("baseline", "", "path of a second tapedeck binary (say, built from the last commit) to measure in the same run, recording")
 	flag.Parse()
 	if *tapedeck == "" {
@@ -142,7 +143,12 @@ func main() {
 		time.Now().Format(time.DateTime), runtime.GOOS, runtime.GOARCH, kernel(), runtime.NumCPU(), load0)
 	fmt.Printf("tapedeck: %s\nchild:    %s (64 KiB reads, one write per read)\nreference relay: %s (io.Copy both ways, records nothing)\n\n", tdPath, echo, refRelay)
 
-	r := &runner{tmp: tmp}
+	r := &runner{tmp: tmp, headers: *framing == "headers"}
+	if *framing != "lines" && *framing != "headers" {
+		fmt.Fprintln(os.Stderr, "relay: -framing must be lines or headers")
+		os.Exit(2)
+	}
+	fmt.Printf("framing: %s\n\n", *framing)
 
 	// Latency.
 	lat, err := r.latency(kinds, *rounds, warm)
@@ -371,6 +377,29 @@ func spread(v []float64) string {
 type runner struct {
 	tmp string
 	seq int
+	// headers: the messages are header-framed (Content-Length blocks, as
+	// language servers speak) instead of lines.
+	headers bool
+}
+
+// message fills b with one message of len(b) bytes: a line ("\n" last)
+// or, with headers, a Content-Length block and a body.
+func (r *runner) message(b []byte) {
+	for i := range b {
+		b[i] = 'a' + byte(i%26)
+	}
+	if !r.headers {
+		b[len(b)-1] = '\n'
+		return
+	}
+	for n := len(b) - 20; n > 0; n-- {
+		head := fmt.Sprintf("Content-Length: %d\r\n\r\n", n)
+		if len(head)+n == len(b) {
+			copy(b, head)
+			return
+		}
+	}
+	panic("message too short for a header block")
 }
 
 // proc is one running relay with blocking pipes on our side.
@@ -486,10 +515,7 @@ func (r *runner) latency(kinds []kind, rounds, warm int) (map[string]stats, erro
 		procs = append(procs, p)
 	}
 	line := make([]byte, latencyLine)
-	for i := range line {
-		line[i] = 'a' + byte(i%26)
-	}
-	line[len(line)-1] = '\n'
+	r.message(line)
 	got := make([]byte, 64*kib)
 	samples := make([][]time.Duration, len(procs))
 	failed := make([]error, len(procs))
@@ -598,12 +624,14 @@ func (r *runner) throughput(k kind, lineSize int, total int64) (tputResult, erro
 	defer p.cleanup()
 	var res tputResult
 
-	// Warm-up: the relay is up and has passed one line.
-	if _, err := p.in.Write([]byte("warm-up\n")); err != nil {
+	// Warm-up: the relay is up and has passed one message.
+	warm := make([]byte, 64)
+	r.message(warm)
+	if _, err := p.in.Write(warm); err != nil {
 		p.finish()
 		return res, err
 	}
-	if _, err := io.ReadFull(p.out, make([]byte, len("warm-up\n"))); err != nil {
+	if _, err := io.ReadFull(p.out, make([]byte, len(warm))); err != nil {
 		p.finish()
 		return res, fmt.Errorf("warm-up: %w", err)
 	}
@@ -612,11 +640,8 @@ func (r *runner) throughput(k kind, lineSize int, total int64) (tputResult, erro
 	// short lines, one line for long ones.
 	perBlock := max(1, mib/lineSize)
 	block := make([]byte, perBlock*lineSize)
-	for i := range block {
-		block[i] = 'a' + byte(i%26)
-	}
-	for i := lineSize - 1; i < len(block); i += lineSize {
-		block[i] = '\n'
+	for i := 0; i < len(block); i += lineSize {
+		r.message(block[i : i+lineSize])
 	}
 	blocks := total / int64(len(block))
 	total = blocks * int64(len(block))
@@ -650,7 +675,7 @@ func (r *runner) throughput(k kind, lineSize int, total int64) (tputResult, erro
 		p.finish()
 		return res, fmt.Errorf("write: %w", err)
 	}
-	if got != total || last != '\n' {
+	if got != total || last != block[len(block)-1] {
 		p.finish()
 		return res, fmt.Errorf("read %d of %d bytes", got, total)
 	}
