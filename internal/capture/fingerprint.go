@@ -2,7 +2,6 @@ package capture
 
 import (
 	"context"
-	"github.com/tapedeck/tapedeck/internal/wire"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/clock"
 	"github.com/tapedeck/tapedeck/internal/fingerprint"
 	"github.com/tapedeck/tapedeck/internal/relay"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // fingerprinter takes a recording's fingerprint off the relay's path: its

@@ -2,11 +2,11 @@ package host
 
 import (
 	"fmt"
-	"github.com/tapedeck/tapedeck/internal/wire"
 	"io"
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // HostLineLimit is the longest line the host reads from a plugin's stdout

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tapedeck/tapedeck/internal/wire"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/spool"
+	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
 // Reading spools: the frames of a session that is recording, or whose
