@@ -64,4 +64,11 @@ type Clock struct {
 	// random (a replay's --pin-clock of a recording made without a pin,
 	// whose randomness was never seeded). Never stored.
 	Unseeded bool `json:"-"`
+	// Children: the plugin's own child processes were pinned too (else
+	// only the plugin's process is).
+	Children bool `json:"children,omitempty"`
+	// Missed: no process of the plugin loaded the pin (a launcher that
+	// replaced NODE_OPTIONS or PYTHONPATH, or a plugin in neither Node nor
+	// Python): the session ran with the real clock.
+	Missed bool `json:"missed,omitempty"`
 }

@@ -15,6 +15,9 @@ type End struct {
 	Error  string    `json:"error,omitempty"`
 	// Fingerprint is taken while the plugin runs, so it comes at the end.
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	// ClockMissed: the session's clock was to be pinned, and no process of
+	// the plugin loaded the pin (see Clock.Missed).
+	ClockMissed bool `json:"clockMissed,omitempty"`
 }
 
 const crockford = "0123456789abcdefghjkmnpqrstvwxyz"

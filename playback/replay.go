@@ -281,6 +281,9 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 		o.Err = err
 		return o
 	}
+	if re.pin != nil && !re.pin.Loaded() {
+		o.Notes = append(o.Notes, "the plugin never loaded the pinned clock (only Node and Python plugins can be pinned, and a launcher that sets its own NODE_OPTIONS or PYTHONPATH drops the pin): this replay ran with the real clock")
+	}
 	if red != nil {
 		redactLive(red, o.Run.Live)
 	}
@@ -426,7 +429,7 @@ func clockFor(meta *frame.Session, pin *bool) *frame.Clock {
 	switch {
 	case pin != nil && !*pin:
 		return nil
-	case meta.Clock != nil:
+	case meta.Clock != nil && !meta.Clock.Missed:
 		return meta.Clock
 	case pin != nil && *pin:
 		return &frame.Clock{Origin: meta.Started, Unseeded: true}

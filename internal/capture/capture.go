@@ -101,6 +101,9 @@ type Options struct {
 	// the session's start plus the real elapsed time and its random numbers
 	// seeded.
 	PinClock bool
+	// PinChildren pins the plugin's own child processes too (without it,
+	// only the plugin's process is pinned).
+	PinChildren bool
 	// NoFingerprint stores no environment fingerprint.
 	NoFingerprint bool
 
@@ -233,6 +236,7 @@ func newSession(opt *Options) *session {
 	// relayed.
 	if o.PinClock {
 		pin := clock.New(started)
+		pin.Children = o.PinChildren
 		env, preload, err := clock.Pin(o.Env, &pin)
 		if err != nil {
 			fmt.Fprintf(s.log, "tapedeck: --pin-clock: %v; the plugin runs with the real clock\n", err)
@@ -280,6 +284,10 @@ func (s *session) result(res relay.Result, err error) *Result {
 // end is the session's end record for the run that ended as r.
 func (s *session) end(r *Result) frame.End {
 	end := frame.End{Ended: time.Now(), Status: frame.StatusComplete}
+	if s.preload != nil && r.StartFailure == "" && !s.preload.Loaded() {
+		end.ClockMissed = true
+		fmt.Fprintln(s.log, "tapedeck: --pin-clock: the plugin never loaded the pinned clock (only Node and Python plugins can be pinned, and a launcher that sets its own NODE_OPTIONS or PYTHONPATH drops the pin): the session ran with the real clock, and says so")
+	}
 	if s.opt.Host != nil {
 		end.Error = s.opt.Host.Failure() // a script line that waited in vain (host.go)
 	}

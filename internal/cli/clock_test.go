@@ -225,3 +225,36 @@ func TestPinClockOnAnUnpinnedTape(t *testing.T) {
 		t.Errorf("--pin-clock a day later: differences at %q, want only the random name", got)
 	}
 }
+
+// TestADroppedPinIsSaid: a launcher that sets its own NODE_OPTIONS drops
+// the pinned clock; record says so on the spot, the session records it,
+// and show says the clock was not pinned (it said "pinned").
+func TestADroppedPinIsSaid(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "plugins", "clock-node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	cmd := exec.Command(tapedeckBin, "--store", store, "record", "--name", "launched", "--pin-clock", "--",
+		"sh", "-c", "NODE_OPTIONS=--no-warnings exec node main.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CLOCK_SAVED_AT="+strconv.FormatInt(time.Now().UnixMilli(), 10), "CLOCK_DIR="+t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	h := newHost(t, cmd)
+	clockSession(h)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("record: %v: %s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "tapedeck: --pin-clock: the plugin never loaded the pinned clock") {
+		t.Errorf("record's stderr does not say the pin was dropped:\n%s", stderr.String())
+	}
+	r := tapedeck(t, store, nil, nil, "show", "launched")
+	if r.code != 0 || !strings.Contains(string(r.stdout), "clock        not pinned: the plugin never loaded the pinned clock") {
+		t.Errorf("show (exit %d) does not say the clock was not pinned:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

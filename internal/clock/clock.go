@@ -31,10 +31,19 @@ var preload embed.FS
 
 // The variables the preloads read.
 const (
-	EnvOrigin = "TAPEDECK_CLOCK_ORIGIN_MS" // the recorded start, Unix milliseconds
-	EnvSeed   = "TAPEDECK_CLOCK_SEED"      // the seed of the random numbers; unset: not seeded
-	EnvNow    = "TAPEDECK_CLOCK_NOW_FILE"  // the file the pinned time is published in
+	EnvOrigin   = "TAPEDECK_CLOCK_ORIGIN_MS" // the recorded start, Unix milliseconds
+	EnvSeed     = "TAPEDECK_CLOCK_SEED"      // the seed of the random numbers; unset: not seeded
+	EnvNow      = "TAPEDECK_CLOCK_NOW_FILE"  // the file the pinned time is published in
+	EnvChildren = "TAPEDECK_CLOCK_CHILDREN"  // "1": the plugin's children are pinned too
+	// What the plugin had in NODE_OPTIONS and PYTHONPATH, for the preload
+	// to give back to the plugin's children (unset: it had nothing).
+	envNodeOptions = "TAPEDECK_CLOCK_NODE_OPTIONS"
+	envPythonPath  = "TAPEDECK_CLOCK_PYTHONPATH"
 )
+
+// loadedFile is the name of the file, beside the now file, a preload
+// appends a line to when it loads.
+const loadedFile = "loaded"
 
 // nowFile is the name of the file, in the preload's folder, that holds the
 // pinned time: "NS NS\n", the same Unix nanoseconds twice, each 20 digits
@@ -59,11 +68,21 @@ type Preload struct {
 
 // Install writes the preload files into a new private temporary folder
 // (0700, a random name: nobody else can plant files there). Close removes
-// it.
+// it. The folder goes on PYTHONPATH, a list split on ':': when the
+// temporary folder's path holds one, /tmp is used, and when that will
+// not do either, the pin cannot be installed.
 func Install() (*Preload, error) {
-	dir, err := os.MkdirTemp("", "tapedeck-clock-")
+	parent := os.TempDir()
+	if strings.ContainsRune(parent, os.PathListSeparator) {
+		parent = "/tmp"
+	}
+	dir, err := os.MkdirTemp(parent, "tapedeck-clock-")
 	if err != nil {
 		return nil, fmt.Errorf("install the clock preload: %w", err)
+	}
+	if strings.ContainsRune(dir, os.PathListSeparator) || strings.ContainsAny(dir, "\n\x00") {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("install the clock preload: its folder %q holds %q, which PYTHONPATH cannot: set TMPDIR to a folder without it", dir, os.PathListSeparator)
 	}
 	for _, name := range []string{"clock.cjs", "sitecustomize.py"} {
 		b, _ := preload.ReadFile("preload/" + name)
@@ -82,6 +101,15 @@ func Install() (*Preload, error) {
 
 // Dir is the folder the preload files are in.
 func (p *Preload) Dir() string { return p.dir }
+
+// Loaded reports whether a process loaded a preload since Install: false
+// when the plugin never ran Node or Python with the environment Env gave
+// it (a launcher replaced NODE_OPTIONS or PYTHONPATH, or the plugin is
+// neither), so its clock was never pinned.
+func (p *Preload) Loaded() bool {
+	fi, err := os.Stat(filepath.Join(p.dir, loadedFile))
+	return err == nil && fi.Size() > 0
+}
 
 // Close removes the preload files.
 func (p *Preload) Close() error {
@@ -107,18 +135,20 @@ func (p *Preload) Publish(t time.Time) error {
 // --require of the Node preload after whatever the user has there, so the
 // user's preloads run first; PYTHONPATH gains the preload folder in front
 // (Python runs the first sitecustomize it finds; ours runs the user's next
-// one, then pins); TAPEDECK_CLOCK_* carry the origin and the seed.
+// one, then pins); TAPEDECK_CLOCK_* carry the origin and the seed, and what
+// NODE_OPTIONS and PYTHONPATH were, which the preload gives back to the
+// plugin's children unless c.Children (then they are pinned too).
 func (p *Preload) Env(env []string, c frame.Clock) []string {
 	if env == nil {
 		env = os.Environ()
 	}
-	nodeOpts, _ := lookup(env, "NODE_OPTIONS")
+	nodeOpts, hasNode := lookup(env, "NODE_OPTIONS")
 	pyPath, hasPy := lookup(env, "PYTHONPATH")
 	out := make([]string, 0, len(env)+4)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "NODE_OPTIONS", "PYTHONPATH", EnvOrigin, EnvSeed, EnvNow:
+		case "NODE_OPTIONS", "PYTHONPATH", EnvOrigin, EnvSeed, EnvNow, EnvChildren, envNodeOptions, envPythonPath:
 			continue
 		}
 		out = append(out, kv)
@@ -139,6 +169,15 @@ func (p *Preload) Env(env []string, c frame.Clock) []string {
 	)
 	if !c.Unseeded {
 		out = append(out, EnvSeed+"="+strconv.FormatUint(uint64(c.Seed), 10))
+	}
+	if hasNode {
+		out = append(out, envNodeOptions+"="+nodeOpts)
+	}
+	if hasPy {
+		out = append(out, envPythonPath+"="+pyPath)
+	}
+	if c.Children {
+		out = append(out, EnvChildren+"=1")
 	}
 	return out
 }
@@ -173,7 +212,14 @@ func Describe(c *frame.Clock) string {
 	if c.Unseeded {
 		seed = "randomness not seeded"
 	}
-	return fmt.Sprintf("pinned to %s + recorded time, %s", c.Origin.UTC().Format("2006-01-02T15:04:05.000Z"), seed)
+	s := fmt.Sprintf("pinned to %s + recorded time, %s", c.Origin.UTC().Format("2006-01-02T15:04:05.000Z"), seed)
+	if c.Children {
+		s += ", children pinned too"
+	}
+	if c.Missed {
+		s = "not pinned: the plugin never loaded the pinned clock (" + s + ")"
+	}
+	return s
 }
 
 // Pin installs the preloads and returns env with c pinned in it, and the

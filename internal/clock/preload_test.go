@@ -98,3 +98,84 @@ func TestPublishFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyThePluginIsPinned: a pinned plugin's own children (Node running
+// Python running Node) read the real clock unless Children says
+// otherwise, and see NODE_OPTIONS and PYTHONPATH as the user had them.
+func TestOnlyThePluginIsPinned(t *testing.T) {
+	for _, prog := range []string{"node", "python3"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skipf("%s is not installed", prog)
+		}
+	}
+	origin := time.UnixMilli(1700000000000)
+	// node prints its clock, then runs python3, which prints its clock and
+	// what it sees of NODE_OPTIONS and PYTHONPATH.
+	prog := `const {execFileSync} = require("node:child_process");
+console.log(Date.now());
+process.stdout.write(execFileSync("python3", ["-c", "import time, os; print(time.time_ns()//1000000); print(repr(os.environ.get('NODE_OPTIONS')), repr(os.environ.get('PYTHONPATH')), [k for k in os.environ if k.startswith('TAPEDECK_CLOCK')])"]))`
+	for _, children := range []bool{false, true} {
+		t.Setenv("NODE_OPTIONS", "--no-warnings")
+		t.Setenv("PYTHONPATH", "/users/own")
+		out := strings.Split(runPinned(t, frame.Clock{Origin: origin, Children: children}, time.Time{}, "node", "-e", prog), "\n")
+		if len(out) != 3 || out[0] != "1700000000000" {
+			t.Fatalf("children %v: %q; want the plugin pinned at 1700000000000, then its child's two lines", children, out)
+		}
+		childPinned := out[1] == "1700000000000"
+		if childPinned != children {
+			t.Errorf("children %v: the child read %s (pinned: %v)", children, out[1], childPinned)
+		}
+		if !children && out[2] != "'--no-warnings' '/users/own' []" {
+			t.Errorf("the child sees %s; want the user's NODE_OPTIONS and PYTHONPATH and no TAPEDECK_CLOCK_*", out[2])
+		}
+	}
+}
+
+// TestLoadedSaysWhetherThePinHeld: a launcher that replaces NODE_OPTIONS
+// drops the pin, and Loaded says so; a plugin that loads it is seen.
+func TestLoadedSaysWhetherThePinHeld(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	for _, tc := range []struct {
+		name string
+		argv []string
+		want bool
+	}{
+		{"node", []string{"node", "-e", "0"}, true},
+		{"a launcher that sets its own NODE_OPTIONS", []string{"sh", "-c", `NODE_OPTIONS=--no-warnings exec node -e 0`}, false},
+		{"not node", []string{"true"}, false},
+	} {
+		env, p, err := Pin(os.Environ(), &frame.Clock{Origin: time.UnixMilli(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", tc.name, err, out)
+		}
+		if got := p.Loaded(); got != tc.want {
+			t.Errorf("%s: Loaded() = %v, want %v", tc.name, got, tc.want)
+		}
+		p.Close()
+	}
+}
+
+// TestInstallAvoidsAColonInTMPDIR: PYTHONPATH is split on ':', so a
+// temporary folder whose path holds one would leave Python unpinned; the
+// preload goes elsewhere and Python is pinned.
+func TestInstallAvoidsAColonInTMPDIR(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	odd := t.TempDir() + "/a:b"
+	if err := os.Mkdir(odd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", odd)
+	got := runPinned(t, frame.Clock{Origin: time.UnixMilli(1700000000000)}, time.Time{}, "python3", "-c", "import time; print(time.time_ns()//1000000)")
+	if got != "1700000000000" {
+		t.Errorf("with TMPDIR=%s python3 read %s, want the pinned 1700000000000", odd, got)
+	}
+}

@@ -286,6 +286,9 @@ func applyEnd(m *frame.Session, end *frame.End, lastAt int64) {
 	m.Lost = end.Lost
 	m.Error = end.Error
 	m.Fingerprint = end.Fingerprint
+	if end.ClockMissed && m.Clock != nil {
+		m.Clock.Missed = true
+	}
 }
 
 // Ingest stores the finished or orphaned spool at path and removes it. The

@@ -13,11 +13,35 @@
 // crypto.randomBytes are seeded from the session unless
 // TAPEDECK_CLOCK_SEED is unset. Monotonic clocks (performance.now,
 // process.hrtime) and timers are left alone.
+//
+// Loading, it says so (a line in the file "loaded" beside the now file),
+// so that tapedeck can tell a pin that held from one a launcher dropped;
+// and unless TAPEDECK_CLOCK_CHILDREN is 1 it takes itself out of the
+// environment the plugin's own children get (NODE_OPTIONS and PYTHONPATH
+// as the user had them, no TAPEDECK_CLOCK_* left), so that only the
+// plugin's own process is pinned.
 "use strict";
 (function pin() {
-  const origin = Number(process.env.TAPEDECK_CLOCK_ORIGIN_MS);
+  const env = process.env;
+  const origin = Number(env.TAPEDECK_CLOCK_ORIGIN_MS);
   if (!Number.isFinite(origin)) return;
   const fs = require("node:fs");
+  const nowFile = env.TAPEDECK_CLOCK_NOW_FILE;
+  const seedText = env.TAPEDECK_CLOCK_SEED;
+  if (nowFile) {
+    try {
+      fs.appendFileSync(require("node:path").join(require("node:path").dirname(nowFile), "loaded"), "node " + process.pid + "\n");
+    } catch {}
+  }
+  if (env.TAPEDECK_CLOCK_CHILDREN !== "1") {
+    const restore = (name, saved) => {
+      if (saved in env) env[name] = env[saved];
+      else delete env[name];
+    };
+    restore("NODE_OPTIONS", "TAPEDECK_CLOCK_NODE_OPTIONS");
+    restore("PYTHONPATH", "TAPEDECK_CLOCK_PYTHONPATH");
+    for (const k of Object.keys(env)) if (k.startsWith("TAPEDECK_CLOCK_")) delete env[k];
+  }
   const { performance } = require("node:perf_hooks");
   const t0 = performance.now();
 
@@ -25,7 +49,7 @@
   // write is half done.
   let fd = -1;
   try {
-    if (process.env.TAPEDECK_CLOCK_NOW_FILE) fd = fs.openSync(process.env.TAPEDECK_CLOCK_NOW_FILE, "r");
+    if (nowFile) fd = fs.openSync(nowFile, "r");
   } catch {}
   const buf = Buffer.alloc(41);
   let published = origin;
@@ -75,8 +99,8 @@
   Object.defineProperty(RealDate.prototype, "constructor", { value: PinnedDate, writable: true, configurable: true });
   globalThis.Date = PinnedDate;
 
-  if (!/^[0-9]+$/.test(process.env.TAPEDECK_CLOCK_SEED ?? "")) return;
-  const seed = Number(process.env.TAPEDECK_CLOCK_SEED);
+  if (!/^[0-9]+$/.test(seedText ?? "")) return;
+  const seed = Number(seedText);
 
   // sfc32, seeded from the session's seed: a small, well-mixed generator.
   const sfc32 = (d) => {

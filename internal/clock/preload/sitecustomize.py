@@ -13,6 +13,13 @@ os.urandom (so uuid.uuid4) are seeded from the session unless
 TAPEDECK_CLOCK_SEED is unset. Monotonic clocks and sleeps are left
 alone. A sitecustomize of the user's found later on the path is run
 first, so both apply.
+
+Loading, it says so (a line in the file "loaded" beside the now file), so
+that tapedeck can tell a pin that held from one a launcher dropped; and
+unless TAPEDECK_CLOCK_CHILDREN is 1 it takes itself out of the environment
+the plugin's own children get (PYTHONPATH and NODE_OPTIONS as the user had
+them, no TAPEDECK_CLOCK_* left), so that only the plugin's own process is
+pinned.
 """
 
 
@@ -36,10 +43,27 @@ def _chain():
 def _pin():
     import os
 
+    env = os.environ
     try:
-        origin_ns = int(os.environ["TAPEDECK_CLOCK_ORIGIN_MS"]) * 1000000
+        origin_ns = int(env["TAPEDECK_CLOCK_ORIGIN_MS"]) * 1000000
     except (KeyError, ValueError):
         return
+    now_file = env.get("TAPEDECK_CLOCK_NOW_FILE", "")
+    seed = env.get("TAPEDECK_CLOCK_SEED", "")
+    if now_file:
+        try:
+            with open(os.path.join(os.path.dirname(now_file), "loaded"), "a") as f:
+                f.write("python %d\n" % os.getpid())
+        except OSError:
+            pass
+    if env.get("TAPEDECK_CLOCK_CHILDREN") != "1":
+        for name, saved in (("PYTHONPATH", "TAPEDECK_CLOCK_PYTHONPATH"), ("NODE_OPTIONS", "TAPEDECK_CLOCK_NODE_OPTIONS")):
+            if saved in env:
+                env[name] = env[saved]
+            else:
+                env.pop(name, None)
+        for k in [k for k in env if k.startswith("TAPEDECK_CLOCK_")]:
+            del env[k]
     import datetime as _dt
     import time
 
@@ -52,8 +76,8 @@ def _pin():
     # is half done.
     fd = -1
     try:
-        fd = os.open(os.environ["TAPEDECK_CLOCK_NOW_FILE"], os.O_RDONLY)
-    except (KeyError, OSError):
+        fd = os.open(now_file, os.O_RDONLY)
+    except OSError:
         pass
     # The clock stands still at the published time while the plugin works;
     # only reads that keep coming (each within gap of the one before) for
@@ -129,7 +153,6 @@ def _pin():
     datetime.__module__ = date.__module__ = "datetime"
     _dt.datetime, _dt.date = datetime, date
 
-    seed = os.environ.get("TAPEDECK_CLOCK_SEED", "")
     if not seed.isdigit():
         return  # the clock only: random numbers stay random
     import random
