@@ -1,7 +1,12 @@
 package main
 
 import (
+	"debug/elf"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -119,6 +124,87 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	sort.Strings(stale)
 	for _, pkg := range stale {
 		t.Errorf("deps_test.go has a rule for %q, which is not a package of the module", pkg)
+	}
+}
+
+// TestBinaryIsStatic: the one binary is also the capture shim every
+// plugin runs under, so what it links is paid at every plugin's start. It
+// links net/http (the playground's page), and a program with package net
+// built with cgo links libc dynamically (runtime/cgo, ld.so at every
+// start: +1.3–2.4 MiB of the shim's peak RSS, and a binary that needs this
+// machine's libc). So wherever the project builds the binary (the README's
+// install line, the scripts; the tests' own builds too) it builds it with
+// CGO_ENABLED=0, and the binary so built is static: no interpreter, no
+// shared library, no runtime/cgo. The network stack stays the
+// playground's: no other package of the binary imports net or net/http.
+func TestBinaryIsStatic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary: not with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "tapedeck")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build .: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatalf("read the binary: %v", err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Errorf("the binary built with CGO_ENABLED=0 has a %v program header: it is not static", p.Type)
+		}
+	}
+	if libs, err := f.ImportedLibraries(); err != nil || len(libs) > 0 {
+		t.Errorf("the binary built with CGO_ENABLED=0 needs shared libraries %v (%v): it is not static", libs, err)
+	}
+	if info, err := os.Stat(bin); err == nil {
+		t.Logf("the binary: %.1f MB", float64(info.Size())/1e6)
+	}
+
+	// Every build of the binary the project shows or runs says CGO_ENABLED=0.
+	files, err := exec.Command("git", "ls-files", "*.sh", "README.md", "bench/README.md").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	buildsBinary := regexp.MustCompile(`\bgo (build|install)\b.*\s\.(\s|$)`)
+	builds := 0
+	for _, name := range strings.Fields(string(files)) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if !buildsBinary.MatchString(line) || strings.Contains(line, "cd ") {
+				continue
+			}
+			builds++
+			if !strings.Contains(line, "CGO_ENABLED=0") {
+				t.Errorf("%s:%d builds the binary without CGO_ENABLED=0 (it would link libc dynamically): %s", name, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+	if builds == 0 {
+		t.Error("found no line that builds the binary in the README or the scripts; the check looks for none")
+	}
+
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps .: %v", err)
+	}
+	const mod = "github.com/tapedeck/tapedeck"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, imports, _ := strings.Cut(line, ":")
+		if !strings.HasPrefix(name, mod) || name == mod+"/internal/playground" {
+			continue
+		}
+		for _, banned := range []string{"net", "net/http"} {
+			if slices.Contains(strings.Fields(imports), banned) {
+				t.Errorf("%s imports %s: the network stack is the playground's page's alone", name, banned)
+			}
+		}
 	}
 }
 
