@@ -3,9 +3,10 @@
 // capture.Run (a normal stored session, with the same capture
 // guarantees); the playground holds the host's end of its streams, and a
 // page served by net/http on 127.0.0.1 (a free port; a random token in the
-// URL; the Host and Origin of every request checked before its body is
-// read; heads, bodies and times bounded, and connections that have not
-// shown the token capped; the assets embedded)
+// URL, which the page moves into the tab's session storage and --open
+// never puts on a command line; the Host and Origin of every request
+// checked before its body is read; heads, bodies and times bounded, and
+// connections that have not shown the token capped; the assets embedded)
 // draws the panel with the report's renderer and timeline
 // (htmlreport.Script), live.
 // What the person does in the page becomes the exact frames the host

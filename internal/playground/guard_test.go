@@ -56,6 +56,11 @@ func TestGuardRefusesStrangers(t *testing.T) {
 		{"the page under another host name", "GET", "/?token=" + token, "evil.example:" + u.Port(), "", "", 403, ""},
 		{"an action from a cross-site page without Origin", "POST", "/api", "", "", token, 403, "cross-site cors empty"},
 		{"an action of the page's own", "POST", "/api", "", base, token, 200, ""},
+		{"the page opened from another site (the file --open writes)", "GET", "/?token=" + token, "", "", "", 200, "cross-site navigate document"},
+		{"the page opened from another site without the token", "GET", "/", "", "", "", 403, "cross-site navigate document"},
+		{"the page fetched by another site's script", "GET", "/?token=" + token, "", "", "", 403, "cross-site no-cors empty"},
+		{"the events opened from another site", "GET", "/events?token=" + token, "", "", "", 403, "cross-site navigate document"},
+		{"the page framed by another site", "GET", "/?token=" + token, "", "", "", 403, "cross-site navigate iframe"},
 	} {
 		req, err := http.NewRequest(c.method, base+c.path, strings.NewReader(body))
 		if err != nil {

@@ -32,8 +32,11 @@ var assets embed.FS
 // its own name (Host is 127.0.0.1:PORT or localhost:PORT: a page of
 // another site that rebinds its DNS name to 127.0.0.1 sends its own name),
 // from its own page (Origin, when sent, is this server), with the token.
-// Anything else gets 403 and its connection closed, its body unread.
-func (s *server) guard(next http.Handler) http.Handler {
+// Anything else gets 403 and its connection closed, its body unread; the
+// page asked for without the token gets the refusal as a small page that
+// brings the token back from the tab's session storage (a reload: the
+// page keeps its token there, not in the address bar).
+func (s *server) guard(next http.Handler, page *pageData) http.Handler {
 	_, port, _ := strings.Cut(s.addr, ":")
 	hosts := map[string]bool{"127.0.0.1:" + port: true, "localhost:" + port: true}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -47,6 +50,15 @@ func (s *server) guard(next http.Handler) http.Handler {
 		case !sameOrigin(req, hosts):
 			refuse(w, "tapedeck play: refused: a request from another origin")
 		case !s.hasToken(req):
+			if req.Method == http.MethodGet && req.URL.Path == "/" {
+				h.Set("Connection", "close")
+				h.Set("Content-Type", "text/html; charset=utf-8")
+				h.Set("Content-Security-Policy", page.againCSP)
+				h.Set("X-Frame-Options", "DENY")
+				w.WriteHeader(http.StatusForbidden)
+				w.Write(page.again)
+				return
+			}
 			refuse(w, "tapedeck play: refused: no token, or the wrong one (open the URL tapedeck play printed)")
 		default:
 			trust(req)
@@ -69,7 +81,7 @@ func (s *server) routes(page *pageData) http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { s.servePage(w, page) })
 	mux.HandleFunc("GET /events", s.events)
 	mux.HandleFunc("POST /api", s.api)
-	return s.guard(mux)
+	return s.guard(mux, page)
 }
 
 // sameOrigin says the request comes from this server's own page, or from
@@ -78,9 +90,16 @@ func sameOrigin(req *http.Request, hosts map[string]bool) bool {
 	o := req.Header.Get("Origin")
 	if o == "" {
 		// A browser sends Origin with every POST and EventSource of
-		// another page; Sec-Fetch-Site says the rest.
+		// another page; Sec-Fetch-Site says the rest. Opening the page
+		// itself is allowed from anywhere (the file --open writes is
+		// another site): a navigation shows the page to the person and
+		// to no one else, and it cannot be framed.
 		site := req.Header.Get("Sec-Fetch-Site")
-		return site == "" || site == "same-origin" || site == "none"
+		if site == "" || site == "same-origin" || site == "none" {
+			return true
+		}
+		return req.Method == http.MethodGet && req.URL.Path == "/" &&
+			req.Header.Get("Sec-Fetch-Mode") == "navigate" && req.Header.Get("Sec-Fetch-Dest") == "document"
 	}
 	u, err := url.Parse(o)
 	return err == nil && u.Scheme == "http" && hosts[u.Host]
@@ -95,9 +114,12 @@ func (s *server) hasToken(req *http.Request) bool {
 }
 
 // pageData is the page: the template filled with the report's style
-// sheet and the shared script around the playground's own code.
+// sheet and the shared script around the playground's own code; and the
+// page that answers a request for it without the token.
 type pageData struct {
-	html []byte
+	html     []byte
+	again    []byte
+	againCSP string
 }
 
 func (s *server) page() (*pageData, error) {
@@ -117,7 +139,7 @@ func (s *server) page() (*pageData, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read playground assets: %w", err)
 	}
-	t, err := template.ParseFS(assets, "assets/play.html")
+	t, err := template.ParseFS(assets, "assets/play.html", "assets/again.html")
 	if err != nil {
 		return nil, fmt.Errorf("parse the playground's page: %w", err)
 	}
@@ -137,7 +159,18 @@ func (s *server) page() (*pageData, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write the playground's page: %w", err)
 	}
-	return &pageData{html: b.Bytes()}, nil
+	againJS, err := assets.ReadFile("assets/again.js")
+	if err != nil {
+		return nil, fmt.Errorf("read playground assets: %w", err)
+	}
+	var a bytes.Buffer
+	if err := t.ExecuteTemplate(&a, "again.html", struct{ JS template.JS }{template.JS(againJS)}); err != nil {
+		return nil, fmt.Errorf("write the playground's refusal page: %w", err)
+	}
+	return &pageData{
+		html: b.Bytes(), again: a.Bytes(),
+		againCSP: "default-src 'none'; script-src " + scriptHash(againJS) + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+	}, nil
 }
 
 // scriptHash is a Content-Security-Policy source that allows the inline

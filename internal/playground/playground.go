@@ -40,8 +40,10 @@ type Options struct {
 	// StepTimeout bounds each wait of a replay of the actions (0: 10 s).
 	StepTimeout time.Duration
 	// Ready, when set, is told the page's URL once it is served; Browser,
-	// when set, is the command that opens it then (the URL is added, or
-	// stands for %s; see BrowserCommand).
+	// when set, is the command that opens it then: it is given (added, or
+	// for %s; see BrowserCommand) the file:// URL of a page only this
+	// user may read, which leads it on to the page's URL, never the URL
+	// with its token itself.
 	Ready   func(url string)
 	Browser []string
 	// Log gets the playground's own lines, each starting "tapedeck: "
@@ -177,7 +179,18 @@ func Run(ctx context.Context, opt *Options) error {
 		o.Ready(url)
 	}
 	if len(o.Browser) > 0 {
-		if err := s.opener(o.Browser)(url); err != nil {
+		// The browser gets a file of ours that leads it to the page: the
+		// token is on no command line.
+		var file string
+		openDir, err := os.MkdirTemp("", "tapedeck-play-open-")
+		if err == nil {
+			defer os.RemoveAll(openDir)
+			file, err = writeOpenPage(openDir, url)
+		}
+		if err == nil {
+			err = s.open(o.Browser, file)
+		}
+		if err != nil {
 			fmt.Fprintf(o.Log, "tapedeck: could not open a browser (%v): open %s yourself\n", err, url)
 		}
 	}
