@@ -100,7 +100,9 @@ func TestFirstbyteRuns(t *testing.T) {
 	dir := t.TempDir()
 	bin, plugin := filepath.Join(dir, "tapedeck"), filepath.Join(dir, "hello-go")
 	for _, b := range [][2]string{{bin, "."}, {plugin, "./testdata/plugins/hello-go"}} {
-		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+		build := exec.Command("go", "build", "-o", b[0], b[1])
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // the binary as the README installs it: static
+		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
 		}
 	}

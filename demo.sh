@@ -16,7 +16,7 @@ else
 	step() { printf '\n$ %s\n' "$*"; }
 fi
 
-go build -o "$work/tapedeck" .
+CGO_ENABLED=0 go build -o "$work/tapedeck" .
 go build -o "$work/hello-go" ./testdata/plugins/hello-go
 PATH="$work:$PATH"
 

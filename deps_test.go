@@ -1,7 +1,11 @@
 package main
 
 import (
+	"debug/elf"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -36,8 +40,8 @@ var layers = map[string]layer{
 		"the go test front-end on the playback use case: a plugin's goldens from its own go test"},
 	"internal/present": {[]string{"internal/check", "internal/clock", "internal/coverage", "internal/diff", "internal/fingerprint", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "internal/shellword", "message", "playback", "internal/htmlreport", "internal/shrink", "tape"},
 		"output for people and machines: it reads the use cases' results and never runs anything"},
-	"internal/playground": {[]string{"internal/check", "frame", "internal/atomicfile", "internal/loopback", "internal/smallfile", "message", "playback", "internal/capture", "internal/redact", "internal/present", "internal/host", "internal/htmlreport", "internal/store", "tape"},
-		"the browser front-end on the recording use case: the page is the host; check decides what the host refuses, report draws, loopback serves the page"},
+	"internal/playground": {[]string{"internal/check", "frame", "internal/atomicfile", "internal/smallfile", "message", "playback", "internal/capture", "internal/redact", "internal/present", "internal/host", "internal/htmlreport", "internal/store", "tape"},
+		"the browser front-end on the recording use case: the page is the host; check decides what the host refuses, report draws, net/http serves the page"},
 	"internal/relay": {[]string{"internal/child", "internal/wire"}, "the relay is on every byte's path: the standard library alone, the child start whose parent-death signal holds, and the framer"},
 	"internal/spool": {nil, "the spool's format is read by the recorder's hot path and by the store: the standard library alone"},
 	"frame":          {nil, "the frame model and its binary encoding: the standard library alone"},
@@ -73,7 +77,6 @@ var layers = map[string]layer{
 	"internal/atomicfile":    {nil, "writing a file whole or not at all"},
 	"internal/trust":         {nil, "what this user may trust on disk: the standard library alone"},
 	"internal/child":         {nil, "starting a child whose parent-death signal holds: the standard library alone"},
-	"internal/loopback":      {nil, "the playground's HTTP server on 127.0.0.1, on syscall sockets: the standard library alone, and never net (see TestBinaryLinksNoNetworkStack)"},
 	"internal/browsertest":   {[]string{"github.com/chromedp/chromedp"}, "the headless browser of the HTML tests"},
 	"bench/echo":             {nil, "a benchmark's plugin"},
 	"bench/firstbyte":        {nil, "a benchmark's plugin"},
@@ -124,41 +127,83 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	}
 }
 
-// TestBinaryLinksNoNetworkStack: the one binary is also the capture shim
-// every plugin runs under, so what it links is paid at every plugin's
-// start. Package net alone makes it link libc dynamically (runtime/cgo,
-// ld.so at every start: about +1.9 MiB of peak RSS); net/http and
-// crypto/tls with it made the binary 18.3 MB instead of 12.1 MB and the
-// shim's peak RSS 17 MiB instead of 11.7 (issue 23's bar: 12 MiB). The
-// playground's page is served by internal/loopback on syscall sockets
-// instead; tests may use net, the binary may not.
-func TestBinaryLinksNoNetworkStack(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
+// TestBinaryIsStatic: the one binary is also the capture shim every
+// plugin runs under, so what it links is paid at every plugin's start. It
+// links net/http (the playground's page), and a program with package net
+// built with cgo links libc dynamically (runtime/cgo, ld.so at every
+// start: +1.3–2.4 MiB of the shim's peak RSS, and a binary that needs this
+// machine's libc). So wherever the project builds the binary (the README's
+// install line, the scripts; the tests' own builds too) it builds it with
+// CGO_ENABLED=0, and the binary so built is static: no interpreter, no
+// shared library, no runtime/cgo. The network stack stays the
+// playground's: no other package of the binary imports net or net/http.
+func TestBinaryIsStatic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary: not with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "tapedeck")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build .: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatalf("read the binary: %v", err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Errorf("the binary built with CGO_ENABLED=0 has a %v program header: it is not static", p.Type)
+		}
+	}
+	if libs, err := f.ImportedLibraries(); err != nil || len(libs) > 0 {
+		t.Errorf("the binary built with CGO_ENABLED=0 needs shared libraries %v (%v): it is not static", libs, err)
+	}
+	if info, err := os.Stat(bin); err == nil {
+		t.Logf("the binary: %.1f MB", float64(info.Size())/1e6)
+	}
+
+	// Every build of the binary the project shows or runs says CGO_ENABLED=0.
+	files, err := exec.Command("git", "ls-files", "*.sh", "README.md", "bench/README.md").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	buildsBinary := regexp.MustCompile(`\bgo (build|install)\b.*\s\.(\s|$)`)
+	builds := 0
+	for _, name := range strings.Fields(string(files)) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if !buildsBinary.MatchString(line) || strings.Contains(line, "cd ") {
+				continue
+			}
+			builds++
+			if !strings.Contains(line, "CGO_ENABLED=0") {
+				t.Errorf("%s:%d builds the binary without CGO_ENABLED=0 (it would link libc dynamically): %s", name, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+	if builds == 0 {
+		t.Error("found no line that builds the binary in the README or the scripts; the check looks for none")
+	}
+
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps .: %v", err)
 	}
-	deps := map[string]bool{}
-	for _, p := range strings.Fields(string(out)) {
-		deps[p] = true
-	}
-	if !deps["github.com/tapedeck/tapedeck/internal/cli"] {
-		t.Fatalf("go list -deps . does not list the module's packages:\n%s", out)
-	}
-	for _, banned := range []string{"net", "net/http", "runtime/cgo", "crypto/tls"} {
-		if deps[banned] {
-			why, _ := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, ".").Output()
-			var importers []string
-			for _, line := range strings.Split(string(why), "\n") {
-				name, imports, _ := strings.Cut(line, ":")
-				if slices.Contains(strings.Fields(imports), banned) {
-					importers = append(importers, name)
-				}
+	const mod = "github.com/tapedeck/tapedeck"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, imports, _ := strings.Cut(line, ":")
+		if !strings.HasPrefix(name, mod) || name == mod+"/internal/playground" {
+			continue
+		}
+		for _, banned := range []string{"net", "net/http"} {
+			if slices.Contains(strings.Fields(imports), banned) {
+				t.Errorf("%s imports %s: the network stack is the playground's page's alone", name, banned)
 			}
-			by := "imported by " + strings.Join(importers, ", ")
-			if len(importers) == 0 {
-				by = "linked for a package with cgo files, such as net"
-			}
-			t.Errorf("the binary links %s (%s): the capture shim's size, start and peak RSS pay for it; serve HTTP with internal/loopback", banned, by)
 		}
 	}
 }

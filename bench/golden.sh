@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tapedeck-golden-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/tapedeck" .
+CGO_ENABLED=0 go build -o "$tmp/tapedeck" .
 
 plugin=hello-python
 command -v python3 >/dev/null 2>&1 || plugin=hello-go

@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tapedeck-replay-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-go build -o "$tmp/tapedeck" .
+CGO_ENABLED=0 go build -o "$tmp/tapedeck" .
 go build -o "$tmp/lockstep" ./bench/lockstep
 go build -o "$tmp/replaybench" ./bench/replaybench
 go build -o "$tmp/hello-go" ./testdata/plugins/hello-go

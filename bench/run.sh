@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tapedeck-bench-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-go build -o "$tmp/tapedeck" .
+CGO_ENABLED=0 go build -o "$tmp/tapedeck" .
 go build -o "$tmp/echo" ./bench/echo
 go build -o "$tmp/refrelay" ./bench/refrelay
 go build -o "$tmp/relay" ./bench/relay

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tapedeck-shrink-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/tapedeck" .
+CGO_ENABLED=0 go build -o "$tmp/tapedeck" .
 go build -o "$tmp/hello-go" ./testdata/plugins/hello-go
 
 for t in hello-go hello-node hello-python waiter-node waiter-python; do

@@ -20,14 +20,14 @@ func TestGoInstall(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("builds and links tapedeck again: not with -short or under the race detector")
 	}
-	if block := readmeBlock(t, "\n## Install\n"); len(block) != 1 || block[0] != "go install ." {
-		t.Fatalf("README's install block is %q; this test runs go install .", block)
+	if block := readmeBlock(t, "\n## Install\n"); len(block) != 1 || block[0] != "CGO_ENABLED=0 go install ." {
+		t.Fatalf("README's install block is %q; this test runs CGO_ENABLED=0 go install .", block)
 	}
 	gobin := t.TempDir()
 	install := exec.Command("go", "install", ".")
-	install.Env = append(os.Environ(), "GOBIN="+gobin)
+	install.Env = append(os.Environ(), "CGO_ENABLED=0", "GOBIN="+gobin)
 	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("go install . (from the module root): %v\n%s", err, out)
+		t.Fatalf("CGO_ENABLED=0 go install . (from the module root): %v\n%s", err, out)
 	}
 	bin := filepath.Join(gobin, "tapedeck")
 	out, err := exec.Command(bin, "--version").Output()
@@ -37,6 +37,9 @@ func TestGoInstall(t *testing.T) {
 	info, err := exec.Command("go", "version", "-m", bin).Output()
 	if err != nil {
 		t.Fatalf("go version -m %s: %v", bin, err)
+	}
+	if !regexp.MustCompile(`(?m)^\s+build\s+CGO_ENABLED=0$`).Match(info) {
+		t.Errorf("go version -m %s does not say CGO_ENABLED=0: the installed binary is not the static one\n%s", bin, info)
 	}
 	m := regexp.MustCompile(`(?m)^\s+mod\s+github.com/tapedeck/tapedeck\s+(\S+)`).FindSubmatch(info)
 	if m == nil {

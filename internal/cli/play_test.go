@@ -186,7 +186,8 @@ func readmePlayLines(t *testing.T) []string {
 // (as the page sends them), Keep it; tapedeck test passes on the kept
 // tape; the record --host line of the kept script (its second line, the
 // README's) records the same session again; --open starts $BROWSER with
-// the URL; a command after --; --watch shows what a saved change changes.
+// a file that leads to the URL (never the URL and its token); a command
+// after --; --watch shows what a saved change changes.
 func TestPlayAsTheReadmeShows(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
@@ -260,8 +261,17 @@ func TestPlayAsTheReadmeShows(t *testing.T) {
 		ran["tapedeck play --open"] = true
 		select {
 		case b := <-got:
-			if strings.TrimSpace(string(b)) != p.url {
-				t.Errorf("$BROWSER was started with %q, want the URL %s", b, p.url)
+			// The browser gets a file of the user's that leads to the URL:
+			// the token is on no command line (/proc/PID/cmdline is
+			// everyone's to read).
+			arg := strings.TrimSpace(string(b))
+			f, err := url.Parse(arg)
+			if err != nil || f.Scheme != "file" || strings.Contains(arg, p.token) {
+				t.Fatalf("$BROWSER was started with %q, want the file:// URL of a page that leads to %s", b, p.url)
+			}
+			page, err := os.ReadFile(f.Path)
+			if info, serr := os.Stat(f.Path); err != nil || serr != nil || info.Mode() != 0o600 || !strings.Contains(string(page), "url="+p.url+`"`) {
+				t.Errorf("$BROWSER was given %s (%v), which does not lead to %s:\n%s", arg, err, p.url, page)
 			}
 		case <-time.After(30 * time.Second):
 			os.WriteFile(opened, nil, 0o600) // ends the reader

@@ -2,11 +2,13 @@
 // case in which a browser page is the host. The plugin runs under
 // capture.Run (a normal stored session, with the same capture
 // guarantees); the playground holds the host's end of its streams, and a
-// page served on 127.0.0.1 (a free port, a random token in the URL, the
-// Origin and Host of every request checked, the assets embedded; served
-// by internal/loopback, not net/http, so that the binary, which is also
-// every plugin's capture shim, stays small and static) draws the panel
-// with the report's renderer and timeline (htmlreport.Script), live.
+// page served by net/http on 127.0.0.1 (a free port; a random token in the
+// URL, which the page moves into the tab's session storage and --open
+// never puts on a command line; the Host and Origin of every request
+// checked before its body is read; heads, bodies and times bounded, and
+// connections that have not shown the token capped; the assets embedded)
+// draws the panel with the report's renderer and timeline
+// (htmlreport.Script), live.
 // What the person does in the page becomes the exact frames the host
 // sends (ui/event with the context, panel/open and close, context/changed,
 // command/execute, url/open, shutdown); the plugin's own requests get the

@@ -1,13 +1,19 @@
 package playground
 
 import (
+	"bufio"
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -33,22 +39,28 @@ func TestGuardRefusesStrangers(t *testing.T) {
 	type try struct {
 		what, method, path, host, origin, header string
 		want                                     int
+		fetch                                    string // Sec-Fetch-Site, -Mode and -Dest, as a browser sends them
 	}
 	body := `{"do":"ui","element":"go","event":"click"}`
 	for _, c := range []try{
-		{"the page with its token", "GET", "/?token=" + token, "", "", "", 200},
-		{"the page by localhost", "GET", "/?token=" + token, "localhost:" + u.Port(), "", "", 200},
-		{"the page without a token", "GET", "/", "", "", "", 403},
-		{"the page with another token", "GET", "/?token=" + strings.Repeat("0", 32), "", "", "", 403},
-		{"the page with a token one character short", "GET", "/?token=" + token[:31], "", "", "", 403},
-		{"the events without a token", "GET", "/events", "", "", "", 403},
-		{"an action without a token", "POST", "/api", "", base, "", 403},
-		{"an action from another origin", "POST", "/api", "", "http://evil.example", token, 403},
-		{"an action from another port of this machine", "POST", "/api", "", "http://127.0.0.1:1", token, 403},
-		{"an action under another host name (DNS rebinding)", "POST", "/api", "evil.example:" + u.Port(), base, token, 403},
-		{"the page under another host name", "GET", "/?token=" + token, "evil.example:" + u.Port(), "", "", 403},
-		{"an action from a cross-site page without Origin", "POST", "/api", "", "", token, 403},
-		{"an action of the page's own", "POST", "/api", "", base, token, 200},
+		{"the page with its token", "GET", "/?token=" + token, "", "", "", 200, ""},
+		{"the page by localhost", "GET", "/?token=" + token, "localhost:" + u.Port(), "", "", 200, ""},
+		{"the page without a token", "GET", "/", "", "", "", 403, ""},
+		{"the page with another token", "GET", "/?token=" + strings.Repeat("0", 32), "", "", "", 403, ""},
+		{"the page with a token one character short", "GET", "/?token=" + token[:31], "", "", "", 403, ""},
+		{"the events without a token", "GET", "/events", "", "", "", 403, ""},
+		{"an action without a token", "POST", "/api", "", base, "", 403, ""},
+		{"an action from another origin", "POST", "/api", "", "http://evil.example", token, 403, ""},
+		{"an action from another port of this machine", "POST", "/api", "", "http://127.0.0.1:1", token, 403, ""},
+		{"an action under another host name (DNS rebinding)", "POST", "/api", "evil.example:" + u.Port(), base, token, 403, ""},
+		{"the page under another host name", "GET", "/?token=" + token, "evil.example:" + u.Port(), "", "", 403, ""},
+		{"an action from a cross-site page without Origin", "POST", "/api", "", "", token, 403, "cross-site cors empty"},
+		{"an action of the page's own", "POST", "/api", "", base, token, 200, ""},
+		{"the page opened from another site (the file --open writes)", "GET", "/?token=" + token, "", "", "", 200, "cross-site navigate document"},
+		{"the page opened from another site without the token", "GET", "/", "", "", "", 403, "cross-site navigate document"},
+		{"the page fetched by another site's script", "GET", "/?token=" + token, "", "", "", 403, "cross-site no-cors empty"},
+		{"the events opened from another site", "GET", "/events?token=" + token, "", "", "", 403, "cross-site navigate document"},
+		{"the page framed by another site", "GET", "/?token=" + token, "", "", "", 403, "cross-site navigate iframe"},
 	} {
 		req, err := http.NewRequest(c.method, base+c.path, strings.NewReader(body))
 		if err != nil {
@@ -63,8 +75,10 @@ func TestGuardRefusesStrangers(t *testing.T) {
 		if c.header != "" {
 			req.Header.Set("X-Tapedeck-Token", c.header)
 		}
-		if c.what == "an action from a cross-site page without Origin" {
-			req.Header.Set("Sec-Fetch-Site", "cross-site")
+		if f := strings.Fields(c.fetch); len(f) == 3 {
+			req.Header.Set("Sec-Fetch-Site", f[0])
+			req.Header.Set("Sec-Fetch-Mode", f[1])
+			req.Header.Set("Sec-Fetch-Dest", f[2])
 		}
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -112,4 +126,147 @@ fetch(%q, {method: 'POST', mode: 'no-cors', headers: {'Content-Type': 'text/plai
 	if browsertest.Eval[bool](t, ctx, `window.tapedeckPlay.received.some(f => f.r.includes('"evil"'))`) {
 		t.Error("a page of another origin sent a ui/event to the plugin")
 	}
+}
+
+// TestIdleConnectionsDoNotBlockThePage: 64 idle connections (any user of
+// this machine may open them) keep neither the page, nor its event
+// stream, nor an action out: each is answered within 3 s. (Before, the
+// server served 64 connections at once, and the page waited for an idle
+// one's read timeout.)
+func TestIdleConnectionsDoNotBlockThePage(t *testing.T) {
+	needNode(t)
+	p := play(t, copyPlugin(t, "widgets-node"), nil)
+	u, _ := url.Parse(p.url)
+	token, base := u.Query().Get("token"), "http://"+u.Host
+	for range 64 {
+		c, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	client := &http.Client{Timeout: 3 * time.Second}
+	start := time.Now()
+	res, err := client.Get(p.url)
+	if err != nil {
+		t.Fatalf("the page after 64 idle connections: %v", err)
+	}
+	res.Body.Close()
+	pageIn := time.Since(start)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/events?token="+token, nil)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("the event stream after 64 idle connections: %v", err)
+	}
+	first, err := bufio.NewReader(res.Body).ReadString('\n')
+	res.Body.Close()
+	if err != nil || !strings.HasPrefix(first, "data: ") {
+		t.Fatalf("the event stream after 64 idle connections: %q %v", first, err)
+	}
+
+	req, _ = http.NewRequest("POST", base+"/api", strings.NewReader(`{"do":"ui","element":"go","event":"click"}`))
+	req.Header.Set("Origin", base)
+	req.Header.Set("X-Tapedeck-Token", token)
+	res, err = client.Do(req)
+	if err != nil {
+		t.Fatalf("an action after 64 idle connections: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Errorf("an action after 64 idle connections: %d", res.StatusCode)
+	}
+	t.Logf("after 64 idle connections: the page in %v; its events and an action within 3 s", pageIn.Round(time.Microsecond))
+}
+
+// TestBodiesAreReadOnlyWithTheToken: 60 actions of 4 MiB sent at once
+// without the token are refused with their bodies unread: the server
+// allocates a few MiB, not 60 × 4 MiB (before, every body was read whole
+// before the guard looked at the request: 263 MB held). With the token,
+// an action over 4 MiB is refused 413, by its Content-Length or, sent in
+// chunks, once past the limit.
+func TestBodiesAreReadOnlyWithTheToken(t *testing.T) {
+	needNode(t)
+	p := play(t, copyPlugin(t, "widgets-node"), nil)
+	u, _ := url.Parse(p.url)
+	token, base := u.Query().Get("token"), "http://"+u.Host
+
+	const n, size = 60, 4 << 20
+	chunk := make([]byte, 64<<10)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	answers := make(chan string, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			c, err := net.Dial("tcp", u.Host)
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			fmt.Fprintf(c, "POST /api HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", u.Host, base, size)
+			for sent := 0; sent < size; sent += len(chunk) {
+				if _, err := c.Write(chunk); err != nil {
+					break // the server closed the connection: the body is not wanted
+				}
+			}
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			answers <- strings.TrimSpace(line)
+		})
+	}
+	wg.Wait()
+	runtime.ReadMemStats(&after)
+	close(answers)
+	for a := range answers {
+		if a != "" && !strings.HasPrefix(a, "HTTP/1.1 403 ") {
+			t.Errorf("an action of 4 MiB without the token: %q, want 403 (or the connection closed)", a)
+		}
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d actions of 4 MiB without the token: %.1f MiB allocated in this process (their bodies: %d MiB)", n, float64(alloc)/(1<<20), n*size>>20)
+	if alloc > 32<<20 {
+		t.Errorf("%d actions of 4 MiB without the token made the server allocate %.1f MiB: their bodies were read", n, float64(alloc)/(1<<20))
+	}
+
+	for _, c := range []struct {
+		what   string
+		length int64 // -1: sent in chunks
+	}{{"by its Content-Length", maxAction + 1}, {"sent in chunks", -1}} {
+		body := io.MultiReader(strings.NewReader(`{"do":"ui","element":"go","event":"click","value":"`), io.LimitReader(zeros{}, maxAction), strings.NewReader(`"}`))
+		req, _ := http.NewRequest("POST", base+"/api", body)
+		req.ContentLength = c.length
+		if c.length > 0 {
+			req.Body = io.NopCloser(io.LimitReader(body, c.length))
+		}
+		req.Header.Set("Origin", base)
+		req.Header.Set("X-Tapedeck-Token", token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			if isReset(err) {
+				t.Logf("an action over 4 MiB %s: the connection was closed before the whole body was sent (%v)", c.what, err)
+				continue // refused before the whole body was sent
+			}
+			t.Fatalf("an action over 4 MiB %s: %v", c.what, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 413 || !strings.Contains(string(b), "an action of more than 4194304 bytes") {
+			t.Errorf("an action over 4 MiB %s: %d %s, want 413", c.what, res.StatusCode, b)
+		}
+	}
+}
+
+// zeros reads as an endless run of '0'.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '0'
+	}
+	return len(p), nil
 }

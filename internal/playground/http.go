@@ -10,14 +10,15 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/tapedeck/tapedeck/internal/htmlreport"
-	"github.com/tapedeck/tapedeck/internal/loopback"
 )
 
 // maxAction bounds one action's body (an answer the page edits may be
@@ -31,79 +32,94 @@ var assets embed.FS
 // its own name (Host is 127.0.0.1:PORT or localhost:PORT: a page of
 // another site that rebinds its DNS name to 127.0.0.1 sends its own name),
 // from its own page (Origin, when sent, is this server), with the token.
-// Anything else gets 403 and nothing else.
-func (s *server) guard(next loopback.Handler) loopback.Handler {
+// Anything else gets 403 and its connection closed, its body unread; the
+// page asked for without the token gets the refusal as a small page that
+// brings the token back from the tab's session storage (a reload: the
+// page keeps its token there, not in the address bar).
+func (s *server) guard(next http.Handler, page *pageData) http.Handler {
 	_, port, _ := strings.Cut(s.addr, ":")
 	hosts := map[string]bool{"127.0.0.1:" + port: true, "localhost:" + port: true}
-	return func(w *loopback.Response, req *loopback.Request) {
-		w.Header().Set("Referrer-Policy", "no-referrer")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Cache-Control", "no-store")
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h := w.Header()
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
 		switch {
 		case !hosts[req.Host]:
-			loopback.Error(w, "tapedeck play: refused: this server answers to 127.0.0.1:"+port+" only", 403)
-			return
-		case !s.sameOrigin(req, hosts):
-			loopback.Error(w, "tapedeck play: refused: a request from another origin", 403)
-			return
+			refuse(w, "tapedeck play: refused: this server answers to 127.0.0.1:"+port+" only")
+		case !sameOrigin(req, hosts):
+			refuse(w, "tapedeck play: refused: a request from another origin")
 		case !s.hasToken(req):
-			loopback.Error(w, "tapedeck play: refused: no token, or the wrong one (open the URL tapedeck play printed)", 403)
-			return
+			if req.Method == http.MethodGet && req.URL.Path == "/" {
+				h.Set("Connection", "close")
+				h.Set("Content-Type", "text/html; charset=utf-8")
+				h.Set("Content-Security-Policy", page.againCSP)
+				h.Set("X-Frame-Options", "DENY")
+				w.WriteHeader(http.StatusForbidden)
+				w.Write(page.again)
+				return
+			}
+			refuse(w, "tapedeck play: refused: no token, or the wrong one (open the URL tapedeck play printed)")
+		default:
+			trust(req)
+			next.ServeHTTP(w, req)
 		}
-		next(w, req)
-	}
+	})
+}
+
+// refuse answers 403 with the one line msg and closes the connection
+// without reading the request's body.
+func refuse(w http.ResponseWriter, msg string) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, http.StatusForbidden)
 }
 
 // routes sends each request to what answers it: the page, its event
-// stream, its actions.
-func (s *server) routes(page *pageData) loopback.Handler {
-	type route struct {
-		method string
-		serve  loopback.Handler
-	}
-	table := map[string]route{
-		"/":       {"GET", func(w *loopback.Response, _ *loopback.Request) { s.servePage(w, page) }},
-		"/events": {"GET", s.events},
-		"/api":    {"POST", s.api},
-	}
-	return func(w *loopback.Response, req *loopback.Request) {
-		r, ok := table[req.Path]
-		switch {
-		case !ok:
-			loopback.Error(w, "404 page not found", 404)
-		case req.Method != r.method:
-			w.Header().Set("Allow", r.method)
-			loopback.Error(w, "method not allowed", 405)
-		default:
-			r.serve(w, req)
-		}
-	}
+// stream, its actions (404 for another path, 405 for another method).
+func (s *server) routes(page *pageData) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { s.servePage(w, page) })
+	mux.HandleFunc("GET /events", s.events)
+	mux.HandleFunc("POST /api", s.api)
+	return s.guard(mux, page)
 }
 
-func (s *server) sameOrigin(req *loopback.Request, hosts map[string]bool) bool {
+// sameOrigin says the request comes from this server's own page, or from
+// no page at all (a person typing the URL, a program).
+func sameOrigin(req *http.Request, hosts map[string]bool) bool {
 	o := req.Header.Get("Origin")
 	if o == "" {
 		// A browser sends Origin with every POST and EventSource of
-		// another page; Sec-Fetch-Site says the rest.
+		// another page; Sec-Fetch-Site says the rest. Opening the page
+		// itself is allowed from anywhere (the file --open writes is
+		// another site): a navigation shows the page to the person and
+		// to no one else, and it cannot be framed.
 		site := req.Header.Get("Sec-Fetch-Site")
-		return site == "" || site == "same-origin" || site == "none"
+		if site == "" || site == "same-origin" || site == "none" {
+			return true
+		}
+		return req.Method == http.MethodGet && req.URL.Path == "/" &&
+			req.Header.Get("Sec-Fetch-Mode") == "navigate" && req.Header.Get("Sec-Fetch-Dest") == "document"
 	}
 	u, err := url.Parse(o)
 	return err == nil && u.Scheme == "http" && hosts[u.Host]
 }
 
-func (s *server) hasToken(req *loopback.Request) bool {
+func (s *server) hasToken(req *http.Request) bool {
 	t := req.Header.Get("X-Tapedeck-Token")
 	if t == "" {
-		t = req.Query("token")
+		t = req.URL.Query().Get("token")
 	}
 	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
 }
 
 // pageData is the page: the template filled with the report's style
-// sheet and the shared script around the playground's own code.
+// sheet and the shared script around the playground's own code; and the
+// page that answers a request for it without the token.
 type pageData struct {
-	html []byte
+	html     []byte
+	again    []byte
+	againCSP string
 }
 
 func (s *server) page() (*pageData, error) {
@@ -123,31 +139,48 @@ func (s *server) page() (*pageData, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read playground assets: %w", err)
 	}
-	t, err := template.ParseFS(assets, "assets/play.html")
+	t, err := template.ParseFS(assets, "assets/play.html", "assets/again.html")
 	if err != nil {
 		return nil, fmt.Errorf("parse the playground's page: %w", err)
 	}
-	sum := sha256.Sum256(js)
 	title := "tapedeck play · " + s.plugin.ID
 	var b bytes.Buffer
-	err = t.Execute(&b, struct {
+	err = t.ExecuteTemplate(&b, "play.html", struct {
 		Title string
 		CSP   string
 		CSS   template.CSS
 		JS    template.JS
 	}{
 		Title: title,
-		CSP:   "default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+		CSP:   "default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; img-src data:; script-src " + scriptHash(js) + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 		CSS:   template.CSS(append(append(css, '\n'), playCSS...)),
 		JS:    template.JS(js),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("write the playground's page: %w", err)
 	}
-	return &pageData{html: b.Bytes()}, nil
+	againJS, err := assets.ReadFile("assets/again.js")
+	if err != nil {
+		return nil, fmt.Errorf("read playground assets: %w", err)
+	}
+	var a bytes.Buffer
+	if err := t.ExecuteTemplate(&a, "again.html", struct{ JS template.JS }{template.JS(againJS)}); err != nil {
+		return nil, fmt.Errorf("write the playground's refusal page: %w", err)
+	}
+	return &pageData{
+		html: b.Bytes(), again: a.Bytes(),
+		againCSP: "default-src 'none'; script-src " + scriptHash(againJS) + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+	}, nil
 }
 
-func (s *server) servePage(w *loopback.Response, p *pageData) {
+// scriptHash is a Content-Security-Policy source that allows the inline
+// script js and no other.
+func scriptHash(js []byte) string {
+	sum := sha256.Sum256(js)
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+func (s *server) servePage(w http.ResponseWriter, p *pageData) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Write(p.html)
@@ -155,12 +188,21 @@ func (s *server) servePage(w *loopback.Response, p *pageData) {
 
 // events streams what happens to the page (server-sent events): first a
 // reset with everything so far, then each frame, finding and change as it
-// happens.
-func (s *server) events(w *loopback.Response, req *loopback.Request) {
+// happens. It ends when the client goes, when a write does not go out
+// within the write limit (a client that stops reading), or when the
+// playground ends.
+func (s *server) events(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
-	if w.Stream() != nil {
-		return
+	rc := http.NewResponseController(w)
+	write := func(b []byte) bool {
+		if err := rc.SetWriteDeadline(time.Now().Add(s.limits.write)); err != nil {
+			return false
+		}
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
 	}
 	ch := make(chan []byte, 1024)
 	s.mu.Lock()
@@ -176,13 +218,11 @@ func (s *server) events(w *loopback.Response, req *loopback.Request) {
 		s.mu.Unlock()
 	}()
 	if err != nil {
+		http.Error(w, "tapedeck play: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	write := func(b []byte) bool {
-		_, err := fmt.Fprintf(w, "data: %s\n\n", b)
-		return err == nil
-	}
-	if !write(first) {
+	event := func(b []byte) bool { return write(fmt.Appendf(nil, "data: %s\n\n", b)) }
+	if !event(first) {
 		return
 	}
 	keepAlive := time.NewTicker(15 * time.Second)
@@ -190,11 +230,11 @@ func (s *server) events(w *loopback.Response, req *loopback.Request) {
 	for {
 		select {
 		case b, ok := <-ch:
-			if !ok || !write(b) {
+			if !ok || !event(b) {
 				return
 			}
 		case <-keepAlive.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if !write([]byte(": keep-alive\n\n")) {
 				return
 			}
 		case <-req.Context().Done():
@@ -223,20 +263,35 @@ type action struct {
 }
 
 // api does one action of the page's and answers {} or {"error": "…"}.
-func (s *server) api(w *loopback.Response, req *loopback.Request) {
+// Its body is read only now, past the guard, and at most maxAction bytes
+// of it (413 beyond).
+func (s *server) api(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	fail := func(status int, msg string) {
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(map[string]string{"error": msg})
+	}
+	tooLarge := fmt.Sprintf("an action of more than %d bytes", maxAction)
+	if req.ContentLength > maxAction {
+		w.Header().Set("Connection", "close")
+		fail(http.StatusRequestEntityTooLarge, tooLarge)
+		return
+	}
 	var a action
-	dec := json.NewDecoder(bytes.NewReader(req.Body))
+	dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxAction))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		w.WriteHeader(400)
-		json.NewEncoder(w).Encode(map[string]string{"error": "bad request: " + err.Error()})
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			fail(http.StatusRequestEntityTooLarge, tooLarge)
+			return
+		}
+		fail(http.StatusBadRequest, "bad request: "+err.Error())
 		return
 	}
 	res, err := s.do(&a)
 	if err != nil {
-		w.WriteHeader(400)
-		json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+		fail(http.StatusBadRequest, err.Error())
 		return
 	}
 	if res == nil {

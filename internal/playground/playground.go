@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/internal/check"
-	"github.com/tapedeck/tapedeck/internal/loopback"
 )
 
 // Options say what to play and where. Every zero field means the default.
@@ -41,8 +40,10 @@ type Options struct {
 	// StepTimeout bounds each wait of a replay of the actions (0: 10 s).
 	StepTimeout time.Duration
 	// Ready, when set, is told the page's URL once it is served; Browser,
-	// when set, is the command that opens it then (the URL is added, or
-	// stands for %s; see BrowserCommand).
+	// when set, is the command that opens it then: it is given (added, or
+	// for %s; see BrowserCommand) the file:// URL of a page only this
+	// user may read, which leads it on to the page's URL, never the URL
+	// with its token itself.
 	Ready   func(url string)
 	Browser []string
 	// Log gets the playground's own lines, each starting "tapedeck: "
@@ -61,6 +62,7 @@ type server struct {
 	tapes   string
 	token   string
 	addr    string // 127.0.0.1:PORT
+	limits  limits // the page's server's
 	rules   map[string]check.Rule
 	// ctx is the runs' (cancelled last, once the plugin had its grace
 	// periods); quit asks the playground to end, over is closed once it
@@ -154,15 +156,13 @@ func Run(ctx context.Context, opt *Options) error {
 		return err
 	}
 	// Loopback only, on a free port: never beyond this machine.
-	srv, err := loopback.Listen(loopback.Config{
-		ReadTimeout: 10 * time.Second, MaxBodyBytes: maxAction,
-		Log: func(line string) { fmt.Fprintf(o.Log, "tapedeck: play: %s\n", line) },
-	})
+	s.limits = defaultLimits()
+	srv, err := listen(s.limits, o.Log)
 	if err != nil {
 		return fmt.Errorf("serve the playground: %w", err)
 	}
 	s.addr = srv.Addr()
-	srv.Serve(s.guard(s.routes(page)))
+	srv.serve(s.routes(page))
 
 	s.mu.Lock()
 	s.startLocked(nil)
@@ -179,7 +179,18 @@ func Run(ctx context.Context, opt *Options) error {
 		o.Ready(url)
 	}
 	if len(o.Browser) > 0 {
-		if err := s.opener(o.Browser)(url); err != nil {
+		// The browser gets a file of ours that leads it to the page: the
+		// token is on no command line.
+		var file string
+		openDir, err := os.MkdirTemp("", "tapedeck-play-open-")
+		if err == nil {
+			defer os.RemoveAll(openDir)
+			file, err = writeOpenPage(openDir, url)
+		}
+		if err == nil {
+			err = s.open(o.Browser, file)
+		}
+		if err != nil {
 			fmt.Fprintf(o.Log, "tapedeck: could not open a browser (%v): open %s yourself\n", err, url)
 		}
 	}

@@ -3,8 +3,18 @@
 // report's timeline, live; what the person does goes to the playground,
 // which writes the exact frames the host writes.
 
+  // The token comes in the address (the URL tapedeck play printed, or the
+  // file --open wrote); it is kept in this tab's session storage (for a
+  // reload: see again.js) and taken out of the address bar, which keeps no
+  // secret.
   var params = new URLSearchParams(location.search);
+  var tokenKey = 'tapedeck-play-token';
   var token = params.get('token') || '';
+  try {
+    if (token) sessionStorage.setItem(tokenKey, token);
+    else token = sessionStorage.getItem(tokenKey) || '';
+  } catch (e) { /* no session storage: a reload asks for the URL again */ }
+  if (params.has('token')) history.replaceState(null, '', location.pathname);
   var app = document.getElementById('app');
 
   // What the tests read: every frame as it arrived, with the time.
