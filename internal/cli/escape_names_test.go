@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +67,42 @@ func TestTapeNamesAreEscaped(t *testing.T) {
 	}
 	if bytes.ContainsRune(x, '\u202e') || !bytes.Contains(x, []byte(`name="`+filepath.Join(dir, `evil\x1b]0;pwned\x07\x1b[2J\u202egnp.jsonl`))) {
 		t.Errorf("JUnit name= is not the escaped name:\n%s", x)
+	}
+}
+
+// TestReviewListJSONKeepsNonUTF8Names: a pending change whose name is not
+// UTF-8 is listed by review --list --json with its exact bytes (a JSON
+// string can only say U+FFFD there).
+func TestReviewListJSONKeepsNonUTF8Names(t *testing.T) {
+	t.Parallel()
+	dir, _, golden := pendingCorpus(t)
+	name := "caf\xe9.jsonl"
+	if err := os.WriteFile(filepath.Join(dir, name), golden[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=mini", "FIXTURE_LABEL=Howdy"}, "test", "--update", dir); r.code != 0 {
+		t.Fatalf("test --update: exit %d: %s", r.code, r.stderr)
+	}
+	r := tapedeck(t, t.TempDir(), nil, nil, "review", "--list", "--json", dir)
+	var found bool
+	for _, line := range bytes.Split(bytes.TrimSpace(r.stdout), []byte("\n")) {
+		var e struct{ Tape, TapeB64, PendingB64 string }
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatalf("review --list --json: %v: %s", err, line)
+		}
+		if !strings.Contains(e.Tape, "caf") {
+			continue
+		}
+		found = true
+		got, _ := base64.StdEncoding.DecodeString(e.TapeB64)
+		if string(got) != filepath.Join(dir, name) {
+			t.Errorf("tapeB64 decodes to %q, want %q", got, filepath.Join(dir, name))
+		}
+		if p, _ := base64.StdEncoding.DecodeString(e.PendingB64); string(p) != filepath.Join(dir, name)+".new" {
+			t.Errorf("pendingB64 decodes to %q", p)
+		}
+	}
+	if !found {
+		t.Errorf("review --list --json lists no café tape:\n%s", r.stdout)
 	}
 }

@@ -7,6 +7,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -73,7 +75,7 @@ func listPending(w io.Writer, pending []string, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, s := range summaries {
 		if asJSON {
-			b, err := json.Marshal(s)
+			b, err := json.Marshal(pendingLine{s, bytes64(s.Tape), bytes64(s.Pending)})
 			if err != nil {
 				return err
 			}
@@ -92,6 +94,24 @@ func listPending(w io.Writer, pending []string, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", escape.Text(s.Tape), what, escape.Text(s.Pending))
 	}
 	return tw.Flush()
+}
+
+// pendingLine is one line of review --list --json: the summary, and for a
+// path that is not UTF-8 (JSON strings hold only UTF-8: "tape" and
+// "pending" then read U+FFFD where the bytes were), its exact bytes in
+// base64.
+type pendingLine struct {
+	playback.PendingSummary
+	TapeB64    string `json:"tapeB64,omitempty"`
+	PendingB64 string `json:"pendingB64,omitempty"`
+}
+
+// bytes64 is name's bytes in base64 when it is not UTF-8, else "".
+func bytes64(name string) string {
+	if utf8.ValidString(name) {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString([]byte(name))
 }
 
 // reviewed counts what a review did.
