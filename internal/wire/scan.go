@@ -72,91 +72,104 @@ func (s *Scanner) Scan(p []byte) (n int, body []byte, end bool) {
 	}
 	if s.state == sStart {
 		s.begin()
+		switch {
+		case len(p) == 0:
+			return 0, nil, false
+		case isToken(p[0]):
+			s.state = sName
+		default:
+			s.state = sBare
+		}
 	}
 	switch s.state {
-	case sStart:
-		if len(p) == 0 {
-			return 0, nil, false
-		}
-		if !isToken(p[0]) {
-			s.state = sBare
-			return s.Scan(p)
-		}
-		s.state = sName
-		return s.Scan(p)
 	case sName:
-		for i, c := range p {
-			if isToken(c) {
-				continue
-			}
-			if c == ':' {
-				s.hold(p[:i+1])
-				s.state = sField
-				return i + 1, nil, false
-			}
-			// Not a header name: what was held starts a bare line.
-			s.hold(p[:i])
-			return i, s.bare(), false
+		return s.name(p)
+	case sField:
+		return s.field(p)
+	case sLineStart, sCR:
+		return s.lineStart(p)
+	case sBody:
+		return s.body(p)
+	}
+	n, body, end = scanLine(p) // sBare
+	if end {
+		s.state = sStart
+	}
+	return n, body, end
+}
+
+// name takes the first header line's name: up to its ':' (a header), or
+// to the first byte no name holds (the start of a bare line).
+func (s *Scanner) name(p []byte) (int, []byte, bool) {
+	for i, c := range p {
+		if isToken(c) {
+			continue
 		}
+		if c == ':' {
+			s.hold(p[:i+1])
+			s.state = sField
+			return i + 1, nil, false
+		}
+		s.hold(p[:i])
+		return i, s.bare(), false
+	}
+	s.hold(p)
+	if len(s.head) > MaxHead {
+		return len(p), s.bare(), false
+	}
+	return len(p), nil, false
+}
+
+// field takes a header line up to its end.
+func (s *Scanner) field(p []byte) (int, []byte, bool) {
+	i := LineEnd(p)
+	if i < 0 {
 		s.hold(p)
 		if len(s.head) > MaxHead {
 			return len(p), s.bare(), false
 		}
 		return len(p), nil, false
-	case sField:
-		i := LineEnd(p)
-		if i < 0 {
-			s.hold(p)
-			if len(s.head) > MaxHead {
-				return len(p), s.bare(), false
-			}
-			return len(p), nil, false
-		}
-		s.hold(p[:i+1])
-		s.state = sLineStart
-		if len(s.head) > MaxHead {
-			// The block's lines are bare lines; what was held ends one.
-			body := s.bare()
-			s.state = sStart
-			return i + 1, body[:len(body)-1], true
-		}
-		return i + 1, nil, false
-	case sLineStart, sCR:
-		if len(p) == 0 {
-			return 0, nil, false
-		}
-		c := p[0]
-		switch {
-		case c == '\n':
-			s.hold(p[:1])
-			return 1, s.headEnd(), s.state == sStart
-		case c == '\r' && s.state == sLineStart:
-			s.hold(p[:1])
-			s.state = sCR
-			return 1, nil, false
-		default:
-			s.state = sField
-			return s.Scan(p)
-		}
-	case sBody:
-		k := int64(len(p))
-		if k > s.need {
-			k = s.need
-		}
-		s.need -= k
-		if s.need == 0 {
-			s.state = sStart
-			return int(k), p[:k], true
-		}
-		return int(k), p[:k], false
-	case sBare:
-		n, body, end = scanLine(p)
-		if end {
-			s.state = sStart
-		}
-		return n, body, end
 	}
-	return 0, nil, false
+	s.hold(p[:i+1])
+	s.state = sLineStart
+	if len(s.head) > MaxHead {
+		// The block's lines are bare lines; what was held ends one.
+		body := s.bare()
+		s.state = sStart
+		return i + 1, body[:len(body)-1], true
+	}
+	return i + 1, nil, false
+}
+
+// lineStart looks at the start of a header line after the first: a blank
+// line ("\n" or "\r\n") ends the block.
+func (s *Scanner) lineStart(p []byte) (int, []byte, bool) {
+	if len(p) == 0 {
+		return 0, nil, false
+	}
+	switch c := p[0]; {
+	case c == '\n':
+		s.hold(p[:1])
+		body := s.headEnd()
+		return 1, body, s.state == sStart
+	case c == '\r' && s.state == sLineStart:
+		s.hold(p[:1])
+		s.state = sCR
+		return 1, nil, false
+	}
+	s.state = sField
+	return s.field(p)
+}
+
+// body takes the body's bytes, up to its length.
+func (s *Scanner) body(p []byte) (int, []byte, bool) {
+	k := min(int64(len(p)), s.need)
+	s.need -= k
+	if s.need == 0 {
+		s.state = sStart
+		return int(k), p[:k], true
+	}
+	return int(k), p[:k], false
 }
 
 // scanLine is Scan under Lines.
