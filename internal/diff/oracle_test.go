@@ -1,0 +1,194 @@
+package diff
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/tapedeck/tapedeck/frame"
+)
+
+// The alignment as it was before script: go-diff over the whole of both
+// sequences, and changed frames paired by a scan of the gap's extra frames
+// for each missing one; and the line diff as it was. Quadratic when every
+// frame differs (80,000 frames: 120 s), they are the oracles the tests
+// hold script, pairChanged and Unified to.
+
+// oracleAlign is the former (*comparison).align.
+func (c *comparison) oracleAlign(a, b []item) []Difference {
+	ids := map[contentSum]int{}
+	toRunes := func(items []item) []rune {
+		rs := make([]rune, len(items))
+		for i, it := range items {
+			id, ok := ids[it.sum]
+			if !ok {
+				id = min(len(ids), maxDistinct-1)
+				ids[it.sum] = id
+			}
+			rs[i] = runeOf(id)
+		}
+		return rs
+	}
+	ra, rb := toRunes(a), toRunes(b)
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0
+	diffs := dmp.DiffMainRunes(ra, rb, false)
+
+	var out []Difference
+	var missing, extra []item
+	flush := func() {
+		out = append(out, c.oraclePairChanged(&missing, &extra)...)
+	}
+	ia, ib := 0, 0
+	for _, d := range diffs {
+		n := len([]rune(d.Text))
+		switch d.Type {
+		case diffmatchpatch.DiffEqual:
+			flush()
+			ia, ib = ia+n, ib+n
+		case diffmatchpatch.DiffDelete:
+			missing = append(missing, a[ia:ia+n]...)
+			ia += n
+		case diffmatchpatch.DiffInsert:
+			extra = append(extra, b[ib:ib+n]...)
+			ib += n
+		}
+	}
+	flush()
+	return detectMoves(out)
+}
+
+// oraclePairChanged is the former (*comparison).pairChanged.
+func (c *comparison) oraclePairChanged(missing, extra *[]item) []Difference {
+	var out []Difference
+	used := make([]bool, len(*extra))
+	for _, m := range *missing {
+		paired := false
+		for j, e := range *extra {
+			if used[j] || e.cls.align != m.cls.align {
+				continue
+			}
+			used[j], paired = true, true
+			out = append(out, c.changed(m, e))
+			break
+		}
+		if !paired {
+			out = append(out, Difference{Kind: Missing, Dir: m.f.Dir.String(), Method: m.cls.method, What: m.cls.what, Recorded: c.side(m, nil)})
+		}
+	}
+	for j, e := range *extra {
+		if !used[j] {
+			out = append(out, Difference{Kind: Extra, Dir: e.f.Dir.String(), Method: e.cls.method, What: e.cls.what, Live: c.side(e, nil)})
+		}
+	}
+	*missing, *extra = (*missing)[:0], (*extra)[:0]
+	sort.SliceStable(out, func(i, j int) bool { return position(out[i]) < position(out[j]) })
+	return out
+}
+
+// oracleFrames is Frames as it was.
+func oracleFrames(recorded, live []frame.Frame, opts Options) Result {
+	return compare(recorded, live, opts, (*comparison).oracleAlign)
+}
+
+// framesWithBudget is Frames with another budget for exact alignments
+// (0: anchors only).
+func framesWithBudget(recorded, live []frame.Frame, opts Options, budget int) Result {
+	return compare(recorded, live, opts, func(c *comparison, a, b []item) []Difference { return c.align(a, b, budget) })
+}
+
+// oracleScript is go-diff's alignment of the whole of a and b, as edits.
+func oracleScript(a, b []int32) []edit {
+	return goDiff(a, b, func(id int32) rune { return runeOf(min(int(id), maxDistinct-1)) })
+}
+
+// oracleUnified is the former Unified.
+func oracleUnified(a, b, nameA, nameB string) string {
+	if a == b {
+		return ""
+	}
+	la, lb := splitLines(a), splitLines(b)
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0
+	ra, rb, lines := dmp.DiffLinesToRunes(strings.Join(la, ""), strings.Join(lb, ""))
+	diffs := dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), lines)
+
+	// Flatten to one op per line.
+	type op struct {
+		kind byte // ' ', '-', '+'
+		text string
+	}
+	var ops []op
+	for _, d := range diffs {
+		kind := byte(' ')
+		switch d.Type {
+		case diffmatchpatch.DiffDelete:
+			kind = '-'
+		case diffmatchpatch.DiffInsert:
+			kind = '+'
+		}
+		for _, l := range splitLines(d.Text) {
+			ops = append(ops, op{kind, l})
+		}
+	}
+	const context = 3
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", nameA, nameB)
+	for i := 0; i < len(ops); {
+		if ops[i].kind == ' ' {
+			i++
+			continue
+		}
+		// A hunk: from context lines before the change to context lines
+		// after the last change that is within 2*context of the next.
+		start := max(i-context, 0)
+		end := i
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 2*context {
+				end = min(end+context, len(ops))
+				break
+			}
+			end = run
+		}
+		// Line numbers of the hunk on each side.
+		aStart, bStart := 1, 1
+		for _, o := range ops[:start] {
+			if o.kind != '+' {
+				aStart++
+			}
+			if o.kind != '-' {
+				bStart++
+			}
+		}
+		aLen, bLen := 0, 0
+		for _, o := range ops[start:end] {
+			if o.kind != '+' {
+				aLen++
+			}
+			if o.kind != '-' {
+				bLen++
+			}
+		}
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen))
+		for _, o := range ops[start:end] {
+			out.WriteByte(o.kind)
+			out.WriteString(strings.TrimSuffix(o.text, "\n"))
+			out.WriteByte('\n')
+			if !strings.HasSuffix(o.text, "\n") {
+				out.WriteString("\\ No newline at end of file\n")
+			}
+		}
+		i = end
+	}
+	return out.String()
+}
