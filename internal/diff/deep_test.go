@@ -96,7 +96,7 @@ func TestDeepTreeShowsCompactBelowTheCap(t *testing.T) {
 	for range MaxDepth + 2 {
 		v = []any{v}
 	}
-	for name, s := range map[string]string{"indent": indent(v), "display": display(v)} {
+	for name, s := range map[string]string{"Indent": Indent(v), "display": display(v)} {
 		lines := strings.Split(s, "\n")
 		if len(lines) != 2*MaxDepth+1 {
 			t.Errorf("%s: %d lines, want %d", name, len(lines), 2*MaxDepth+1)
@@ -105,7 +105,7 @@ func TestDeepTreeShowsCompactBelowTheCap(t *testing.T) {
 			t.Errorf("%s: middle line %q, want the innermost arrays compact", name, mid)
 		}
 	}
-	if got, want := indent(map[string]any{"a": []any{"b", map[string]any{}}}), "{\n  \"a\": [\n    \"b\",\n    {}\n  ]\n}"; got != want {
+	if got, want := Indent(map[string]any{"a": []any{"b", map[string]any{}}}), "{\n  \"a\": [\n    \"b\",\n    {}\n  ]\n}"; got != want {
 		t.Errorf("indent = %q, want %q", got, want)
 	}
 }

@@ -608,7 +608,7 @@ func (c *comparison) side(it item, v any) *Side {
 		v = c.tree(it)
 	}
 	if v != nil {
-		s.Pretty = indent(v)
+		s.Pretty = Indent(v)
 		s.JSON = json.RawMessage(marshal(v))
 		s.display = display(v)
 	} else {

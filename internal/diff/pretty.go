@@ -99,16 +99,18 @@ func writeBlanks(b *strings.Builder, n int) {
 	}
 }
 
-// indent spells v as JSON indented by two spaces (as json.MarshalIndent),
-// without escaping <, > and &; a value nested deeper than MaxDepth is
-// written compact on its line.
-func indent(v any) string {
+// Indent spells v, a value as encoding/json decodes it (numbers as
+// json.Number or float64), as JSON indented by two spaces with the members
+// of each object sorted (as json.MarshalIndent), without escaping <, > and
+// &; a value nested deeper than MaxDepth is written compact on its line,
+// so that what it writes is linear in v's size however deep v nests.
+func Indent(v any) string {
 	var b strings.Builder
 	writeIndented(&b, v, 0, 0, false)
 	return b.String()
 }
 
-// display spells v as indent does, except that a string of several lines
+// display spells v as Indent does, except that a string of several lines
 // is written as one JSON string per line, each under the one before,
 //
 //	"text": "first line\n"
