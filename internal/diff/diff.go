@@ -608,9 +608,13 @@ func (c *comparison) side(it item, v any) *Side {
 		v = c.tree(it)
 	}
 	if v != nil {
-		s.Pretty = Indent(v)
-		s.JSON = json.RawMessage(marshal(v))
-		s.display = display(v)
+		var split bool
+		s.display, split = display(v)
+		s.Pretty = s.display
+		if split {
+			s.Pretty = Indent(v)
+		}
+		s.JSON = json.RawMessage(appendCompact(nil, v))
 	} else {
 		s.Pretty = string(it.f.Raw)
 		s.display = s.Pretty
@@ -732,6 +736,9 @@ func (w *pathWalker) walk(a, b any) {
 			}
 		}
 	}
+	if sameScalar(a, b) {
+		return
+	}
 	ja, jb := marshal(a), marshal(b)
 	if ja == jb {
 		return
@@ -746,6 +753,26 @@ func (w *pathWalker) walk(a, b any) {
 		c.Old, c.New = brief(a), brief(b)
 	}
 	w.out = append(w.out, c)
+}
+
+// sameScalar reports whether a and b are the same string, number,
+// boolean or null, which marshal spells alike: most leaves of two frames
+// that differ, known without spelling them.
+func sameScalar(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	return false
 }
 
 func (w *pathWalker) members(x, y map[string]any) {

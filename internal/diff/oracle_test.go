@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 
@@ -191,4 +192,91 @@ func oracleUnified(a, b, nameA, nameB string) string {
 		i = end
 	}
 	return out.String()
+}
+
+// oracleIndent and oracleDisplay are the former Indent and display.
+func oracleIndent(v any) string {
+	var b strings.Builder
+	oracleWriteIndented(&b, v, 0, 0, false)
+	return b.String()
+}
+
+func oracleDisplay(v any) string {
+	var b strings.Builder
+	oracleWriteIndented(&b, v, 0, 0, true)
+	return b.String()
+}
+
+// oracleWriteIndented writes v, nested depth levels deep (its line indented by
+// two spaces a level) and starting at column col; split writes a string of
+// several lines as display does.
+func oracleWriteIndented(b *strings.Builder, v any, depth, col int, split bool) {
+	ind := 2 * depth // the indentation of v's line
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			b.WriteString("{}")
+			return
+		}
+		if depth >= MaxDepth {
+			b.WriteString(marshal(x))
+			return
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteString("{\n")
+		for i, k := range keys {
+			kq := marshal(k)
+			writeBlanks(b, ind+2)
+			b.WriteString(kq)
+			b.WriteString(": ")
+			oracleWriteIndented(b, x[k], depth+1, ind+2+utf8.RuneCountInString(kq)+2, split)
+			if i < len(keys)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		writeBlanks(b, ind)
+		b.WriteByte('}')
+	case []any:
+		if len(x) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		if depth >= MaxDepth {
+			b.WriteString(marshal(x))
+			return
+		}
+		b.WriteString("[\n")
+		for i, e := range x {
+			writeBlanks(b, ind+2)
+			oracleWriteIndented(b, e, depth+1, ind+2, split)
+			if i < len(x)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		writeBlanks(b, ind)
+		b.WriteByte(']')
+	case string:
+		if !split {
+			b.WriteString(marshal(x))
+			return
+		}
+		if col > maxColumn {
+			col = ind + 2
+		}
+		for i, p := range stringLines(x) {
+			if i > 0 {
+				b.WriteByte('\n')
+				writeBlanks(b, col)
+			}
+			b.WriteString(marshal(p))
+		}
+	default:
+		b.WriteString(marshal(x))
+	}
 }
