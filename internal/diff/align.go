@@ -92,6 +92,35 @@ func script(a, b []int32, distinct, budget int) []edit {
 	return appendEdits(out, edit{opEqual, s})
 }
 
+// scriptOf is the script of two lists of pieces of text (lines, words),
+// with a budget for its exact alignment that grows with their number (a
+// frame has many such lists: together they cost their size).
+func scriptOf(a, b []string) []edit {
+	ids := map[string]int32{}
+	toIDs := func(pieces []string) []int32 {
+		out := make([]int32, len(pieces))
+		for i, p := range pieces {
+			id, ok := ids[p]
+			if !ok {
+				id = int32(len(ids))
+				ids[p] = id
+			}
+			out[i] = id
+		}
+		return out
+	}
+	ia, ib := toIDs(a), toIDs(b)
+	return script(ia, ib, len(ids), min(alignBudget, pieceBudget+pieceBudgetEach*(len(a)+len(b))))
+}
+
+// pieceBudget and pieceBudgetEach are the budget of scriptOf: a line or
+// word diff of up to some 360 edits is go-diff's, of more when it is
+// longer (1,200 in 10,000 lines).
+const (
+	pieceBudget     = 1 << 16
+	pieceBudgetEach = 64
+)
+
 // gap appends the edits of a gap between anchors.
 func (al *aligner) gap(out []edit, a, b []int32, depth int) []edit {
 	p := commonPrefix(a, b)

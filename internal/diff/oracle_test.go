@@ -280,3 +280,60 @@ func oracleWriteIndented(b *strings.Builder, v any, depth, col int, split bool) 
 		b.WriteString(marshal(x))
 	}
 }
+
+// oracleWordDiff and oracleLineDiff are the former wordDiff and lineDiff.
+// wordDiff diffs two strings word by word.
+func oracleWordDiff(a, b string) []Span {
+	a, b = strings.ToValidUTF8(a, "\uFFFD"), strings.ToValidUTF8(b, "\uFFFD")
+	ids := map[string]rune{}
+	var table []string
+	toRunes := func(ts []string) []rune {
+		rs := make([]rune, len(ts))
+		for i, t := range ts {
+			id, ok := ids[t]
+			if !ok {
+				id = runeOf(min(len(table), maxDistinct-1))
+				ids[t] = id
+				table = append(table, t)
+			}
+			rs[i] = id
+		}
+		return rs
+	}
+	ta, tb := tokens(a), tokens(b)
+	if len(ta)+len(tb) > maxWordTokens {
+		return roughWords(ta, tb)
+	}
+	ra, rb := toRunes(ta), toRunes(tb)
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0
+	var spans []Span
+	ia, ib := 0, 0
+	for _, d := range dmp.DiffMainRunes(ra, rb, false) {
+		n := utf8.RuneCountInString(d.Text)
+		switch d.Type {
+		case diffmatchpatch.DiffEqual:
+			spans = appendSpan(spans, "=", strings.Join(ta[ia:ia+n], ""))
+			ia, ib = ia+n, ib+n
+		case diffmatchpatch.DiffDelete:
+			spans = appendSpan(spans, "-", strings.Join(ta[ia:ia+n], ""))
+			ia += n
+		case diffmatchpatch.DiffInsert:
+			spans = appendSpan(spans, "+", strings.Join(tb[ib:ib+n], ""))
+			ib += n
+		}
+	}
+	return absorbSpaces(spans)
+}
+// lineDiff diffs two strings line by line, each line kept with its break.
+func oracleLineDiff(a, b string) []Span {
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0
+	ra, rb, lines := dmp.DiffLinesToRunes(strings.ToValidUTF8(a, "\uFFFD"), strings.ToValidUTF8(b, "\uFFFD"))
+	var spans []Span
+	for _, d := range dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), lines) {
+		op := map[diffmatchpatch.Operation]string{diffmatchpatch.DiffEqual: "=", diffmatchpatch.DiffDelete: "-", diffmatchpatch.DiffInsert: "+"}[d.Type]
+		spans = appendSpan(spans, op, d.Text)
+	}
+	return spans
+}

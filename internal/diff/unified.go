@@ -16,21 +16,7 @@ func Unified(a, b, nameA, nameB string) string {
 		return ""
 	}
 	la, lb := splitLines(a), splitLines(b)
-	ids := map[string]int32{}
-	toIDs := func(lines []string) []int32 {
-		out := make([]int32, len(lines))
-		for i, l := range lines {
-			id, ok := ids[l]
-			if !ok {
-				id = int32(len(ids))
-				ids[l] = id
-			}
-			out[i] = id
-		}
-		return out
-	}
-	ia, ib := toIDs(la), toIDs(lb)
-	edits := script(ia, ib, len(ids), alignBudget)
+	edits := scriptOf(la, lb)
 
 	// Flatten to one op per line.
 	type op struct {
