@@ -281,8 +281,8 @@ func oracleWriteIndented(b *strings.Builder, v any, depth, col int, split bool) 
 	}
 }
 
-// oracleWordDiff and oracleLineDiff are the former wordDiff and lineDiff.
-// wordDiff diffs two strings word by word.
+// oracleWordDiff is the former wordDiff: it diffs two strings word by
+// word.
 func oracleWordDiff(a, b string) []Span {
 	a, b = strings.ToValidUTF8(a, "\uFFFD"), strings.ToValidUTF8(b, "\uFFFD")
 	ids := map[string]rune{}
@@ -325,7 +325,9 @@ func oracleWordDiff(a, b string) []Span {
 	}
 	return absorbSpaces(spans)
 }
-// lineDiff diffs two strings line by line, each line kept with its break.
+
+// oracleLineDiff is the former lineDiff: it diffs two strings line by
+// line, each line kept with its break.
 func oracleLineDiff(a, b string) []Span {
 	dmp := diffmatchpatch.New()
 	dmp.DiffTimeout = 0
