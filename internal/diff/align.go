@@ -10,7 +10,7 @@ package diff
 // walk costs about D² + N steps for N frames and D edits, so a replay that
 // says most of what was recorded is aligned as before, to the frame. What
 // it cannot afford is many edits over many frames (80,000 frames that all
-// differ took 120 s): there, frames whose content occurs once on each side
+// differ took 31 s to align, 41 s to compare): there, frames whose content occurs once on each side
 // anchor the alignment (the longest run of them in the same order on both
 // sides), and the gaps between anchors are aligned again, each by go-diff
 // while a shared budget lasts, else by anchors of their own.
@@ -23,8 +23,9 @@ import (
 )
 
 // alignBudget is the work, in steps of Myers's walk (a diagonal tried or a
-// frame matched), that exact alignments may take in one comparison: about
-// a tenth of a second of go-diff's. Past it a gap is anchored.
+// frame matched), that exact alignments may take in one comparison: some
+// 8,000 edits, about 0.1 s of walking and 0.2 to 0.3 s of go-diff's own.
+// Past it a gap is anchored.
 const alignBudget = 1 << 25
 
 // maxAnchorDepth is how many times a gap is split at anchors inside a gap
@@ -69,8 +70,8 @@ func script(a, b []int32, distinct, budget int) []edit {
 	ma, mb := a[p:len(a)-s], b[p:len(b)-s]
 	whole := func(id int32) rune { return runeOf(int(id)) }
 	if len(ma) == 0 || len(mb) == 0 {
-		// go-diff answers at once, and may slide the edit over an equal
-		// neighbour: as before.
+		// go-diff answers at once (and may slide the edit over an equal
+		// neighbour, as it did).
 		if distinct < maxDistinct {
 			return goDiff(a, b, whole)
 		}
