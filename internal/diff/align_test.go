@@ -346,10 +346,11 @@ func allDiffer(n int, side string) []frame.Frame {
 	return fs
 }
 
-// TestAlignmentIsNearLinear: aligning 80,000 frames that all differ (120 s
-// with go-diff's walk over the whole), that each occur once but in
-// another order, or drawn from two contents, takes a fraction of a second,
-// and twice the frames about twice the time.
+// TestAlignmentIsNearLinear: aligning 80,000 frames that all differ (31 s
+// with go-diff's walk over the whole), every other one differing, each
+// occurring once but in another order, drawn from two contents, or
+// periodic, takes under 2 s (a fraction of a second, the fastest of three
+// tries on a loaded machine).
 func TestAlignmentIsNearLinear(t *testing.T) {
 	if testing.Short() {
 		t.Skip("times alignments of 80,000 frames")
@@ -396,17 +397,22 @@ func TestAlignmentIsNearLinear(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		var took [2]time.Duration
-		for k, size := range []int{n / 2, n} {
-			a, b := c.make(size)
+		a, b := c.make(n)
+		var took time.Duration
+		for try := range 3 {
 			start := time.Now()
 			es := script(a, b, distinctOf(a, b), alignBudget)
-			took[k] = time.Since(start)
+			if d := time.Since(start); try == 0 || d < took {
+				took = d
+			}
 			checkScript(t, a, b, es)
+			if took < 2*time.Second {
+				break
+			}
 		}
-		t.Logf("%s: %d frames %v, %d frames %v", c.name, n/2, took[0], n, took[1])
-		if took[1] > 2*time.Second {
-			t.Errorf("%s: aligning %d frames took %v: want under 2 s", c.name, n, took[1])
+		t.Logf("%s: %d frames aligned in %v", c.name, n, took)
+		if took > 2*time.Second {
+			t.Errorf("%s: aligning %d frames took %v: want under 2 s", c.name, n, took)
 		}
 	}
 }
@@ -481,7 +487,7 @@ func TestWordAndLineDiffsMatchTheOracle(t *testing.T) {
 // TestLongStringDiffIsNearLinear: a frame whose text of 80,000 lines has
 // every other line changed (its line diff and the frame's unified diff
 // took go-diff's walk over all of them: 1.2 s at 20,000 lines, four times
-// that at twice the lines) is compared in well under 2 s.
+// that at twice the lines) is compared in under 2 s.
 func TestLongStringDiffIsNearLinear(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compares a text of 80,000 lines")
@@ -501,14 +507,52 @@ func TestLongStringDiffIsNearLinear(t *testing.T) {
 		return fmt.Sprintf(`< {"jsonrpc":"2.0","method":"log","params":{"text":"%s"}}`, text(side))
 	}
 	rec, live := timeline(frameOf("rec")), timeline(frameOf("live"))
-	start := time.Now()
-	r := Frames(rec, live, Options{})
-	took := time.Since(start)
-	if len(r.Differences) != 1 || len(r.Differences[0].Changes) != 1 || len(r.Differences[0].Changes[0].Lines) < 80000 {
-		t.Fatalf("want one changed frame with a line diff of its text, got %s", kinds2(r))
+	var took time.Duration
+	for try := range 3 { // the fastest of three tries on a loaded machine
+		start := time.Now()
+		r := Frames(rec, live, Options{})
+		if d := time.Since(start); try == 0 || d < took {
+			took = d
+		}
+		if len(r.Differences) != 1 || len(r.Differences[0].Changes) != 1 || len(r.Differences[0].Changes[0].Lines) < 80000 {
+			t.Fatalf("want one changed frame with a line diff of its text, got %s", kinds2(r))
+		}
+		if took < 2*time.Second {
+			break
+		}
 	}
 	t.Logf("a text of 80,000 lines, every other changed: compared in %v", took)
 	if took > 2*time.Second {
 		t.Errorf("comparing a text of 80,000 lines took %v: want under 2 s", took)
+	}
+}
+
+// TestFramesAllDifferIsLinear: comparing 80,000 frames that all differ
+// (each a changed frame) costs about four times 20,000 of them, not
+// sixteen (the former alignment and pairing: 2.4 s and 41 s), the fastest
+// of two tries each on a loaded machine.
+func TestFramesAllDifferIsLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compares 100,000 frames that all differ")
+	}
+	timeOf := func(n int) time.Duration {
+		rec, live := allDiffer(n, "rec"), allDiffer(n, "live")
+		var took time.Duration
+		for try := range 2 {
+			start := time.Now()
+			r := Frames(rec, live, Options{})
+			if d := time.Since(start); try == 0 || d < took {
+				took = d
+			}
+			if len(r.Differences) != n || r.Differences[n-1].Kind != Changed {
+				t.Fatalf("%d frames: %d differences, want %d changed", n, len(r.Differences), n)
+			}
+		}
+		return took
+	}
+	small, big := timeOf(20000), timeOf(80000)
+	t.Logf("20,000 frames that all differ compared in %v, 80,000 in %v (%.1f times)", small, big, float64(big)/float64(small))
+	if big > 8*small {
+		t.Errorf("80,000 frames took %v, 20,000 %v: want about four times, not sixteen", big, small)
 	}
 }
