@@ -3,6 +3,7 @@ package diff
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
@@ -96,7 +97,8 @@ func TestDeepTreeShowsCompactBelowTheCap(t *testing.T) {
 	for range MaxDepth + 2 {
 		v = []any{v}
 	}
-	for name, s := range map[string]string{"indent": indent(v), "display": display(v)} {
+	shown, _ := display(v)
+	for name, s := range map[string]string{"Indent": Indent(v), "display": shown} {
 		lines := strings.Split(s, "\n")
 		if len(lines) != 2*MaxDepth+1 {
 			t.Errorf("%s: %d lines, want %d", name, len(lines), 2*MaxDepth+1)
@@ -105,7 +107,7 @@ func TestDeepTreeShowsCompactBelowTheCap(t *testing.T) {
 			t.Errorf("%s: middle line %q, want the innermost arrays compact", name, mid)
 		}
 	}
-	if got, want := indent(map[string]any{"a": []any{"b", map[string]any{}}}), "{\n  \"a\": [\n    \"b\",\n    {}\n  ]\n}"; got != want {
+	if got, want := Indent(map[string]any{"a": []any{"b", map[string]any{}}}), "{\n  \"a\": [\n    \"b\",\n    {}\n  ]\n}"; got != want {
 		t.Errorf("indent = %q, want %q", got, want)
 	}
 }
@@ -133,6 +135,58 @@ func TestMarshalSpellsAsEncodingJSON(t *testing.T) {
 		}
 		if got, want := marshal(v), strings.TrimSuffix(b.String(), "\n"); got != want {
 			t.Errorf("marshal(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// randomValue is a decoded JSON value of random shape, up to depth levels
+// deep, with strings of one or several lines, wide names and escapes.
+func randomValue(r *rand.Rand, depth int) any {
+	strs := []string{"", "x", "a\nb", "a\n", "\n", "\n\n", "é\nü\n3", "<&>\u2028", "line one\nline two\nline three\n", "\x01\t\"\\"}
+	switch k := r.IntN(9); {
+	case depth > 0 && k < 3:
+		m := map[string]any{}
+		for range r.IntN(4) {
+			m[strs[r.IntN(len(strs))]+"ключ"[:r.IntN(3)*2]] = randomValue(r, depth-1)
+		}
+		return m
+	case depth > 0 && k < 5:
+		a := make([]any, r.IntN(4))
+		for i := range a {
+			a[i] = randomValue(r, depth-1)
+		}
+		return a
+	case k < 7:
+		return strs[r.IntN(len(strs))]
+	case k < 8:
+		return json.Number([]string{"0", "-1.5e3", "12"}[r.IntN(3)])
+	default:
+		return []any{true, false, nil}[r.IntN(3)]
+	}
+}
+
+// TestIndentAndDisplayAsBefore: Indent and display, which now share one
+// writer and a scratch buffer, spell random values (and values nested
+// past MaxDepth, with strings of several lines at their columns) as the
+// former ones did, and display says when it split a string.
+func TestIndentAndDisplayAsBefore(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for i := range 5000 {
+		v := randomValue(r, 1+r.IntN(6))
+		if i%10 == 0 {
+			for range MaxDepth - 3 + r.IntN(6) {
+				v = map[string]any{"k": v, "s": "a\nb"}
+			}
+		}
+		if got, want := Indent(v), oracleIndent(v); got != want {
+			t.Fatalf("Indent:\n%s\nthe former:\n%s", got, want)
+		}
+		got, split := display(v)
+		if want := oracleDisplay(v); got != want {
+			t.Fatalf("display:\n%s\nthe former:\n%s", got, want)
+		}
+		if split != (got != Indent(v)) {
+			t.Fatalf("display says split %v of\n%s", split, got)
 		}
 	}
 }

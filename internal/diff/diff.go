@@ -21,8 +21,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
-
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/message"
 )
@@ -224,6 +222,14 @@ func (c *comparison) classOf(kind message.Kind, name []byte) *class {
 // stdout lines, stderr lines when asked (as a stream of their own), and the
 // exit.
 func Frames(recorded, live []frame.Frame, opts Options) Result {
+	return compare(recorded, live, opts, func(c *comparison, a, b []item) []Difference {
+		return c.align(a, b, alignBudget)
+	})
+}
+
+// compare is Frames, the two sequences of each stream aligned and
+// classified by align.
+func compare(recorded, live []frame.Frame, opts Options, align func(c *comparison, a, b []item) []Difference) Result {
 	names := opts.Names
 	if names[0] == "" || names[1] == "" {
 		names = [2]string{"recorded", "replayed"}
@@ -233,9 +239,9 @@ func Frames(recorded, live []frame.Frame, opts Options) Result {
 	outA, errA := c.normalise(recorded, ids.recorded)
 	outB, errB := c.normalise(live, ids.live(opts.Pair))
 	res := Result{Compared: [2]int{len(outA) + len(errA), len(outB) + len(errB)}, Names: names}
-	res.Differences = c.align(outA, outB)
+	res.Differences = align(c, outA, outB)
 	if opts.CompareStderr {
-		res.Differences = append(res.Differences, c.align(errA, errB)...)
+		res.Differences = append(res.Differences, align(c, errA, errB)...)
 	}
 	if d, ok := compareExit(recorded, live); ok {
 		res.Differences = append(res.Differences, d)
@@ -476,56 +482,42 @@ func (p *pruner) value(v any) any {
 	return v
 }
 
-// runeOf maps an index to a rune go-diff keeps intact (no surrogates).
-func runeOf(i int) rune {
-	r := rune(i + 1)
-	if r >= 0xD800 {
-		r += 0x800
-	}
-	return r
-}
-
-// maxDistinct is how many distinct frames go-diff can tell apart.
-const maxDistinct = 0x10FFFF - 0x800
-
-// align aligns the two sequences by content and classifies what is left.
-func (c *comparison) align(a, b []item) []Difference {
-	ids := map[contentSum]int{}
-	toRunes := func(items []item) []rune {
-		rs := make([]rune, len(items))
+// align aligns the two sequences by content (see script) and classifies
+// what is left; budget is script's.
+func (c *comparison) align(a, b []item, budget int) []Difference {
+	ids := map[contentSum]int32{}
+	toIDs := func(items []item) []int32 {
+		out := make([]int32, len(items))
 		for i, it := range items {
 			id, ok := ids[it.sum]
 			if !ok {
-				id = min(len(ids), maxDistinct-1)
+				id = int32(len(ids))
 				ids[it.sum] = id
 			}
-			rs[i] = runeOf(id)
+			out[i] = id
 		}
-		return rs
+		return out
 	}
-	ra, rb := toRunes(a), toRunes(b)
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 0 // deterministic: never a coarser diff under load
-	diffs := dmp.DiffMainRunes(ra, rb, false)
+	ia, ib := toIDs(a), toIDs(b)
+	edits := script(ia, ib, len(ids), budget)
 
 	var out []Difference
 	var missing, extra []item
 	flush := func() {
 		out = append(out, c.pairChanged(&missing, &extra)...)
 	}
-	ia, ib := 0, 0
-	for _, d := range diffs {
-		n := len([]rune(d.Text))
-		switch d.Type {
-		case diffmatchpatch.DiffEqual:
+	i, j := 0, 0
+	for _, e := range edits {
+		switch e.op {
+		case opEqual:
 			flush()
-			ia, ib = ia+n, ib+n
-		case diffmatchpatch.DiffDelete:
-			missing = append(missing, a[ia:ia+n]...)
-			ia += n
-		case diffmatchpatch.DiffInsert:
-			extra = append(extra, b[ib:ib+n]...)
-			ib += n
+			i, j = i+e.n, j+e.n
+		case opDelete:
+			missing = append(missing, a[i:i+e.n]...)
+			i += e.n
+		case opInsert:
+			extra = append(extra, b[j:j+e.n]...)
+			j += e.n
 		}
 	}
 	flush()
@@ -533,24 +525,29 @@ func (c *comparison) align(a, b []item) []Difference {
 }
 
 // pairChanged pairs, in order, missing and extra frames of the same kind and
-// method inside one gap of the alignment: those are changed frames. The
+// method inside one gap of the alignment: those are changed frames (each
+// missing frame with the first extra one of its kind not yet paired). The
 // rest stay missing or extra. It empties both lists.
 func (c *comparison) pairChanged(missing, extra *[]item) []Difference {
+	if len(*missing) == 0 && len(*extra) == 0 {
+		return nil
+	}
 	var out []Difference
 	used := make([]bool, len(*extra))
+	// The extra frames of each kind, in order: the first not yet paired
+	// is the first of its list.
+	byAlign := map[string][]int{}
+	for j, e := range *extra {
+		byAlign[e.cls.align] = append(byAlign[e.cls.align], j)
+	}
 	for _, m := range *missing {
-		paired := false
-		for j, e := range *extra {
-			if used[j] || e.cls.align != m.cls.align {
-				continue
-			}
-			used[j], paired = true, true
-			out = append(out, c.changed(m, e))
-			break
+		if js := byAlign[m.cls.align]; len(js) > 0 {
+			used[js[0]] = true
+			byAlign[m.cls.align] = js[1:]
+			out = append(out, c.changed(m, (*extra)[js[0]]))
+			continue
 		}
-		if !paired {
-			out = append(out, Difference{Kind: Missing, Dir: m.f.Dir.String(), Method: m.cls.method, What: m.cls.what, Recorded: c.side(m, nil)})
-		}
+		out = append(out, Difference{Kind: Missing, Dir: m.f.Dir.String(), Method: m.cls.method, What: m.cls.what, Recorded: c.side(m, nil)})
 	}
 	for j, e := range *extra {
 		if !used[j] {
@@ -611,9 +608,13 @@ func (c *comparison) side(it item, v any) *Side {
 		v = c.tree(it)
 	}
 	if v != nil {
-		s.Pretty = indent(v)
-		s.JSON = json.RawMessage(marshal(v))
-		s.display = display(v)
+		var split bool
+		s.display, split = display(v)
+		s.Pretty = s.display
+		if split {
+			s.Pretty = Indent(v)
+		}
+		s.JSON = json.RawMessage(appendCompact(nil, v))
 	} else {
 		s.Pretty = string(it.f.Raw)
 		s.display = s.Pretty
@@ -735,6 +736,9 @@ func (w *pathWalker) walk(a, b any) {
 			}
 		}
 	}
+	if sameScalar(a, b) {
+		return
+	}
 	ja, jb := marshal(a), marshal(b)
 	if ja == jb {
 		return
@@ -749,6 +753,26 @@ func (w *pathWalker) walk(a, b any) {
 		c.Old, c.New = brief(a), brief(b)
 	}
 	w.out = append(w.out, c)
+}
+
+// sameScalar reports whether a and b are the same string, number,
+// boolean or null, which marshal spells alike: most leaves of two frames
+// that differ, known without spelling them.
+func sameScalar(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	return false
 }
 
 func (w *pathWalker) members(x, y map[string]any) {

@@ -99,33 +99,54 @@ func writeBlanks(b *strings.Builder, n int) {
 	}
 }
 
-// indent spells v as JSON indented by two spaces (as json.MarshalIndent),
-// without escaping <, > and &; a value nested deeper than MaxDepth is
-// written compact on its line.
-func indent(v any) string {
-	var b strings.Builder
-	writeIndented(&b, v, 0, 0, false)
-	return b.String()
+// Indent spells v, a value as encoding/json decodes it (numbers as
+// json.Number or float64), as JSON indented by two spaces with the members
+// of each object sorted (as json.MarshalIndent), without escaping <, > and
+// &; a value nested deeper than MaxDepth is written compact on its line,
+// so that what it writes is linear in v's size however deep v nests.
+func Indent(v any) string {
+	w := indenter{}
+	w.value(v, 0, 0)
+	return w.b.String()
 }
 
-// display spells v as indent does, except that a string of several lines
+// display spells v as Indent does, except that a string of several lines
 // is written as one JSON string per line, each under the one before,
 //
 //	"text": "first line\n"
 //	        "second line"
 //
 // so that a line diff of two values shows the lines of such a string that
-// changed, not the whole string once per side.
-func display(v any) string {
-	var b strings.Builder
-	writeIndented(&b, v, 0, 0, true)
-	return b.String()
+// changed, not the whole string once per side. split reports whether it
+// did split a string: if not, it is Indent(v).
+func display(v any) (s string, split bool) {
+	w := indenter{split: true}
+	w.value(v, 0, 0)
+	return w.b.String(), w.didSplit
 }
 
-// writeIndented writes v, nested depth levels deep (its line indented by
-// two spaces a level) and starting at column col; split writes a string of
-// several lines as display does.
-func writeIndented(b *strings.Builder, v any, depth, col int, split bool) {
+// indenter writes a value indented; split writes a string of several
+// lines as display does (didSplit: it did). scratch holds the compact
+// spelling of a name or a value on its way to b.
+type indenter struct {
+	b        strings.Builder
+	split    bool
+	didSplit bool
+	scratch  []byte
+}
+
+// compact writes v as marshal spells it, and returns how many characters
+// it wrote.
+func (w *indenter) compact(v any) int {
+	w.scratch = appendCompact(w.scratch[:0], v)
+	w.b.Write(w.scratch)
+	return utf8.RuneCount(w.scratch)
+}
+
+// value writes v, nested depth levels deep (its line indented by two
+// spaces a level) and starting at column col.
+func (w *indenter) value(v any, depth, col int) {
+	b := &w.b
 	ind := 2 * depth // the indentation of v's line
 	switch x := v.(type) {
 	case map[string]any:
@@ -134,7 +155,7 @@ func writeIndented(b *strings.Builder, v any, depth, col int, split bool) {
 			return
 		}
 		if depth >= MaxDepth {
-			b.WriteString(marshal(x))
+			w.compact(x)
 			return
 		}
 		keys := make([]string, 0, len(x))
@@ -144,11 +165,10 @@ func writeIndented(b *strings.Builder, v any, depth, col int, split bool) {
 		sort.Strings(keys)
 		b.WriteString("{\n")
 		for i, k := range keys {
-			kq := marshal(k)
 			writeBlanks(b, ind+2)
-			b.WriteString(kq)
+			n := w.compact(k)
 			b.WriteString(": ")
-			writeIndented(b, x[k], depth+1, ind+2+utf8.RuneCountInString(kq)+2, split)
+			w.value(x[k], depth+1, ind+2+n+2)
 			if i < len(keys)-1 {
 				b.WriteByte(',')
 			}
@@ -162,13 +182,13 @@ func writeIndented(b *strings.Builder, v any, depth, col int, split bool) {
 			return
 		}
 		if depth >= MaxDepth {
-			b.WriteString(marshal(x))
+			w.compact(x)
 			return
 		}
 		b.WriteString("[\n")
 		for i, e := range x {
 			writeBlanks(b, ind+2)
-			writeIndented(b, e, depth+1, ind+2, split)
+			w.value(e, depth+1, ind+2)
 			if i < len(x)-1 {
 				b.WriteByte(',')
 			}
@@ -177,10 +197,11 @@ func writeIndented(b *strings.Builder, v any, depth, col int, split bool) {
 		writeBlanks(b, ind)
 		b.WriteByte(']')
 	case string:
-		if !split {
-			b.WriteString(marshal(x))
+		if !w.split || !multiline(x) {
+			w.compact(x)
 			return
 		}
+		w.didSplit = true
 		if col > maxColumn {
 			col = ind + 2
 		}
@@ -189,10 +210,10 @@ func writeIndented(b *strings.Builder, v any, depth, col int, split bool) {
 				b.WriteByte('\n')
 				writeBlanks(b, col)
 			}
-			b.WriteString(marshal(p))
+			w.compact(p)
 		}
 	default:
-		b.WriteString(marshal(x))
+		w.compact(x)
 	}
 }
 

@@ -3,47 +3,52 @@ package diff
 import (
 	"fmt"
 	"strings"
-
-	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
-// maxLines caps each side of a line diff: go-diff's line mode cannot tell
-// more distinct lines apart, and a diff that long helps nobody.
+// maxLines caps each side of a line diff: a diff that long helps nobody.
 const maxLines = 200000
 
 // Unified returns a unified diff (three lines of context, like diff -U3) of
-// two texts, "" when they are equal.
+// two texts, "" when they are equal; their lines are aligned as frames
+// are (see script), in work near linear in their number.
 func Unified(a, b, nameA, nameB string) string {
 	if a == b {
 		return ""
 	}
 	la, lb := splitLines(a), splitLines(b)
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 0
-	ra, rb, lines := dmp.DiffLinesToRunes(strings.Join(la, ""), strings.Join(lb, ""))
-	diffs := dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), lines)
+	edits := scriptOf(la, lb)
 
 	// Flatten to one op per line.
 	type op struct {
 		kind byte // ' ', '-', '+'
 		text string
 	}
-	var ops []op
-	for _, d := range diffs {
-		kind := byte(' ')
-		switch d.Type {
-		case diffmatchpatch.DiffDelete:
-			kind = '-'
-		case diffmatchpatch.DiffInsert:
-			kind = '+'
-		}
-		for _, l := range splitLines(d.Text) {
-			ops = append(ops, op{kind, l})
+	ops := make([]op, 0, len(la)+len(lb))
+	pa, pb := 0, 0 // the next line of each side
+	for _, e := range edits {
+		switch e.op {
+		case opEqual:
+			for _, l := range la[pa : pa+e.n] {
+				ops = append(ops, op{' ', l})
+			}
+			pa, pb = pa+e.n, pb+e.n
+		case opDelete:
+			for _, l := range la[pa : pa+e.n] {
+				ops = append(ops, op{'-', l})
+			}
+			pa += e.n
+		case opInsert:
+			for _, l := range lb[pb : pb+e.n] {
+				ops = append(ops, op{'+', l})
+			}
+			pb += e.n
 		}
 	}
 	const context = 3
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", nameA, nameB)
+	// Line numbers on each side of ops[at], counted up to each hunk.
+	at, aLine, bLine := 0, 1, 1
 	for i := 0; i < len(ops); {
 		if ops[i].kind == ' ' {
 			i++
@@ -69,15 +74,15 @@ func Unified(a, b, nameA, nameB string) string {
 			end = run
 		}
 		// Line numbers of the hunk on each side.
-		aStart, bStart := 1, 1
-		for _, o := range ops[:start] {
-			if o.kind != '+' {
-				aStart++
+		for ; at < start; at++ {
+			if ops[at].kind != '+' {
+				aLine++
 			}
-			if o.kind != '-' {
-				bStart++
+			if ops[at].kind != '-' {
+				bLine++
 			}
 		}
+		aStart, bStart := aLine, bLine
 		aLen, bLen := 0, 0
 		for _, o := range ops[start:end] {
 			if o.kind != '+' {
@@ -112,8 +117,7 @@ func hunkRange(start, n int) string {
 }
 
 // splitLines splits s after each "\n", keeping it, capped at maxLines (the
-// rest joined into the last line) and with invalid UTF-8 made valid, which
-// go-diff needs.
+// rest joined into the last line) and with invalid UTF-8 made valid.
 func splitLines(s string) []string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	lines := strings.SplitAfter(s, "\n")

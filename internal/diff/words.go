@@ -7,8 +7,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // Span is a piece of a changed string: Op "=" is in both values, "-" only
@@ -117,42 +115,23 @@ func tokens(s string) []string {
 // wordDiff diffs two strings word by word.
 func wordDiff(a, b string) []Span {
 	a, b = strings.ToValidUTF8(a, "\uFFFD"), strings.ToValidUTF8(b, "\uFFFD")
-	ids := map[string]rune{}
-	var table []string
-	toRunes := func(ts []string) []rune {
-		rs := make([]rune, len(ts))
-		for i, t := range ts {
-			id, ok := ids[t]
-			if !ok {
-				id = runeOf(min(len(table), maxDistinct-1))
-				ids[t] = id
-				table = append(table, t)
-			}
-			rs[i] = id
-		}
-		return rs
-	}
 	ta, tb := tokens(a), tokens(b)
 	if len(ta)+len(tb) > maxWordTokens {
 		return roughWords(ta, tb)
 	}
-	ra, rb := toRunes(ta), toRunes(tb)
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 0
 	var spans []Span
 	ia, ib := 0, 0
-	for _, d := range dmp.DiffMainRunes(ra, rb, false) {
-		n := utf8.RuneCountInString(d.Text)
-		switch d.Type {
-		case diffmatchpatch.DiffEqual:
-			spans = appendSpan(spans, "=", strings.Join(ta[ia:ia+n], ""))
-			ia, ib = ia+n, ib+n
-		case diffmatchpatch.DiffDelete:
-			spans = appendSpan(spans, "-", strings.Join(ta[ia:ia+n], ""))
-			ia += n
-		case diffmatchpatch.DiffInsert:
-			spans = appendSpan(spans, "+", strings.Join(tb[ib:ib+n], ""))
-			ib += n
+	for _, e := range scriptOf(ta, tb) {
+		switch e.op {
+		case opEqual:
+			spans = appendSpan(spans, "=", strings.Join(ta[ia:ia+e.n], ""))
+			ia, ib = ia+e.n, ib+e.n
+		case opDelete:
+			spans = appendSpan(spans, "-", strings.Join(ta[ia:ia+e.n], ""))
+			ia += e.n
+		case opInsert:
+			spans = appendSpan(spans, "+", strings.Join(tb[ib:ib+e.n], ""))
+			ib += e.n
 		}
 	}
 	return absorbSpaces(spans)
@@ -233,13 +212,21 @@ func appendSpan(spans []Span, op, text string) []Span {
 
 // lineDiff diffs two strings line by line, each line kept with its break.
 func lineDiff(a, b string) []Span {
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 0
-	ra, rb, lines := dmp.DiffLinesToRunes(strings.ToValidUTF8(a, "\uFFFD"), strings.ToValidUTF8(b, "\uFFFD"))
+	la, lb := stringLines(strings.ToValidUTF8(a, "\uFFFD")), stringLines(strings.ToValidUTF8(b, "\uFFFD"))
 	var spans []Span
-	for _, d := range dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), lines) {
-		op := map[diffmatchpatch.Operation]string{diffmatchpatch.DiffEqual: "=", diffmatchpatch.DiffDelete: "-", diffmatchpatch.DiffInsert: "+"}[d.Type]
-		spans = appendSpan(spans, op, d.Text)
+	ia, ib := 0, 0
+	for _, e := range scriptOf(la, lb) {
+		switch e.op {
+		case opEqual:
+			spans = appendSpan(spans, "=", strings.Join(la[ia:ia+e.n], ""))
+			ia, ib = ia+e.n, ib+e.n
+		case opDelete:
+			spans = appendSpan(spans, "-", strings.Join(la[ia:ia+e.n], ""))
+			ia += e.n
+		case opInsert:
+			spans = appendSpan(spans, "+", strings.Join(lb[ib:ib+e.n], ""))
+			ib += e.n
+		}
 	}
 	return spans
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/diff"
 	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/tape"
 )
@@ -23,7 +24,8 @@ import (
 // its variables), then each frame in tape order as a block, after a blank
 // line: a header ("out  request ui/setPanel #3", "err", "event exit") and
 // the frame, JSON indented by two spaces with the members of each object
-// sorted, else its text. What changes at every recording (ids, times,
+// sorted (a value nested deeper than diff.MaxDepth levels compact on its
+// line), else its text. What changes at every recording (ids, times,
 // seq numbers, byte counts) is left out, so that re-recording the same
 // session changes nothing and one changed label is one -/+ pair. All of
 // it is escaped for a terminal. The error is the tape's (not a tape, or a
@@ -94,15 +96,15 @@ func writeFrameBlock(bw *bufio.Writer, fr *frame.Frame) {
 	if fr.Cut != nil {
 		head += fmt.Sprintf("  (cut: the first %d of %d bytes)", len(fr.Raw), fr.Cut.Len)
 	}
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if enc.Encode(v) != nil {
-		fmt.Fprintf(bw, "%s\n%s\n", head, escape.Lines(string(fr.Raw)))
-		return
-	}
-	fmt.Fprintf(bw, "%s\n%s", escape.Text(head), escape.JSON(nil, body.Bytes()))
+	fmt.Fprintf(bw, "%s\n%s", escape.Text(head), escape.JSON(nil, jsonBody(v)))
+}
+
+// jsonBody is a frame's decoded JSON as its block shows it, before
+// escapes: indented as json.MarshalIndent does, but a value nested past
+// diff.MaxDepth levels on one line (indentation that grew with the depth
+// made a 155 KB tape 249 MB of text), and a line break at its end.
+func jsonBody(v any) []byte {
+	return append([]byte(diff.Indent(v)), '\n')
 }
 
 // messageLabel names a JSON-RPC message: "request M #ID", "notification
