@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,14 +31,24 @@ func (e *env) textconv(c *cli.Context) error {
 		return fail(2, "textconv takes one tape, not %d (see tapedeck textconv --help)", c.NArg())
 	}
 	path := c.Args().First()
-	data, err := smallfile.ReadRegular(path) // a regular file ends; a pipe or /dev/zero may not
+	// A regular file ends; a pipe or /dev/zero may not. It is read twice,
+	// a frame at a time: once to see that it is a tape (else it is shown
+	// as it is), once to print it.
+	f, err := smallfile.OpenRegular(path)
 	if err != nil {
 		return fail(1, "textconv: %v", err)
 	}
-	if err := present.Textconv(e.stdout, data); err != nil {
+	defer f.Close()
+	if err := present.TextconvFrom(io.Discard, f); err != nil {
 		fmt.Fprintf(e.stderr, "tapedeck: textconv %s: %v: shown as it is\n", escape.Text(path), err)
-		_, err = e.stdout.Write(data)
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fail(1, "textconv: %v", err)
+		}
+		_, err = io.Copy(e.stdout, f)
 		return err
 	}
-	return nil
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fail(1, "textconv: %v", err)
+	}
+	return present.TextconvFrom(e.stdout, f)
 }

@@ -32,13 +32,26 @@ import (
 // the command took, and its peak RSS in MB.
 func boundedTapedeck(t *testing.T, store string, limitMB int, deadline time.Duration, env []string, args ...string) (result, time.Duration, float64) {
 	t.Helper()
+	return boundedShell(t, store, limitMB, deadline, env, "", args...)
+}
+
+// boundedQuiet is boundedTapedeck with the command's stdout thrown away
+// (by the shell, so that a big output does not grow the test process,
+// whose peak a child's peak RSS starts from).
+func boundedQuiet(t *testing.T, store string, limitMB int, deadline time.Duration, env []string, args ...string) (result, time.Duration, float64) {
+	t.Helper()
+	return boundedShell(t, store, limitMB, deadline, env, " >/dev/null", args...)
+}
+
+func boundedShell(t *testing.T, store string, limitMB int, deadline time.Duration, env []string, redirect string, args ...string) (result, time.Duration, float64) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
-	script := fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, limitMB<<10)
+	script := fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`+redirect, limitMB<<10)
 	if raceEnabled {
 		// The race detector's shadow memory needs address space far beyond
 		// any such limit; the deadline still holds.
-		script = `exec "$0" "$@"`
+		script = `exec "$0" "$@"` + redirect
 	}
 	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", script, tapedeckBin, "--store", store}, args...)...)
 	cmd.Env = append(os.Environ(), env...)

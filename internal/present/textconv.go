@@ -31,12 +31,19 @@ import (
 // it is escaped for a terminal. The error is the tape's (not a tape, or a
 // malformed line).
 func Textconv(w io.Writer, data []byte) error {
-	f, err := tape.ReadFile(data)
+	return TextconvFrom(w, bytes.NewReader(data))
+}
+
+// TextconvFrom is Textconv of the tape read from r, one frame at a time:
+// what it holds does not grow with the tape. On a malformed line it stops
+// there with the error, having written the blocks before it.
+func TextconvFrom(w io.Writer, r io.Reader) error {
+	tr, err := tape.NewReader(r)
 	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)
-	s := f.Session
+	s := tr.Session()
 	fmt.Fprintf(bw, "tape %s\n", escape.Text(OrDash(s.Name)))
 	fmt.Fprintf(bw, "  command  %s\n", escape.Text(ShellJoin(s.Command)))
 	fmt.Fprintf(bw, "  folder   %s\n", escape.Text(s.Cwd))
@@ -51,11 +58,15 @@ func Textconv(w io.Writer, data []byte) error {
 		sort.Strings(keys)
 		fmt.Fprintf(bw, "  env      %s\n", strings.Join(keys, " "))
 	}
-	for i := range f.Frames {
+	err = tr.Each(func(f *frame.Frame) error {
 		bw.WriteString("\n")
-		writeFrameBlock(bw, &f.Frames[i])
+		writeFrameBlock(bw, f)
+		return nil
+	})
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
 	}
-	return bw.Flush()
+	return err
 }
 
 // TapeDiff writes the line diff of two tapes as Textconv prints them,
