@@ -9,3 +9,8 @@
 // It reads frames, messages and diff results; it knows nothing of the store,
 // of processes or of the command line.
 package htmlreport
+
+// assets/icons.js, the Lucide icons the Agentty host draws, is generated
+// from the lucide-static package pinned in icons/package.json (see
+// icons/gen.mjs); run this after changing the version or the list.
+//go:generate sh -c "cd icons && npm ci --ignore-scripts --no-audit --no-fund && node gen.mjs"
