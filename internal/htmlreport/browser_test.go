@@ -91,10 +91,12 @@ func TestBrowser(t *testing.T) {
 			"success tone":               `.el-badge.tone-success`,
 			"selected choice":            `.el-choice .option.selected`,
 			"toggle on":                  `.el-toggle .switch.on`,
+			"stat detail in its tone":    `.el-stat.tone-success .stat-detail`,
 			"list item action":           `.el-list .item .btn.action`,
-			"empty list":                 `.el-list .list-empty`,
+			"empty list":                 `.el-list .empty-state`,
 			"grid of two columns":        `.el-grid[data-path="tree.children[3].children[0]"]`,
-			"table cell":                 `.el-table td[data-path="tree.children[3].children[2].rows[1][0]"]`,
+			"table cell":                 `.el-table .td[data-path="tree.children[3].children[2].rows[1].cells[0]"]`,
+			"table column aligned":       `.el-table .th.align-end`,
 			"image not loaded from net":  `.el-image .image-placeholder`,
 			"graph chart":                `.el-graph svg polyline`,
 			"element path on root":       `.el-column[data-path="tree"]`,
@@ -102,8 +104,10 @@ func TestBrowser(t *testing.T) {
 			"list item path":             `.item[data-path="tree.children[2].children[5].items[0]"]`,
 			"checked checkbox":           `.el-checkbox .box.on`,
 			"error callout":              `.el-callout.tone-error`,
-			"selected option in select":  `.el-select option[data-path="tree.children[3].children[5].options[1]"]`,
-			"popover content":            `.el-popover .popover-body .el-text`,
+			"the select shows its value":  `.el-select .select-label:not(.unset)`,
+			"popover beside the panel":   `.popover-card .popover-body .el-text`,
+			"real icons":                 `.el-button svg.icon[data-icon=play]`,
+			"flow step done":             `.flow-step.state-done`,
 			"progress bar at 40 percent": `.el-progress .fill[style*="40"]`,
 		}
 		for what, sel := range checks {
@@ -111,10 +115,14 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("%s: nothing matches %s", what, sel)
 			}
 		}
+		// A chip only for the one member the host does not read.
+		if got := browsertest.Eval[[]string](t, ctx, `[...`+last+`.querySelectorAll('.extra')].map(e => e.textContent)`); len(got) != 1 || got[0] != "colorred" {
+			t.Errorf("chips %q, want one for the badge's color", got)
+		}
 		if got := browsertest.Eval[string](t, ctx, last+`.querySelector('.el-unknown .unknown-label').textContent`); got != "unknown element type sparkle" {
 			t.Errorf("unknown element labelled %q, want %q", got, "unknown element type sparkle")
 		}
-		for _, label := range []string{"Primary", "Switch me", "First item", "Remove", "A card", "Runs", "42", "Upload", "One", "a.txt", "Model", "Heads up", "Check me", "x := 1", "Plan", "More", "a cat", "Nothing yet"} {
+		for _, label := range []string{"Primary", "Switch me", "First item", "Remove", "A card", "RUNS", "42", "Upload", "One", "a.txt", "Model", "Heads up", "Check me", "x := 1", "Plan", "More", "a cat", "Nothing yet", "Why"} {
 			if !browsertest.Eval[bool](t, ctx, last+`.textContent.includes(`+jsString(label)+`)`) {
 				t.Errorf("label %q not drawn", label)
 			}

@@ -634,14 +634,15 @@ func renderPage(w io.Writer, title, kind, data string) error {
 }
 
 // Script is the script of a page that draws panels or timelines: the
-// shared panel renderer (assets/panel.js: helpers, UI trees, badge,
+// host's icons (assets/icons.js, generated), the shared panel renderer
+// (assets/panel.js: helpers, UI trees, badge,
 // toasts) and timeline (assets/timeline.js), then the page's own code, in
 // one strict function scope. The report and the playground both draw
 // with it, so there is one copy of each.
 func Script(page []byte) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("(function () {\n  'use strict';\n")
-	for _, name := range []string{"assets/panel.js", "assets/timeline.js"} {
+	for _, name := range []string{"assets/icons.js", "assets/panel.js", "assets/timeline.js"} {
 		part, err := assets.ReadFile(name)
 		if err != nil {
 			return nil, fmt.Errorf("read report assets: %w", err)

@@ -66,8 +66,9 @@ func setPanel(id int, tree string) string {
 	return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"ui/setPanel","params":{"tree":` + tree + `}}`
 }
 
-// allElements is a tree with every element type the host knows, with
-// styles, variants and tones, and one type it does not.
+// allElements is a tree with every element type the host knows, in the
+// host's shapes (docs/agentty-elements.md), with styles, variants and
+// tones, two types of later APIs, and one type it does not know.
 const allElements = `{"type":"column","gap":"large","children":[
  {"type":"text","text":"Every element","style":"title"},
  {"type":"row","gap":"small","wrap":true,"children":[
@@ -75,7 +76,8 @@ const allElements = `{"type":"column","gap":"large","children":[
   {"type":"button","id":"b2","label":"Danger","variant":"danger"},
   {"type":"button","id":"b3","label":"Ghost","variant":"ghost","disabled":true},
   {"type":"badge","text":"ok","tone":"success"},
-  {"type":"badge","text":"warn","tone":"warning"}]},
+  {"type":"badge","text":"warn","tone":"warning"},
+  {"type":"badge","text":"odd","tone":"info","color":"red"}]},
  {"type":"section","title":"A section","children":[
   {"type":"input","id":"in","placeholder":"Type here","value":"typed"},
   {"type":"choice","id":"ch","options":[{"value":"a","label":"Alpha"},{"value":"b","label":"Beta"}],"value":"b"},
@@ -83,22 +85,22 @@ const allElements = `{"type":"column","gap":"large","children":[
   {"type":"spinner","text":"Loading"},
   {"type":"divider"},
   {"type":"list","id":"ls","items":[
-   {"id":"i1","title":"First item","subtitle":"sub","detail":"3m","icon":"star","tone":"info","actions":[{"id":"rm","label":"Remove","tooltip":"remove it"},{"id":"ed","icon":"edit"}]},
+   {"id":"i1","title":"First item","subtitle":"sub","detail":"3m","icon":"star","tone":"info","actions":[{"id":"rm","label":"Remove","tooltip":"remove it"},{"id":"ed","icon":"pencil"}]},
    {"id":"i2","title":"Second item","tone":"error"}]},
   {"type":"list","id":"empty","items":[],"empty":"Nothing yet"}]},
  {"type":"card","title":"A card","subtitle":"with things","children":[
   {"type":"grid","columns":2,"children":[
-   {"type":"stat","label":"Runs","value":42,"unit":"x","delta":"+3","tone":"success"},
+   {"type":"stat","label":"Runs","value":"42","detail":"+3","tone":"success"},
    {"type":"progress","label":"Upload","value":0.4,"tone":"warning"}]},
-  {"type":"tabs","id":"tb","tabs":[{"id":"one","label":"One","children":[{"type":"text","text":"in tab one"}]},{"id":"two","label":"Two","children":[{"type":"text","text":"in tab two"}]}],"value":"one"},
-  {"type":"table","columns":["name","size"],"rows":[["a.txt","1 KB"],["b.txt","2 KB"]]},
-  {"type":"keyValue","items":[{"key":"Model","value":"gpt"},{"key":"Tokens","value":1200}]},
+  {"type":"tabs","id":"tb","tabs":[{"id":"one","label":"One"},{"id":"two","label":"Two"}],"value":"one","children":[{"type":"text","text":"in tab one"}]},
+  {"type":"table","id":"tt","columns":[{"label":"name"},{"label":"size","align":"end"}],"rows":[{"id":"a","cells":["a.txt","1 KB"]},{"id":"b","cells":["b.txt","2 KB"]}]},
+  {"type":"keyValue","items":[{"label":"Model","value":"gpt"},{"label":"Tokens","value":"1200","mono":true}]},
   {"type":"callout","title":"Heads up","text":"Something happened","tone":"error"},
   {"type":"select","id":"sel","options":[{"value":"x","label":"Ex"},{"value":"y","label":"Why"}],"value":"y"},
   {"type":"checkbox","id":"cb","label":"Check me","value":true},
   {"type":"code","language":"go","text":"x := 1"},
-  {"type":"flow","nodes":[{"id":"n1","label":"Plan","tone":"success"},{"id":"n2","label":"Build"}]},
-  {"type":"popover","label":"More","children":[{"type":"text","text":"inside the popover"}]},
+  {"type":"flow","id":"fl","steps":[{"id":"n1","title":"Plan","state":"done"},{"id":"n2","title":"Build"}]},
+  {"type":"popover","id":"pop","title":"More","children":[{"type":"text","text":"inside the popover"}]},
   {"type":"image","src":"https://example.invalid/cat.png","alt":"a cat"},
   {"type":"graph","values":[1,3,2,5,4],"title":"trend"}]},
  {"type":"sparkle","text":"?"}

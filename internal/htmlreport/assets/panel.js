@@ -148,12 +148,26 @@
   var FILTER_LABEL = { in: 'host → plugin', out: 'plugin → host', err: '! stderr', ev: '• events' };
 
   // ---------- panels: one function per element type ----------
+  //
+  // Each element is drawn as the Agentty host draws it (its plugin panel
+  // renderer; docs/agentty-elements.md has the table, field by field, with
+  // the ui/event each control sends). A live panel (drawPanel with act)
+  // sends what the host sends and changes nothing by itself: what it shows
+  // is what the plugin last drew.
 
   var GAPS = ['none', 'small', 'medium', 'large'];
   var STYLES = ['body', 'title', 'muted', 'small', 'code', 'error', 'success'];
   var VARIANTS = ['primary', 'secondary', 'ghost', 'danger'];
   var TONES = ['neutral', 'info', 'success', 'warning', 'error'];
+  var ALIGNS = ['start', 'center', 'end'];
+  var FLOW_STATES = ['off', 'on', 'active', 'done', 'error'];
   var MAX_DEPTH = 48;
+  // The host's limits on what it draws (agentty-bridge plugins/ui.rs).
+  var MAX_COLUMNS = 6;
+  var MAX_ROWS = 24;
+  var MAX_LIST_DEPTH = 8;
+  var INLINE_ROW_ACTIONS = 3;
+  var MAX_SUGGESTIONS = 8;
 
   // enumClass is prefix-value for a known value, prefix-unknown otherwise
   // (frame content never becomes a class name of its own).
@@ -170,6 +184,10 @@
     e.title += ' · unknown ' + prefix.replace(/-$/, '') + ' ' + str(v);
   }
 
+  function toneOf(v) {
+    return typeof v === 'string' && TONES.indexOf(v) >= 0 ? v : 'neutral';
+  }
+
   function elem(tag, type, path, cls) {
     var e = el(tag, 'el el-' + type + (cls ? ' ' + cls : ''));
     e.dataset.type = type;
@@ -178,21 +196,37 @@
     return e;
   }
 
-  var ICONS = {
-    play: '▶', stop: '■', pause: '‖', add: '+', plus: '+', remove: '−', minus: '−', trash: '⌦', delete: '⌦',
-    close: '✕', x: '✕', check: '✓', ok: '✓', edit: '✎', pencil: '✎', search: '⌕', refresh: '↻', reload: '↻',
-    sync: '↻', star: '★', heart: '♥', info: 'ℹ', warning: '⚠', alert: '⚠', error: '⊘', gear: '⚙', settings: '⚙',
-    folder: '▰', file: '▤', link: '∞', copy: '⧉', send: '➤', arrow: '→', 'arrow-right': '→', 'arrow-left': '←',
-    up: '↑', down: '↓', user: '☺', terminal: '⌨', bell: '♪', clock: '◷', home: '⌂', menu: '☰', more: '⋯'
-  };
+  var SVG_NS = 'http://www.w3.org/2000/svg';
 
+  // icon draws a Lucide icon as the host does: a name it does not have is
+  // drawn as "puzzle" (the host's icon_named). tone colours it.
   function icon(name, tone) {
-    var i = el('span', 'icon');
-    var s = str(name);
-    i.textContent = Object.prototype.hasOwnProperty.call(ICONS, s) ? ICONS[s] : '◆';
-    i.title = 'icon ' + s;
-    if (tone !== undefined) enumClass(i, 'tone-', tone, TONES, null);
-    return i;
+    var s = typeof name === 'string' && Object.prototype.hasOwnProperty.call(LUCIDE, name) ? name : 'puzzle';
+    var svg = document.createElementNS(SVG_NS, 'svg');
+    svg.setAttribute('viewBox', '0 0 24 24');
+    svg.setAttribute('fill', 'none');
+    svg.setAttribute('stroke', 'currentColor');
+    svg.setAttribute('stroke-width', '2');
+    svg.setAttribute('stroke-linecap', 'round');
+    svg.setAttribute('stroke-linejoin', 'round');
+    svg.setAttribute('class', 'icon lucide-' + s);
+    svg.setAttribute('aria-hidden', 'true');
+    svg.dataset.icon = s;
+    LUCIDE[s].forEach(function (shape) {
+      var n = document.createElementNS(SVG_NS, shape[0]);
+      Object.keys(shape[1]).forEach(function (k) { n.setAttribute(k, shape[1][k]); });
+      svg.appendChild(n);
+    });
+    var t = document.createElementNS(SVG_NS, 'title');
+    t.textContent = 'icon ' + (name === undefined ? '(none)' : str(name)) + (s !== name ? ' (the host draws puzzle)' : '');
+    svg.appendChild(t);
+    if (tone !== undefined) svg.classList.add('tone-' + toneOf(tone));
+    return svg;
+  }
+
+  // iconTile is an icon in a small tinted square: list rows, cards, flow steps.
+  function iconTile(name, cls) {
+    return add(el('span', 'icon-tile ' + cls), icon(name));
   }
 
   function placeholder(path, what, cls) {
@@ -202,46 +236,56 @@
     return e;
   }
 
+  // children draws a container's children; a popover among them is drawn
+  // beside the panel, not in it (the host skips it here).
   function children(parent, v, path, depth, member) {
     member = member || 'children';
     var c = v[member];
     if (Array.isArray(c)) {
-      for (var i = 0; i < c.length; i++) parent.appendChild(renderNode(c[i], path + '.' + member + '[' + i + ']', depth + 1));
+      for (var i = 0; i < c.length; i++) {
+        if (c[i] && c[i].type === 'popover') continue;
+        parent.appendChild(renderNode(c[i], path + '.' + member + '[' + i + ']', depth + 1));
+      }
     } else if (c !== undefined && c !== null) {
-      if (typeof c === 'object' && typeof c.type === 'string') parent.appendChild(renderNode(c, path + '.' + member, depth + 1));
-      else parent.appendChild(placeholder(path + '.' + member, member + ' is not a list of elements'));
+      parent.appendChild(placeholder(path + '.' + member, member + ' is not a list of elements'));
     }
     return parent;
   }
 
-  // extras lists the members an element type of API 4 and later has that
-  // this page does not draw: their shapes are not documented, so nothing
-  // the plugin sent is hidden.
+  // FIELDS are the members the host reads of each element type (its
+  // serde schema, agentty-bridge plugins/ui.rs); any other member the host
+  // drops without a word, and the page says so in a small chip.
+  var FIELDS = {
+    column: ['children', 'gap'], row: ['children', 'gap', 'wrap'], section: ['title', 'children'],
+    text: ['text', 'style'], button: ['id', 'label', 'icon', 'variant', 'disabled', 'menu'],
+    input: ['id', 'placeholder', 'value', 'rows', 'mono', 'completions', 'language'],
+    list: ['id', 'items', 'empty'], choice: ['id', 'options', 'value'], toggle: ['id', 'label', 'value'],
+    badge: ['text', 'tone'], spinner: ['text'], divider: [],
+    flow: ['id', 'steps', 'reorderable', 'insertMenu'], popover: ['id', 'title', 'children'],
+    card: ['title', 'subtitle', 'icon', 'tone', 'children', 'id', 'closable'],
+    grid: ['children', 'columns', 'gap', 'widths', 'id', 'align', 'resizable', 'fill'],
+    tabs: ['id', 'tabs', 'value', 'children', 'fill', 'addMenu'],
+    table: ['id', 'columns', 'rows', 'empty', 'selected'], keyValue: ['items'],
+    stat: ['label', 'value', 'detail', 'icon', 'tone'], progress: ['value', 'label', 'detail', 'tone'],
+    callout: ['text', 'title', 'icon', 'tone'], select: ['id', 'options', 'value', 'placeholder', 'disabled'],
+    checkbox: ['id', 'label', 'value', 'description', 'disabled'], code: ['text', 'language', 'title']
+  };
+
+  // extras marks the members of v the host does not read: it drops them,
+  // so the page shows them apart, as what the plugin sent for nothing.
   function extras(e, v, known) {
     var box = null;
     Object.keys(v).forEach(function (k) {
-      if (k === 'type' || k === 'id' || known.indexOf(k) >= 0) return;
+      if (k === 'type' || known.indexOf(k) >= 0) return;
       if (!box) box = el('div', 'extras');
       var x = v[k];
       var shown = Array.isArray(x) ? '[' + x.length + ' entries]' : (x && typeof x === 'object' ? '{…}' : str(x));
-      add(box, add(el('span', 'extra'), el('span', 'extra-k', k), el('span', 'extra-v', cut(shown, 80))));
+      var chip = add(el('span', 'extra'), el('span', 'extra-k', k), el('span', 'extra-v', cut(shown, 80)));
+      chip.title = 'the host does not read "' + k + '" of a ' + v.type + ': it drops it';
+      add(box, chip);
     });
     if (box) e.appendChild(box);
     return e;
-  }
-
-  function options(v) {
-    var o = first(v, ['options', 'items', 'choices']);
-    return Array.isArray(o) ? o : [];
-  }
-
-  function optionLabel(o) {
-    if (o && typeof o === 'object') return str(first(o, ['label', 'title', 'text', 'value']));
-    return str(o);
-  }
-
-  function optionValue(o) {
-    return o && typeof o === 'object' ? o.value : o;
   }
 
   function same(a, b) {
@@ -252,26 +296,108 @@
 
   // acting is the live panel's event sink while drawPanel draws one, null
   // for a drawn-only panel (the report): act(element, event, extra) with
-  // extra holding value, item or action, as the host's ui/event has them.
+  // extra holding value (or rawValue, JSON text), item and action as the
+  // host's ui/event has them, and flush: false for the events the host
+  // sends without first sending the typing it has not sent yet.
   var acting = null;
+  // popover is the first popover of the tree being drawn: the host shows
+  // that one, beside the panel.
+  var popoverFound = null;
 
   function elementId(v) {
     return typeof v.id === 'string' ? v.id : null;
+  }
+
+  function live(e, fn) {
+    e.classList.add('live');
+    e.addEventListener('click', function (ev) {
+      ev.stopPropagation();
+      fn(ev);
+    });
+    return e;
+  }
+
+  // menuButton wires a control that opens a menu of entries (label, icon,
+  // send): the host's menus of button, tabs addMenu, flow insertMenu and a
+  // list row's "more" button. Picking one sends its event.
+  function menuOf(anchor, entries, right) {
+    var wrap = el('span', 'menu-anchor');
+    var m = el('div', 'menu' + (right ? ' right' : ''));
+    m.hidden = true;
+    entries.forEach(function (x, i) {
+      var it = add(el('div', 'menu-item'), x.icon !== undefined ? icon(x.icon) : null, el('span', '', x.label));
+      it.dataset.index = String(i);
+      if (x.value !== undefined) it.dataset.value = x.value;
+      if (acting) {
+        var send = x.send;
+        live(it, function () {
+          m.hidden = true;
+          send();
+        });
+      }
+      m.appendChild(it);
+    });
+    if (acting) {
+      live(anchor, function () {
+        var open = m.hidden;
+        closeMenus();
+        m.hidden = !open;
+      });
+    } else {
+      anchor.title += ' · menu: ' + entries.map(function (x) { return x.label; }).join(', ');
+    }
+    return add(wrap, anchor, m);
+  }
+
+  function closeMenus() {
+    Array.prototype.forEach.call(document.querySelectorAll('.panel .menu, .popover-card .menu'), function (m) { m.hidden = true; });
+  }
+
+  if (typeof document !== 'undefined' && document.addEventListener) {
+    document.addEventListener('click', function (ev) {
+      if (!ev.target.closest || !ev.target.closest('.menu-anchor')) closeMenus();
+    });
+  }
+
+  function optionList(v) {
+    return Array.isArray(v) ? v.filter(function (o) { return o && typeof o === 'object'; }) : [];
+  }
+
+  function emptyState(text) {
+    return add(el('div', 'empty-state'), icon('list'), el('div', '', text));
   }
 
   // API 1
 
   R.set('column', function (v, path, depth) {
     var e = elem('div', 'column', path);
-    enumClass(e, 'gap-', v.gap, GAPS, 'default');
+    enumClass(e, 'gap-', v.gap, GAPS, 'medium');
     return children(e, v, path, depth);
   });
 
+  // fillsRow: the elements that share a row's width instead of shrinking
+  // to their narrowest (the host's fills_row); a title text is as wide as
+  // its words, a select as wide as its longest option.
+  var FILLS_ROW = ['input', 'select', 'card', 'stat', 'progress', 'callout', 'keyValue', 'table', 'code', 'grid'];
+
+  function selectWidth(v) {
+    var w = function (s) { return Array.from(str(s)).reduce(function (n, c) { return n + (c.length > 1 || c.charCodeAt(0) > 0x7ff ? 2 : 1); }, 0); };
+    var longest = optionList(v.options).reduce(function (n, o) { return Math.max(n, w(o.label)); }, v.placeholder === undefined ? 0 : w(v.placeholder));
+    return Math.max(96, Math.min(280, longest * 7.2 + 48));
+  }
+
   R.set('row', function (v, path, depth) {
     var e = elem('div', 'row', path);
-    enumClass(e, 'gap-', v.gap, GAPS, 'default');
+    enumClass(e, 'gap-', v.gap, GAPS, 'medium');
     if (v.wrap === true) e.classList.add('wrap');
-    return children(e, v, path, depth);
+    children(e, v, path, depth);
+    Array.prototype.forEach.call(e.children, function (c) {
+      var t = c.dataset.type;
+      if (t === 'select') c.style.width = selectWidth(c.__v || {}) + 'px';
+      else if (t === 'text') c.classList.add(c.classList.contains('style-title') ? 'in-row-title' : 'in-row-fill');
+      else if (FILLS_ROW.indexOf(t) >= 0) c.classList.add('in-row-fill');
+    });
+    return e;
   });
 
   R.set('section', function (v, path, depth) {
@@ -292,40 +418,161 @@
     var e = elem('button', 'button', path, 'btn');
     e.type = 'button';
     enumClass(e, 'variant-', v.variant, VARIANTS, 'secondary');
-    if (v.icon !== undefined) e.appendChild(icon(v.icon));
-    add(e, el('span', 'label', str(v.label)));
+    var label = str(v.label);
+    var iconOnly = label.trim() === '' && v.icon !== undefined && v.icon !== null;
+    if (v.icon !== undefined && v.icon !== null) e.appendChild(icon(v.icon));
+    if (!iconOnly) add(e, el('span', 'label', label));
+    else e.classList.add('icon-only');
+    var menu = optionList(v.menu);
+    if (menu.length && !iconOnly) e.appendChild(icon('chevron-down'));
+    var act = acting, id = elementId(v);
     if (v.disabled === true) {
       e.disabled = true;
       e.classList.add('disabled');
+      return e;
     }
-    var act = acting, id = elementId(v);
-    if (act && id !== null) e.addEventListener('click', function () { act(id, 'click', {}); });
+    if (menu.length) {
+      if (id !== null) e.dataset.id = id;
+      return menuOf(e, menu.map(function (o) {
+        return { label: str(o.label), value: str(o.value), send: function () { act(id, 'select', { value: o.value }); } };
+      }), false);
+    }
+    if (act && id !== null) live(e, function () { act(id, 'click', {}); });
     return e;
   });
 
   R.set('input', function (v, path) {
     var e = elem('div', 'input', path);
-    var i = el('input', 'field');
-    i.type = 'text';
+    var rows = typeof v.rows === 'number' ? Math.min(Math.floor(v.rows), MAX_ROWS) : 0;
+    var i = rows > 1 ? el('textarea', 'field') : el('input', 'field');
+    if (rows > 1) i.rows = rows;
+    else i.type = 'text';
+    if (v.mono === true) i.classList.add('mono');
+    if (typeof v.language === 'string') i.dataset.language = v.language;
     var act = acting, id = elementId(v);
     i.readOnly = !act || id === null;
+    i.spellcheck = false;
     if (v.placeholder !== undefined) i.placeholder = str(v.placeholder);
-    if (v.value !== undefined) i.value = str(v.value);
+    i.value = v.value === undefined ? '' : str(v.value);
+    i.dataset.plugin = i.value;
+    add(e, i);
     if (!i.readOnly) {
       i.dataset.id = id;
-      i.addEventListener('input', function () { act(id, 'change', { value: i.value }); });
+      var sugg = el('div', 'suggest');
+      sugg.hidden = true;
+      add(e, sugg);
+      var comps = optionList(v.completions);
+      var state = { range: null, items: [], sel: 0 };
+      var showSuggest = function () {
+        state.items = [];
+        var w = comps.length ? completionWord(i.value, i.selectionStart) : null;
+        if (w) state.items = matchingCompletions(comps, w.word, w.braced).slice(0, MAX_SUGGESTIONS);
+        state.range = w;
+        state.sel = 0;
+        sugg.replaceChildren();
+        state.items.forEach(function (c, k) {
+          var row = add(el('div', 'suggestion' + (k === 0 ? ' active' : '')), el('span', 'label', str(c.label)), el('span', 'detail', str(c.detail)));
+          row.addEventListener('mousedown', function (ev) {
+            ev.preventDefault();
+            state.sel = k;
+            applySuggestion();
+          });
+          sugg.appendChild(row);
+        });
+        sugg.hidden = state.items.length === 0;
+      };
+      var applySuggestion = function () {
+        var c = state.items[state.sel];
+        if (!c || !state.range) return;
+        var text = typeof c.insert === 'string' ? c.insert : str(c.label);
+        i.value = i.value.slice(0, state.range.from) + text + i.value.slice(state.range.to);
+        var at = state.range.from + text.length;
+        i.setSelectionRange(at, at);
+        sugg.hidden = true;
+        state.items = [];
+        act(id, 'type', { value: i.value, field: i });
+      };
+      // The suggestions under a field outlive a redraw of the panel, as the
+      // host's do: the page calls this on the field it gave the focus back.
+      i.refreshSuggestions = function () { if (comps.length) showSuggest(); };
+      i.addEventListener('input', function () {
+        if (comps.length) showSuggest();
+        act(id, 'type', { value: i.value, field: i });
+      });
+      var swallow = false;
+      i.addEventListener('beforeinput', function (ev) {
+        if (swallow && (ev.inputType === 'insertLineBreak' || ev.inputType === 'insertParagraph' || ev.data === '\t' || ev.data === '\n' || ev.data === '\r')) ev.preventDefault();
+        swallow = false;
+      });
+      i.addEventListener('keyup', function () { swallow = false; });
+      i.addEventListener('blur', function () { setTimeout(function () { sugg.hidden = true; }, 200); });
       i.addEventListener('keydown', function (ev) {
-        if (ev.key === 'Enter') act(id, 'submit', { value: i.value });
+        if (!sugg.hidden && state.items.length) {
+          if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+            ev.preventDefault();
+            state.sel = (state.sel + (ev.key === 'ArrowDown' ? 1 : state.items.length - 1)) % state.items.length;
+            Array.prototype.forEach.call(sugg.children, function (r, k) { r.classList.toggle('active', k === state.sel); });
+            return;
+          }
+          if (ev.key === 'Enter' || ev.key === 'Tab') {
+            ev.preventDefault();
+            swallow = true; // and the line break or tab a driven key event types after it
+            applySuggestion();
+            return;
+          }
+          if (ev.key === 'Escape') {
+            sugg.hidden = true;
+            return;
+          }
+        }
+        // A text area takes Enter as a new line; a field sends submit.
+        if (ev.key === 'Enter' && rows <= 1 && !ev.isComposing) {
+          ev.preventDefault();
+          act(id, 'submit', { value: i.value, field: i, flush: false });
+        }
       });
     }
-    return add(e, i);
+    return e;
   });
 
-  R.set('list', function (v, path, depth) {
+  // completionWord is the word a suggestion would replace, the cursor at
+  // cursor: its range (a "{{" before it and a "}}" after it included) and
+  // the word; null when the cursor is not at the end of a word or of a
+  // "{{" just typed (the host's completion_word).
+  function completionWord(text, cursor) {
+    if (cursor === null || cursor === undefined || cursor > text.length) return null;
+    var isWord = function (c) { return /[\p{L}\p{N}_\-.$]/u.test(c); };
+    if (cursor < text.length && isWord(text[cursor])) return null;
+    var start = cursor;
+    while (start > 0 && isWord(text[start - 1])) start--;
+    var word = text.slice(start, cursor);
+    var braced = text.slice(0, start).endsWith('{{');
+    if (!word && !braced) return null;
+    var from = braced ? start - 2 : start;
+    var to = braced && text.slice(cursor).startsWith('}}') ? cursor + 2 : cursor;
+    return { from: from, to: to, word: word, braced: braced };
+  }
+
+  // matchingCompletions: those starting with the word, then those holding
+  // it; without braces a word takes two letters, and a whole one offers
+  // nothing (the host's matching_completions).
+  function matchingCompletions(comps, word, braced) {
+    if (!braced && Array.from(word).length < 2) return [];
+    var lower = word.toLowerCase();
+    var starts = [], holds = [];
+    for (var k = 0; k < comps.length; k++) {
+      var label = str(comps[k].label).toLowerCase();
+      if (label === lower && !braced) return [];
+      if (label.indexOf(lower) === 0) starts.push(comps[k]);
+      else if (label.indexOf(lower) >= 0) holds.push(comps[k]);
+    }
+    return starts.concat(holds);
+  }
+
+  R.set('list', function (v, path) {
     var e = elem('div', 'list', path);
     var items = Array.isArray(v.items) ? v.items : [];
-    if (!Array.isArray(v.items)) e.appendChild(placeholder(path + '.items', 'items is not a list'));
-    if (items.length === 0) add(e, el('div', 'list-empty', v.empty !== undefined ? str(v.empty) : 'Nothing here'));
+    if (!items.length) return add(e, emptyState(v.empty !== undefined && v.empty !== null ? str(v.empty) : 'No rows'));
     var act = acting, listId = elementId(v);
     if (listId === null) act = null;
     items.forEach(function (it, i) {
@@ -333,43 +580,58 @@
       var row = el('div', 'item');
       row.dataset.path = p;
       row.title = p + ' · list item';
-      if (!it || typeof it !== 'object') {
-        add(row, el('span', 'item-title', str(it)));
-        e.appendChild(row);
-        return;
-      }
+      it = it && typeof it === 'object' ? it : { title: str(it) };
       if (typeof it.id === 'string') row.dataset.id = it.id;
-      if (act && typeof it.id === 'string') {
-        row.classList.add('live');
-        row.addEventListener('click', function () { act(listId, 'select', { item: it.id }); });
+      if (it.selected === true) row.classList.add('selected');
+      var depth = typeof it.depth === 'number' ? Math.max(0, Math.min(Math.floor(it.depth), MAX_LIST_DEPTH)) : 0;
+      if (depth > 0) {
+        row.style.paddingLeft = (8 + depth * 14) + 'px';
+        row.dataset.depth = String(depth);
       }
-      if (it.icon !== undefined) row.appendChild(icon(it.icon, it.tone === undefined ? 'neutral' : it.tone));
-      else if (it.tone !== undefined) add(row, (function () { var d = el('span', 'dot'); enumClass(d, 'tone-', it.tone, TONES, null); return d; })());
+      if (act && typeof it.id === 'string') live(row, function () { act(listId, 'select', { item: it.id }); });
+      if (it.icon !== undefined && it.icon !== null) {
+        var tile = iconTile(it.icon, 'row-icon');
+        tile.classList.add('tone-' + toneOf(it.tone));
+        row.appendChild(tile);
+      }
+      if (typeof it.tag === 'string' && it.tag !== '') {
+        var tag = el('span', 'item-tag tone-' + toneOf(it.tagTone), Array.from(it.tag).slice(0, 8).join(''));
+        row.appendChild(tag);
+      }
       var main = add(el('div', 'item-main'), el('div', 'item-title', str(it.title)));
-      if (it.subtitle !== undefined) add(main, el('div', 'item-subtitle', str(it.subtitle)));
+      if (it.subtitle !== undefined && it.subtitle !== null) add(main, el('div', 'item-subtitle', str(it.subtitle)));
+      if (it.detail !== undefined && it.detail !== null) add(main, el('div', 'item-detail', str(it.detail)));
       add(row, main);
-      if (it.detail !== undefined) add(row, el('div', 'item-detail', str(it.detail)));
-      if (Array.isArray(it.actions) && it.actions.length) {
+      var actions = Array.isArray(it.actions) ? it.actions.filter(function (a) { return a && typeof a === 'object'; }) : [];
+      if (actions.length) {
         var acts = el('div', 'item-actions');
-        it.actions.forEach(function (a, j) {
+        var inline = actions.length > INLINE_ROW_ACTIONS + 1 ? INLINE_ROW_ACTIONS : actions.length;
+        actions.slice(0, inline).forEach(function (a, j) {
           var b = el('button', 'btn action variant-ghost');
           b.type = 'button';
           b.dataset.path = p + '.actions[' + j + ']';
-          a = a || {};
-          if (a.icon !== undefined) b.appendChild(icon(a.icon));
-          if (a.label !== undefined) add(b, el('span', 'label', str(a.label)));
-          if (a.icon === undefined && a.label === undefined) add(b, el('span', 'label', str(a.id)));
-          b.title = a.tooltip !== undefined ? str(a.tooltip) : b.dataset.path;
+          if (a.icon !== undefined && a.icon !== null) b.appendChild(icon(a.icon));
+          if (a.label !== undefined && a.label !== null) add(b, el('span', 'label', str(a.label)));
+          b.title = a.tooltip !== undefined && a.tooltip !== null ? str(a.tooltip) : b.dataset.path;
+          if (typeof a.id === 'string') b.dataset.action = a.id;
           if (act && typeof it.id === 'string' && typeof a.id === 'string') {
-            var action = a.id;
-            b.dataset.action = action;
-            b.addEventListener('click', function (ev) {
-              ev.stopPropagation();
-              act(listId, 'action', { item: it.id, action: action });
-            });
+            live(b, function () { act(listId, 'action', { item: it.id, action: a.id }); });
           }
           acts.appendChild(b);
         });
+        if (inline < actions.length) {
+          var more = el('button', 'btn action more-actions variant-ghost');
+          more.type = 'button';
+          more.appendChild(icon('ellipsis'));
+          more.title = p + ' · more actions';
+          acts.appendChild(menuOf(more, actions.slice(inline).map(function (a) {
+            var label = str(first(a, ['label', 'tooltip', 'id']));
+            return {
+              label: label, icon: a.icon, value: str(a.id),
+              send: function () { act(listId, 'action', { item: it.id, action: a.id }); }
+            };
+          }), true));
+        }
         add(row, acts);
       }
       e.appendChild(row);
@@ -380,19 +642,15 @@
   R.set('choice', function (v, path) {
     var e = elem('div', 'choice', path);
     var act = acting, id = elementId(v);
-    options(v).forEach(function (o, i) {
-      var b = el('span', 'option', optionLabel(o));
+    optionList(v.options).forEach(function (o, i) {
+      var b = el('span', 'option', str(o.label));
       b.dataset.path = path + '.options[' + i + ']';
-      if (v.value !== undefined && same(optionValue(o), v.value)) b.classList.add('selected');
+      b.dataset.value = str(o.value);
+      if (same(o.value, v.value === undefined ? '' : v.value)) b.classList.add('selected');
       if (act && id !== null) {
-        b.classList.add('live');
         b.tabIndex = 0;
         b.setAttribute('role', 'button');
-        b.addEventListener('click', function () {
-          Array.prototype.forEach.call(e.children, function (x) { x.classList.remove('selected'); });
-          b.classList.add('selected');
-          act(id, 'change', { value: optionValue(o) });
-        });
+        live(b, function () { act(id, 'change', { value: o.value }); });
       }
       e.appendChild(b);
     });
@@ -406,14 +664,11 @@
     add(sw, el('span', 'knob'));
     var act = acting, id = elementId(v);
     if (act && id !== null) {
-      e.classList.add('live');
       e.tabIndex = 0;
       e.setAttribute('role', 'switch');
-      e.addEventListener('click', function () {
-        on = !on;
-        sw.className = 'switch ' + (on ? 'on' : 'off');
-        act(id, 'change', { value: on });
-      });
+      // The new boolean is the opposite of what the plugin drew; the
+      // switch moves when the plugin draws it moved.
+      live(e, function () { act(id, 'change', { value: !on }); });
     }
     return add(e, sw, el('span', 'label', str(v.label)));
   });
@@ -428,8 +683,10 @@
 
   R.set('spinner', function (v, path) {
     var e = elem('div', 'spinner', path);
-    add(e, el('span', 'spin'));
-    if (v.text !== undefined) add(e, el('span', 'label', str(v.text)));
+    var s = icon('loader-circle');
+    s.classList.add('spin');
+    add(e, s);
+    if (v.text !== undefined && v.text !== '') add(e, el('span', 'label', str(v.text)));
     return e;
   });
 
@@ -441,309 +698,400 @@
 
   R.set('card', function (v, path, depth) {
     var e = elem('div', 'card', path);
-    if (v.tone !== undefined) enumClass(e, 'tone-', v.tone, TONES, null);
-    var title = first(v, ['title', 'heading']);
-    var sub = first(v, ['subtitle', 'description']);
-    if (title !== undefined || sub !== undefined || v.icon !== undefined) {
+    var tone = toneOf(v.tone);
+    e.classList.add('tone-' + tone);
+    var act = acting, id = elementId(v);
+    if (v.title !== undefined || v.subtitle !== undefined || v.icon !== undefined) {
       var h = el('div', 'card-head');
-      if (v.icon !== undefined) h.appendChild(icon(v.icon));
+      if (v.icon !== undefined && v.icon !== null) h.appendChild(iconTile(v.icon, 'card-icon tone-' + tone));
       var t = el('div', 'card-titles');
-      if (title !== undefined) add(t, el('div', 'card-title', str(title)));
-      if (sub !== undefined) add(t, el('div', 'card-subtitle', str(sub)));
-      add(e, add(h, t));
+      if (v.title !== undefined && v.title !== null) add(t, el('div', 'card-title', str(v.title)));
+      if (v.subtitle !== undefined && v.subtitle !== null) add(t, el('div', 'card-subtitle', str(v.subtitle)));
+      add(h, t);
+      if (id !== null && v.closable === true) {
+        var x = el('button', 'btn icon-only ghost card-close');
+        x.type = 'button';
+        x.appendChild(icon('x'));
+        x.title = path + ' · close';
+        if (act) live(x, function () { act(id, 'close', {}); });
+        add(h, x);
+      }
+      add(e, h);
     }
-    var body = el('div', 'card-body');
-    enumClass(body, 'gap-', v.gap, GAPS, 'default');
-    if (v.text !== undefined) add(body, el('div', 'text style-body', str(v.text)));
-    children(body, v, path, depth);
-    if (v.footer !== undefined) children(body, v, path, depth, 'footer');
-    add(e, body);
-    return extras(e, v, ['title', 'heading', 'subtitle', 'description', 'icon', 'tone', 'gap', 'text', 'children', 'footer']);
+    if (Array.isArray(v.children) && v.children.length) add(e, children(el('div', 'card-body'), v, path, depth));
+    return e;
   });
+
+  // gridWidth reads one of a grid's widths: "240px" is fixed (16…1200),
+  // "2" a share (1…12), anything else a share of 1.
+  function gridWidth(w) {
+    var t = str(w).trim();
+    var m = /^(.*)px$/.exec(t);
+    if (m && m[1].trim() !== '' && isFinite(Number(m[1]))) return { px: Math.max(16, Math.min(1200, Number(m[1]))) };
+    var n = /^\d+$/.test(t) ? Number(t) : 1;
+    return { share: Math.max(1, Math.min(12, n)) };
+  }
 
   R.set('grid', function (v, path, depth) {
     var e = elem('div', 'grid', path);
-    enumClass(e, 'gap-', v.gap, GAPS, 'default');
-    var cols = v.columns;
-    if (Array.isArray(cols)) cols = cols.length;
-    if (typeof cols === 'number' && cols >= 1) e.style.gridTemplateColumns = 'repeat(' + Math.min(Math.floor(cols), 12) + ', minmax(0, 1fr))';
-    children(e, v, path, depth);
-    return extras(e, v, ['columns', 'gap', 'children']);
+    enumClass(e, 'gap-', v.gap, GAPS, 'medium');
+    var widths = Array.isArray(v.widths) ? v.widths.slice(0, MAX_COLUMNS) : [];
+    var cols = widths.length ? widths.length : (typeof v.columns === 'number' ? Math.max(1, Math.min(Math.floor(v.columns), MAX_COLUMNS)) : 2);
+    var ws = [];
+    for (var c = 0; c < cols; c++) ws.push(c < widths.length ? gridWidth(widths[c]) : { share: 1 });
+    var handleCol = -1;
+    if (typeof v.id === 'string' && v.resizable === true) {
+      for (var k = 0; k < ws.length; k++) if (ws[k].px !== undefined) { handleCol = k; break; }
+    }
+    e.style.gridTemplateColumns = ws.map(function (w) { return w.px !== undefined ? w.px + 'px' : 'minmax(0, ' + w.share + 'fr)'; }).join(' ');
+    if (v.align === 'center') e.classList.add('align-center');
+    if (v.fill === true) e.classList.add('fill');
+    var kids = Array.isArray(v.children) ? v.children : [];
+    kids.forEach(function (child, i) {
+      var cell = el('div', 'grid-cell');
+      if (child && child.type === 'popover') return;
+      cell.appendChild(renderNode(child, path + '.children[' + i + ']', depth + 1));
+      if (i === handleCol) cell.appendChild(resizeHandle(e, ws, handleCol, v.id));
+      e.appendChild(cell);
+    });
+    return e;
   });
+
+  // resizeHandle is the bar on a resizable grid's first fixed column:
+  // dragging it moves the edge (160…720 px), and the plugin hears the
+  // width, a number, once the drag has rested 300 ms (resize).
+  function resizeHandle(grid, ws, col, id) {
+    var h = el('span', 'resize-handle');
+    h.title = 'drag to resize (sends resize)';
+    var act = acting;
+    if (!act) return h;
+    var width = ws[col].px, timer = null, startX = 0, startW = 0;
+    var moved = function (ev) {
+      var w = Math.round(Math.max(160, Math.min(720, startW + ev.clientX - startX)));
+      if (w === width) return;
+      width = w;
+      ws[col] = { px: w };
+      grid.style.gridTemplateColumns = ws.map(function (x) { return x.px !== undefined ? x.px + 'px' : 'minmax(0, ' + x.share + 'fr)'; }).join(' ');
+      clearTimeout(timer);
+      timer = setTimeout(function () { act(id, 'resize', { rawValue: w.toFixed(1), flush: false }); }, 300);
+    };
+    h.addEventListener('mousedown', function (ev) {
+      ev.preventDefault();
+      startX = ev.clientX;
+      startW = width;
+      var up = function () {
+        document.removeEventListener('mousemove', moved);
+        document.removeEventListener('mouseup', up);
+      };
+      document.addEventListener('mousemove', moved);
+      document.addEventListener('mouseup', up);
+    });
+    return h;
+  }
 
   R.set('tabs', function (v, path, depth) {
     var e = elem('div', 'tabs', path);
-    var member = Array.isArray(v.tabs) ? 'tabs' : 'items';
-    var tabs = Array.isArray(v[member]) ? v[member] : [];
-    var active = first(v, ['value', 'selected', 'active']);
-    if (active === undefined && tabs.length && tabs[0] && typeof tabs[0] === 'object') active = first(tabs[0], ['id', 'value']);
+    var tabs = Array.isArray(v.tabs) ? v.tabs.filter(function (t) { return t && typeof t === 'object'; }) : [];
+    var value = v.value === undefined ? '' : v.value;
+    var act = acting, id = elementId(v);
+    var strip = el('div', 'tab-strip');
     var bar = el('div', 'tab-bar');
-    var bodies = el('div', 'tab-bodies');
     tabs.forEach(function (t, i) {
-      var p = path + '.' + member + '[' + i + ']';
-      t = t && typeof t === 'object' ? t : { label: t };
-      var id = first(t, ['id', 'value']);
-      var b = el('button', 'tab', str(first(t, ['label', 'title', 'id', 'value'])));
-      b.type = 'button';
+      var p = path + '.tabs[' + i + ']';
+      var b = el('div', 'tab');
       b.dataset.path = p;
+      b.dataset.id = str(t.id);
       b.title = p + ' · tab';
-      var body = el('div', 'tab-body');
-      body.dataset.path = p + '.content';
-      if (Array.isArray(t.children)) children(body, t, p, depth);
-      else if (t.content !== undefined) children(body, t, p, depth, 'content');
-      var on = same(id, active);
-      b.classList.toggle('active', on);
-      body.hidden = !on;
-      b.addEventListener('click', function () {
-        Array.prototype.forEach.call(bar.children, function (x) { x.classList.remove('active'); });
-        Array.prototype.forEach.call(bodies.children, function (x) { x.hidden = true; });
-        b.classList.add('active');
-        body.hidden = false;
-      });
+      if (same(t.id, value)) b.classList.add('active');
+      if (t.icon !== undefined && t.icon !== null) b.appendChild(icon(t.icon));
+      add(b, el('span', 'tab-label', str(t.label)));
+      if (t.badge !== undefined && t.badge !== null) add(b, el('span', 'tab-badge', str(t.badge)));
+      if (act && id !== null) live(b, function () { act(id, 'change', { value: t.id }); });
+      if (t.closable === true) {
+        var x = el('span', 'tab-close');
+        x.appendChild(icon('x'));
+        x.title = p + ' · close';
+        if (act && id !== null) live(x, function () { act(id, 'close', { value: t.id }); });
+        add(b, x);
+      }
       bar.appendChild(b);
-      bodies.appendChild(body);
     });
-    add(e, bar, bodies);
-    children(e, v, path, depth);
-    return extras(e, v, ['tabs', 'items', 'value', 'selected', 'active', 'children']);
+    add(strip, bar);
+    var addMenu = optionList(v.addMenu);
+    if (addMenu.length) {
+      var plus = el('button', 'btn icon-only ghost tab-add');
+      plus.type = 'button';
+      plus.appendChild(icon('plus'));
+      plus.title = path + ' · add';
+      add(strip, menuOf(plus, addMenu.map(function (o) {
+        return { label: str(o.label), value: str(o.value), send: function () { act(id, 'add', { value: o.value }); } };
+      }), true));
+    }
+    add(e, strip);
+    // The plugin sends only the picked tab's content, as the children.
+    return add(e, children(el('div', 'tab-body'), v, path, depth));
   });
 
-  R.set('table', function (v, path, depth) {
+  R.set('table', function (v, path) {
     var e = elem('div', 'table', path);
-    var t = el('table', 'grid-table');
-    var cols = Array.isArray(v.columns) ? v.columns : (Array.isArray(v.headers) ? v.headers : []);
-    var keys = cols.map(function (c) { return c && typeof c === 'object' ? first(c, ['key', 'id', 'field', 'name']) : c; });
-    if (cols.length) {
-      var tr = el('tr');
-      cols.forEach(function (c, i) {
-        var th = el('th', '', c && typeof c === 'object' ? str(first(c, ['label', 'title', 'header', 'name', 'key', 'id'])) : str(c));
-        th.dataset.path = path + '.columns[' + i + ']';
-        tr.appendChild(th);
-      });
-      add(t, add(el('thead'), tr));
-    }
-    var member = Array.isArray(v.rows) ? 'rows' : (Array.isArray(v.data) ? 'data' : 'items');
-    var rows = Array.isArray(v[member]) ? v[member] : [];
-    var tb = el('tbody');
+    var cols = Array.isArray(v.columns) ? v.columns.filter(function (c) { return c && typeof c === 'object'; }) : [];
+    var grows = cols.map(function (c) { return typeof c.grow === 'number' ? Math.max(1, Math.min(12, Math.floor(c.grow))) : 1; });
+    var total = grows.reduce(function (a, b) { return a + b; }, 0) || 1;
+    var act = acting, id = elementId(v);
+    var cell = function (i, cls, text) {
+      var c = el('div', 'cell ' + cls, text);
+      c.style.width = (grows[i] / total * 100).toFixed(3) + '%';
+      enumClass(c, 'align-', cols[i].align, ALIGNS, 'start');
+      return c;
+    };
+    var head = el('div', 'table-head');
+    cols.forEach(function (c, i) {
+      var h = cell(i, 'th', str(c.label).toUpperCase());
+      h.dataset.path = path + '.columns[' + i + ']';
+      head.appendChild(h);
+    });
+    add(e, head);
+    var rows = Array.isArray(v.rows) ? v.rows.filter(function (r) { return r && typeof r === 'object'; }) : [];
+    if (!rows.length) add(e, emptyState(v.empty !== undefined && v.empty !== null ? str(v.empty) : 'No rows'));
     rows.forEach(function (r, i) {
-      var p = path + '.' + member + '[' + i + ']';
-      var tr = el('tr');
+      var p = path + '.rows[' + i + ']';
+      var tr = el('div', 'table-row');
       tr.dataset.path = p;
-      var cells;
-      var cellPath;
-      if (Array.isArray(r)) {
-        cells = r;
-        cellPath = function (j) { return p + '[' + j + ']'; };
-      } else if (r && typeof r === 'object' && Array.isArray(r.cells)) {
-        cells = r.cells;
-        cellPath = function (j) { return p + '.cells[' + j + ']'; };
-      } else if (r && typeof r === 'object') {
-        var ks = keys.length ? keys : Object.keys(r);
-        cells = ks.map(function (k) { return r[str(k)]; });
-        cellPath = function (j) { return p + '.' + str(ks[j]); };
-      } else {
-        cells = [r];
-        cellPath = function () { return p; };
-      }
-      cells.forEach(function (c, j) {
-        var td = el('td');
-        td.dataset.path = cellPath(j);
-        if (c && typeof c === 'object' && typeof c.type === 'string') td.appendChild(renderNode(c, cellPath(j), depth + 1));
-        else td.textContent = str(c);
+      tr.dataset.id = str(r.id);
+      if (v.selected !== undefined && v.selected !== null && same(r.id, v.selected)) tr.classList.add('selected');
+      var cells = Array.isArray(r.cells) ? r.cells : [];
+      cols.forEach(function (c, j) {
+        var td = cell(j, j === 0 ? 'td first' : 'td');
+        td.dataset.path = p + '.cells[' + j + ']';
+        if (j === 0 && toneOf(r.tone) !== 'neutral') add(td, el('span', 'row-dot tone-' + toneOf(r.tone)));
+        add(td, el('span', 'cell-text', str(cells[j])));
         tr.appendChild(td);
       });
-      tb.appendChild(tr);
+      if (act && id !== null) live(tr, function () { act(id, 'select', { item: r.id }); });
+      e.appendChild(tr);
     });
-    add(t, tb);
-    if (!rows.length) add(e, el('div', 'list-empty', v.empty !== undefined ? str(v.empty) : 'No rows'));
-    add(e, t);
-    return extras(e, v, ['columns', 'headers', 'rows', 'data', 'items', 'empty']);
+    return e;
   });
 
   R.set('keyValue', function (v, path) {
-    var e = elem('dl', 'keyValue', path);
-    var member = ['items', 'pairs', 'entries', 'rows'].filter(function (m) { return Array.isArray(v[m]); })[0];
-    var entries;
-    if (member) {
-      entries = v[member].map(function (it, i) {
-        it = it && typeof it === 'object' ? it : { value: it };
-        return { k: first(it, ['key', 'label', 'name', 'term', 'title']), v: first(it, ['value', 'text', 'detail', 'description']), tone: it.tone, p: path + '.' + member + '[' + i + ']' };
-      });
-    } else if (v.data && typeof v.data === 'object' && !Array.isArray(v.data)) {
-      entries = Object.keys(v.data).map(function (k) { return { k: k, v: v.data[k], p: path + '.data.' + k }; });
-    } else {
-      entries = [];
-    }
-    entries.forEach(function (x) {
-      var dt = el('dt', '', str(x.k));
-      var dd = el('dd', '', str(x.v));
-      dt.dataset.path = x.p;
-      dd.dataset.path = x.p + '.value';
-      if (x.tone !== undefined) enumClass(dd, 'tone-', x.tone, TONES, null);
-      add(e, dt, dd);
+    var e = elem('div', 'keyValue', path);
+    (Array.isArray(v.items) ? v.items : []).forEach(function (it, i) {
+      it = it && typeof it === 'object' ? it : {};
+      var row = el('div', 'kv-row');
+      row.dataset.path = path + '.items[' + i + ']';
+      var val = el('div', 'kv-value tone-' + toneOf(it.tone), str(it.value));
+      if (it.mono === true) val.classList.add('mono');
+      add(row, el('div', 'kv-label', str(it.label)), val);
+      e.appendChild(row);
     });
-    return extras(e, v, ['items', 'pairs', 'entries', 'rows', 'data']);
+    return e;
   });
 
   R.set('stat', function (v, path) {
     var e = elem('div', 'stat', path);
-    if (v.tone !== undefined) enumClass(e, 'tone-', v.tone, TONES, null);
-    var label = first(v, ['label', 'title', 'name']);
-    if (label !== undefined) add(e, el('div', 'stat-label', str(label)));
-    var val = add(el('div', 'stat-value'), el('span', 'value', str(v.value)));
-    if (v.unit !== undefined) add(val, el('span', 'unit', str(v.unit)));
-    add(e, val);
-    var delta = first(v, ['delta', 'change', 'trend']);
-    if (delta !== undefined) {
-      var d = el('div', 'stat-delta', str(delta));
-      var n = typeof delta === 'number' ? delta : parseFloat(str(delta));
-      if (n > 0) d.classList.add('up');
-      if (n < 0) d.classList.add('down');
-      add(e, d);
-    }
-    var cap = first(v, ['caption', 'detail', 'description', 'help', 'subtitle']);
-    if (cap !== undefined) add(e, el('div', 'stat-caption', str(cap)));
-    return extras(e, v, ['label', 'title', 'name', 'value', 'unit', 'delta', 'change', 'trend', 'tone', 'caption', 'detail', 'description', 'help', 'subtitle']);
+    var tone = toneOf(v.tone);
+    e.classList.add('tone-' + tone);
+    var head = el('div', 'stat-head');
+    if (v.icon !== undefined && v.icon !== null) head.appendChild(icon(v.icon));
+    add(head, el('span', 'stat-label', str(v.label).toUpperCase()));
+    add(e, head, el('div', 'stat-value', str(v.value)));
+    if (v.detail !== undefined && v.detail !== null) add(e, el('div', 'stat-detail', str(v.detail)));
+    return e;
   });
 
   R.set('progress', function (v, path) {
     var e = elem('div', 'progress', path);
-    enumClass(e, 'tone-', v.tone, TONES, 'info');
-    var label = first(v, ['label', 'text', 'title']);
-    var frac = null;
-    if (typeof v.value === 'number') {
-      if (typeof v.max === 'number' && v.max > 0) frac = v.value / v.max;
-      else frac = v.value <= 1 ? v.value : v.value / 100;
-      frac = Math.max(0, Math.min(1, frac));
-    }
+    e.classList.add('tone-' + toneOf(v.tone));
+    var value = typeof v.value === 'number' && isFinite(v.value) ? Math.max(0, Math.min(1, v.value)) : 0;
     var head = el('div', 'progress-head');
-    if (label !== undefined) add(head, el('span', 'label', str(label)));
-    add(head, el('span', 'pct', frac === null ? 'indeterminate' : Math.round(frac * 100) + '%'));
-    var bar = el('div', 'bar');
-    var fill = el('div', 'fill' + (frac === null ? ' indeterminate' : ''));
-    if (frac !== null) fill.style.width = (frac * 100).toFixed(1) + '%';
-    add(e, head, add(bar, fill));
-    return extras(e, v, ['label', 'text', 'title', 'value', 'max', 'tone']);
+    add(head, el('span', 'label', v.label === undefined || v.label === null ? '' : str(v.label)));
+    // The detail takes the percentage's place.
+    add(head, el('span', 'pct', v.detail !== undefined && v.detail !== null ? str(v.detail) : Math.round(value * 100) + '%'));
+    var fill = el('div', 'fill');
+    fill.style.width = (value * 100).toFixed(1) + '%';
+    add(e, head, add(el('div', 'bar'), fill));
+    return e;
   });
 
-  R.set('callout', function (v, path, depth) {
+  var TONE_ICONS = { neutral: 'lightbulb', info: 'info', success: 'circle-check', warning: 'shield-alert', error: 'circle-x' };
+
+  R.set('callout', function (v, path) {
     var e = elem('div', 'callout', path);
-    enumClass(e, 'tone-', first(v, ['tone', 'kind', 'variant']), TONES, 'info');
-    if (v.icon !== undefined) add(e, icon(v.icon));
+    var tone = v.tone === undefined ? 'info' : toneOf(v.tone);
+    e.classList.add('tone-' + tone);
+    add(e, icon(v.icon !== undefined && v.icon !== null ? v.icon : TONE_ICONS[tone]));
     var body = el('div', 'callout-body');
-    if (v.title !== undefined) add(body, el('div', 'callout-title', str(v.title)));
-    var t = first(v, ['text', 'message', 'body', 'description']);
-    if (t !== undefined) add(body, el('div', 'callout-text', str(t)));
-    children(body, v, path, depth);
-    add(e, body);
-    return extras(e, v, ['tone', 'kind', 'variant', 'icon', 'title', 'text', 'message', 'body', 'description', 'children']);
+    if (v.title !== undefined && v.title !== null) add(body, el('div', 'callout-title', str(v.title)));
+    add(body, el('div', 'callout-text', str(v.text)));
+    return add(e, body);
   });
 
   R.set('select', function (v, path) {
     var e = elem('div', 'select', path);
-    if (v.label !== undefined) add(e, el('label', 'label', str(v.label)));
-    var s = el('select', 'field');
-    var any = false;
-    if (v.placeholder !== undefined) {
-      var ph = el('option', 'placeholder', str(v.placeholder));
-      ph.value = '';
-      add(s, ph);
+    e.__v = v;
+    var options = optionList(v.options);
+    var value = v.value === undefined ? '' : v.value;
+    var current = options.filter(function (o) { return same(o.value, value); })[0];
+    var trig = el('button', 'select-trigger');
+    trig.type = 'button';
+    add(trig, el('span', 'select-label' + (current ? '' : ' unset'), current ? str(current.label) : (v.placeholder !== undefined && v.placeholder !== null ? str(v.placeholder) : 'Choose…')), icon('chevron-down'));
+    var act = acting, id = elementId(v);
+    if (v.disabled === true) {
+      trig.disabled = true;
+      e.classList.add('disabled');
+      return add(e, trig);
     }
-    options(v).forEach(function (o, i) {
-      var op = el('option', '', optionLabel(o));
-      op.value = String(i);
-      op.dataset.path = path + '.options[' + i + ']';
-      if (v.value !== undefined && same(optionValue(o), v.value)) {
-        op.selected = true;
-        any = true;
-      }
-      add(s, op);
-    });
-    if (!any && v.placeholder !== undefined) s.value = '';
-    if (v.disabled === true) s.disabled = true;
-    add(e, s);
-    return extras(e, v, ['label', 'placeholder', 'options', 'items', 'choices', 'value', 'disabled']);
+    return add(e, menuOf(trig, options.map(function (o) {
+      return {
+        label: str(o.label) + (same(o.value, value) ? ' ✓' : ''), value: str(o.value),
+        send: function () { act(id, 'change', { value: o.value }); }
+      };
+    }), false));
   });
 
   R.set('checkbox', function (v, path) {
     var e = elem('div', 'checkbox', path);
-    var on = v.value === true || v.checked === true;
-    add(e, el('span', 'box ' + (on ? 'on' : 'off'), on ? '✓' : ''), el('span', 'label', str(v.label)));
+    var on = v.value === true;
+    var box = el('span', 'box ' + (on ? 'on' : 'off'));
+    if (on) box.appendChild(icon('check'));
+    var text = add(el('div', 'checkbox-text'), el('div', 'label', str(v.label)));
+    if (v.description !== undefined && v.description !== null) add(text, el('div', 'description', str(v.description)));
+    add(e, box, text);
+    var act = acting, id = elementId(v);
     if (v.disabled === true) e.classList.add('disabled');
-    return extras(e, v, ['label', 'value', 'checked', 'disabled']);
+    else if (act && id !== null) live(e, function () { act(id, 'change', { value: !on }); });
+    return e;
   });
 
   R.set('code', function (v, path) {
     var e = elem('figure', 'code', path);
-    var lang = first(v, ['language', 'lang']);
-    var title = first(v, ['title', 'filename']);
-    if (lang !== undefined || title !== undefined) add(e, el('figcaption', '', [str(title), str(lang)].filter(Boolean).join(' · ')));
-    add(e, el('pre', '', str(first(v, ['code', 'text', 'value', 'source', 'content']))));
-    return extras(e, v, ['language', 'lang', 'title', 'filename', 'code', 'text', 'value', 'source', 'content']);
-  });
-
-  function nodeLabel(n) {
-    if (n && typeof n === 'object') return str(first(n, ['label', 'title', 'text', 'name', 'id']));
-    return str(n);
-  }
-
-  function drawNodes(e, v, path, kind) {
-    var member = ['nodes', 'steps', 'items'].filter(function (m) { return Array.isArray(v[m]); })[0];
-    var nodes = member ? v[member] : [];
-    var edgeMember = ['edges', 'links', 'connections'].filter(function (m) { return Array.isArray(v[m]); })[0];
-    var edges = edgeMember ? v[edgeMember] : [];
-    var chain = el('div', kind + '-nodes');
-    nodes.forEach(function (n, i) {
-      if (i > 0 && !edges.length) add(chain, el('span', 'flow-arrow', '→'));
-      var c = el('div', 'flow-node', nodeLabel(n));
-      c.dataset.path = path + '.' + member + '[' + i + ']';
-      c.title = c.dataset.path;
-      if (n && typeof n === 'object') {
-        var tone = first(n, ['tone', 'status']);
-        if (tone !== undefined) enumClass(c, 'tone-', tone, TONES, null);
-        var det = first(n, ['detail', 'description', 'subtitle']);
-        if (det !== undefined) add(c, el('div', 'flow-detail', str(det)));
-      }
-      chain.appendChild(c);
+    var caption = v.title !== undefined && v.title !== null ? v.title : v.language;
+    var copy = el('button', 'btn icon-only ghost code-copy');
+    copy.type = 'button';
+    copy.appendChild(icon('copy'));
+    copy.title = 'Copy';
+    var text = str(v.text);
+    copy.addEventListener('click', function (ev) {
+      ev.stopPropagation();
+      if (navigator.clipboard) navigator.clipboard.writeText(text).catch(function () {});
+      if (typeof window.tapedeckHostToast === 'function') window.tapedeckHostToast('Copied');
     });
-    if (!nodes.length) add(chain, el('span', 'list-empty', 'no ' + (member || 'nodes')));
-    add(e, chain);
-    if (edges.length) {
-      var list = el('ul', 'flow-edges');
-      edges.forEach(function (x, i) {
-        var li = el('li');
-        li.dataset.path = path + '.' + edgeMember + '[' + i + ']';
-        x = x || {};
-        add(li, el('span', '', str(first(x, ['from', 'source']))), el('span', 'flow-arrow', ' → '), el('span', '', str(first(x, ['to', 'target']))));
-        if (x.label !== undefined) add(li, el('span', 'muted', '  ' + str(x.label)));
-        list.appendChild(li);
-      });
-      add(e, list);
-    }
-  }
+    if (caption !== undefined && caption !== null) add(e, add(el('figcaption', ''), el('span', 'code-caption', str(caption)), copy));
+    else add(e, add(el('div', 'code-corner'), copy));
+    var pre = el('pre', '', text);
+    if (typeof v.language === 'string') pre.dataset.language = v.language;
+    return add(e, pre);
+  });
 
   R.set('flow', function (v, path) {
     var e = elem('div', 'flow', path);
-    if (v.title !== undefined) add(e, el('div', 'section-title', str(v.title)));
-    drawNodes(e, v, path, 'flow');
-    return extras(e, v, ['title', 'nodes', 'steps', 'items', 'edges', 'links', 'connections', 'direction']);
+    var steps = Array.isArray(v.steps) ? v.steps.filter(function (s) { return s && typeof s === 'object'; }) : [];
+    var act = acting, id = elementId(v);
+    var insertMenu = optionList(v.insertMenu);
+    var stateOf = function (s) { return typeof s.state === 'string' && FLOW_STATES.indexOf(s.state) >= 0 ? s.state : 'on'; };
+    var gap = function (after, lit, last) {
+      var g = el('div', 'flow-gap' + (lit ? ' lit' : '') + (insertMenu.length ? ' insert' : '') + (last ? ' last' : ''));
+      add(g, el('span', 'flow-line'));
+      if (insertMenu.length) {
+        var b = el('button', 'flow-insert');
+        b.type = 'button';
+        add(b, icon('plus'), el('span', '', 'Add block'));
+        b.dataset.after = str(after.id);
+        add(g, add(el('div', 'flow-insert-bar'), el('span', 'rule'), menuOf(b, insertMenu.map(function (o) {
+          return { label: str(o.label), value: str(o.value), send: function () { act(id, 'insert', { value: o.value, item: after.id }); } };
+        }), false), el('span', 'rule')));
+      }
+      return g;
+    };
+    var dragged = null;
+    steps.forEach(function (s, i) {
+      var st = stateOf(s);
+      if (i > 0) e.appendChild(gap(steps[i - 1], st !== 'off' && stateOf(steps[i - 1]) !== 'off', false));
+      var card = el('div', 'flow-step state-' + st);
+      card.dataset.path = path + '.steps[' + i + ']';
+      card.dataset.id = str(s.id);
+      card.title = card.dataset.path + ' · flow step';
+      if (s.selected === true) card.classList.add('selected');
+      if (s.side === true) card.classList.add('side');
+      add(card, iconTile(s.icon, 'step-icon state-' + st));
+      var t = add(el('div', 'step-text'), el('div', 'step-title', str(s.title)));
+      if (s.subtitle !== undefined && s.subtitle !== null) add(t, el('div', 'step-subtitle', str(s.subtitle)));
+      add(card, t);
+      if (st === 'active') add(card, el('span', 'dot-spinner'));
+      else add(card, icon(st === 'error' ? 'circle-x' : 'chevron-right'));
+      if (act && id !== null) {
+        live(card, function () {
+          if (card.dataset.dragging === 'moved') return;
+          act(id, 'select', { item: s.id });
+        });
+        if (v.reorderable === true) {
+          card.classList.add('reorderable');
+          // Dragged onto another step: move, the dragged step as item and
+          // the one it was dropped on as value (the host sends no typing first).
+          card.addEventListener('mousedown', function (ev) {
+            if (ev.button !== 0) return;
+            dragged = { step: s, x: ev.clientX, y: ev.clientY, moved: false };
+            card.dataset.dragging = '';
+          });
+          card.addEventListener('mousemove', function (ev) {
+            if (dragged && dragged.step === s && Math.abs(ev.clientY - dragged.y) + Math.abs(ev.clientX - dragged.x) > 4) dragged.moved = true;
+          });
+          card.addEventListener('mouseup', function () {
+            var d = dragged;
+            dragged = null;
+            if (!d) return;
+            if (d.step !== s) {
+              card.dataset.dragging = 'moved';
+              setTimeout(function () { card.dataset.dragging = ''; }, 0);
+              act(id, 'move', { value: s.id, item: d.step.id, flush: false });
+            }
+          });
+          card.addEventListener('mouseenter', function () { if (dragged && dragged.step !== s) card.classList.add('drop-target'); });
+          card.addEventListener('mouseleave', function () { card.classList.remove('drop-target'); });
+        }
+      }
+      e.appendChild(card);
+    });
+    if (steps.length && insertMenu.length) e.appendChild(gap(steps[steps.length - 1], false, true));
+    return e;
   });
 
-  R.set('popover', function (v, path, depth) {
+  // The host draws a popover beside the panel (drawPopover), not in it.
+  R.set('popover', function (v, path) {
     var e = elem('div', 'popover', path);
-    var trig = first(v, ['label', 'title', 'trigger', 'text']);
-    var b = el('button', 'btn variant-secondary popover-trigger');
-    b.type = 'button';
-    if (v.icon !== undefined) b.appendChild(icon(v.icon));
-    if (trig && typeof trig === 'object' && typeof trig.type === 'string') b.appendChild(renderNode(trig, path + '.trigger', depth + 1));
-    else add(b, el('span', 'label', trig === undefined ? 'popover' : str(trig)), el('span', 'caret', ' ▾'));
-    var body = el('div', 'popover-body');
-    body.dataset.caption = 'popover content';
-    children(body, v, path, depth);
-    if (v.content !== undefined) children(body, v, path, depth, 'content');
-    add(e, b, body);
-    return extras(e, v, ['label', 'title', 'trigger', 'text', 'icon', 'children', 'content']);
+    e.hidden = true;
+    return e;
   });
+
+  // drawPopover draws a popover as the host does: a card at the panel's
+  // right edge with its title and a close button (close).
+  function drawPopover(v, path) {
+    var c = el('div', 'popover-card');
+    c.dataset.path = path;
+    c.dataset.type = 'popover';
+    if (typeof v.id === 'string') c.dataset.id = v.id;
+    var x = el('button', 'btn icon-only ghost popover-close');
+    x.type = 'button';
+    x.appendChild(icon('x'));
+    x.title = path + ' · close';
+    var act = acting, id = elementId(v);
+    if (act && id !== null) live(x, function () { act(id, 'close', {}); });
+    add(c, add(el('div', 'popover-head'), el('span', 'popover-title', str(v.title)), x));
+    return add(c, children(el('div', 'popover-body'), v, path, 0));
+  }
+
+  // firstPopover finds the popover the host shows: the first one, depth
+  // first, through the containers' children.
+  function firstPopover(v, path) {
+    if (!v || typeof v !== 'object') return null;
+    if (v.type === 'popover') return { v: v, path: path };
+    if (['column', 'row', 'section', 'card', 'grid', 'tabs', 'popover'].indexOf(v.type) < 0 || !Array.isArray(v.children)) return null;
+    for (var i = 0; i < v.children.length; i++) {
+      var f = firstPopover(v.children[i], path + '.children[' + i + ']');
+      if (f) return f;
+    }
+    return null;
+  }
 
   // later than API 4
 
@@ -809,7 +1157,7 @@
       e.appendChild(svg);
       add(e, el('div', 'muted', ys.length + ' values, ' + lo + ' … ' + hi));
     } else {
-      drawNodes(e, v, path, 'graph');
+      add(e, el('div', 'muted', 'no values to chart'));
     }
     return extras(e, v, ['title', 'label', 'values', 'data', 'points', 'series', 'kind', 'chart', 'variant', 'nodes', 'steps', 'items', 'edges', 'links', 'connections']);
   });
@@ -829,19 +1177,23 @@
       if (Array.isArray(v.children)) children(e, v, path, depth);
     } else {
       e = r(v, path, depth);
+      if (Object.prototype.hasOwnProperty.call(FIELDS, t)) extras(e, v, FIELDS[t]);
     }
     if (typeof v.id === 'string') e.dataset.id = v.id;
     return e;
   }
 
-  // drawPanel draws a ui/setPanel tree the way the host would show it.
-  // drawPanel draws a ui/setPanel tree the way the host would show it.
-  // With act, the panel is live: a button sends click; an input change (as
-  // it is typed) and submit (Enter), with its value; a list select with
-  // the item, and a row's button action with item and action; a choice
-  // change with the option's value; a toggle change with the new boolean.
+  // drawPanel draws a ui/setPanel tree the way the host shows it. With
+  // act, the panel is live and its controls send what the host sends
+  // (docs/agentty-elements.md): act(element, event, extra). An input's
+  // keystrokes go to act as event "type" (the page sends change the host's
+  // way, after a pause); extra.flush false marks the events the host sends
+  // without first sending typing it has not sent. The tree's first popover
+  // is drawn as the host does, beside the panel: the returned element's
+  // popoverCard (also appended to it for a page that leaves it there).
   function drawPanel(tree, act) {
     var p = el('div', 'panel');
+    p.popoverCard = null;
     if (act) p.classList.add('live');
     if (tree === undefined) {
       add(p, placeholder('tree', 'this ui/setPanel has no tree', 'unknown'));
@@ -850,6 +1202,11 @@
     acting = act || null;
     try {
       p.appendChild(renderNode(tree, 'tree', 0));
+      var pop = firstPopover(tree, 'tree');
+      if (pop) {
+        p.popoverCard = drawPopover(pop.v, pop.path);
+        p.appendChild(p.popoverCard);
+      }
     } finally {
       acting = null;
     }
@@ -869,14 +1226,19 @@
 
   // drawToast draws one ui/notify as a toast; a dropped one (the host's
   // 700 ms rule, as check finds it) is drawn struck through and says so.
-  function drawToast(params, dropped) {
+  function drawToast(params, dropped, name) {
     var p = params && typeof params === 'object' ? params : {};
     var t = el('div', 'toast');
     enumClass(t, 'kind-', p.kind, KINDS, 'info');
-    add(t, el('span', 'toast-message', visible(str(p.message))));
+    // The host shows "Plugin name: message", the message cut at 300
+    // characters, whatever the kind, with a check mark.
+    var msg = Array.from(str(p.message)).slice(0, 300).join('');
+    var text = el('div', 'toast-text');
+    add(text, el('span', 'toast-message', visible((name ? name + ': ' : '') + msg)));
+    add(t, icon('circle-check'), text);
     if (dropped) {
       t.classList.add('dropped');
-      add(t, el('span', 'toast-dropped', 'dropped by the host: within 700 ms of the last one shown'));
+      add(text, el('span', 'toast-dropped', 'dropped by the host: within 700 ms of the last one shown'));
     }
     return t;
   }
