@@ -300,7 +300,8 @@ func (s *server) api(w http.ResponseWriter, req *http.Request) {
 	json.NewEncoder(w).Encode(res)
 }
 
-var uiEvents = map[string]bool{"click": true, "change": true, "submit": true, "select": true, "action": true}
+var uiEvents = map[string]bool{"click": true, "change": true, "submit": true, "select": true, "action": true,
+	"close": true, "move": true, "insert": true, "resize": true, "add": true}
 
 // isKeepName says name may name a kept session: a file name of a letter
 // or digit and then at most 80 letters, digits, dots, underscores and
@@ -337,7 +338,7 @@ func (s *server) do(a *action) (any, error) {
 	switch a.Do {
 	case "ui":
 		if a.Element == "" || !uiEvents[a.Event] {
-			return nil, fmt.Errorf("ui/event needs an element and one of the events click, change, submit, select, action")
+			return nil, fmt.Errorf("ui/event needs an element and one of the events click, change, submit, select, action, close, move, insert, resize, add")
 		}
 		// The host's member order: element, event, value, item, action, context.
 		var b bytes.Buffer
