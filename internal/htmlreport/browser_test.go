@@ -104,7 +104,7 @@ func TestBrowser(t *testing.T) {
 			"list item path":             `.item[data-path="tree.children[2].children[5].items[0]"]`,
 			"checked checkbox":           `.el-checkbox .box.on`,
 			"error callout":              `.el-callout.tone-error`,
-			"the select shows its value":  `.el-select .select-label:not(.unset)`,
+			"the select shows its value": `.el-select .select-label:not(.unset)`,
 			"popover beside the panel":   `.popover-card .popover-body .el-text`,
 			"real icons":                 `.el-button svg.icon[data-icon=play]`,
 			"flow step done":             `.flow-step.state-done`,
