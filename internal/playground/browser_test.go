@@ -61,7 +61,9 @@ func TestPlaygroundInABrowser(t *testing.T) {
 	}
 	click(`.live-panel .el-button[data-id=go]`, "go click")
 	click(`.live-panel .item[data-id=b] .item-title`, "items select b")
-	click(`.live-panel .item[data-id=a] .action[data-action=rm]`, "items action a rm")
+	// A row's buttons show while the pointer is on it, as in the host.
+	point(t, ctx, `.live-panel .item[data-id=a] .action[data-action=rm]`)
+	lastSays(t, ctx, "items action a rm")
 	click(`.live-panel .el-choice .option:nth-child(3)`, "size change l")
 	click(`.live-panel .el-toggle`, "dark change true")
 	ask := func(id, answer string) {
@@ -75,7 +77,7 @@ func TestPlaygroundInABrowser(t *testing.T) {
 	ask("bogus", `nope/method: {"code":-32601,"message":"unknown method \"nope/method\""}`)
 	do(t, ctx, "notify twice", chromedp.Click(chromedp.CSS(`.live-panel .el-button[data-id=notify]`)))
 	waitFor(t, ctx, "the second toast marked dropped", `document.body.dataset.dropped === '1' && document.querySelector('.toast.dropped') !== null`)
-	if got := browsertest.Eval[string](t, ctx, `document.querySelector('.toast.dropped .toast-message').textContent`); got != "second" {
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector('.toast.dropped .toast-message').textContent`); got != "Widgets (node fixture): second" {
 		t.Errorf("the dropped toast says %q, want second", got)
 	}
 	browsertest.Screenshot(t, ctx, "playground")

@@ -372,7 +372,10 @@ func (s *server) stateLocked(r *run) any {
 		Session  string `json:"session,omitempty"`
 		Exit     string `json:"exit,omitempty"`
 		Recorded bool   `json:"recorded"`
-	}{T: "state", Run: r.n, Running: !r.over}
+		// Stopped: the host stopped it (shutdown); an exit without it is
+		// the plugin's own, which the page shows as a crash.
+		Stopped bool `json:"stopped"`
+	}{T: "state", Run: r.n, Running: !r.over, Stopped: r.stopped}
 	if res := r.result; res != nil {
 		st.Session, st.Recorded = res.Session, res.Recorded
 		switch {

@@ -45,6 +45,11 @@ func TestWatchReplaysTheActions(t *testing.T) {
 			t.Errorf("the watch comparison lacks %q:\n%s", want, text)
 		}
 	}
+	// The page shows the diff the command line prints, line for line (it
+	// once showed it as one paragraph with literal \n in it).
+	if cli := browsertest.Eval[string](t, ctx, `window.tapedeckPlay.watched.text`); text != strings.TrimSuffix(cli, "\n") || !strings.Contains(text, "\n") || strings.Contains(text, `\n`) {
+		t.Errorf("the page's watch diff:\n%s\nwant the command line's:\n%s", text, cli)
+	}
 	if strings.Contains(text, "missing") || strings.Contains(text, "extra") {
 		t.Errorf("the actions were not all played again:\n%s", text)
 	}

@@ -27,18 +27,31 @@
   var tl = null;
   var panelFrames = []; // indexes of ui/setPanel frames the host took
   var dom = {};
-  var typed = {}; // input id → text typed, kept across redraws
+  // fields: input id → the host's view of a text field (see syncField).
+  var fields = {};
+  var sending = Promise.resolve(); // posts go out one after another, in order
 
   function status(text, isError) {
     dom.status.textContent = text;
     dom.status.classList.toggle('error', !!isError);
   }
 
+  // post sends an action; a ui/event's value given as JSON text
+  // (rawValue: a number as the host writes it, 300.0) goes as that text.
   function post(body) {
+    var text;
+    if (body.rawValue !== undefined) {
+      var rest = Object.assign({}, body);
+      delete rest.rawValue;
+      delete rest.value;
+      text = JSON.stringify(rest).slice(0, -1) + ',"value":' + body.rawValue + '}';
+    } else {
+      text = JSON.stringify(body);
+    }
     return fetch('api', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-Tapedeck-Token': token },
-      body: JSON.stringify(body)
+      body: text
     }).then(function (r) {
       return r.json().then(function (j) {
         if (!r.ok) throw new Error(j.error || ('HTTP ' + r.status));
@@ -50,14 +63,104 @@
     });
   }
 
-  function act(element, event, extra) {
+  function send(b) {
+    sending = sending.then(function () {
+      return post(b).then(function () { status('sent ui/event ' + b.element + ' ' + b.event); }, function () {});
+    });
+    return sending;
+  }
+
+  function uiEvent(element, event, extra) {
     var b = { do: 'ui', element: element, event: event };
-    if (extra && extra.value !== undefined) b.value = extra.value;
+    if (extra && extra.rawValue !== undefined) b.value = JSON.parse(extra.rawValue);
+    else if (extra && extra.value !== undefined) b.value = extra.value;
     if (extra && extra.item !== undefined) b.item = extra.item;
     if (extra && extra.action !== undefined) b.action = extra.action;
-    if (event === 'change' && extra && typeof extra.value === 'string') typed[element] = extra.value;
-    post(b).then(function () { status('sent ui/event ' + element + ' ' + event); }, function () {});
+    if (extra && extra.rawValue !== undefined) b.rawValue = extra.rawValue;
+    return send(b);
   }
+
+  // The host's text fields (its plugin_panel.rs): typing sends change once
+  // it has paused 250 ms; Enter sends submit; a click on any other control
+  // of the panel first sends the typing not sent yet (flush). A tree from
+  // the plugin replaces what is typed only as syncField says.
+  var TYPING_PAUSE = 250;
+
+  function fieldOf(id, value) {
+    if (!fields[id]) fields[id] = { applied: value, fromPlugin: value, submitted: false, generation: 0, text: value };
+    return fields[id];
+  }
+
+  function typing(id, text) {
+    var f = fieldOf(id, '');
+    f.text = text;
+    f.submitted = false; // typing again: an empty value from the plugin is an old one
+    if (f.applied === text) return;
+    var g = ++f.generation;
+    setTimeout(function () {
+      if (fields[id] !== f || f.generation !== g) return;
+      f.applied = text;
+      uiEvent(id, 'change', { value: text });
+    }, TYPING_PAUSE);
+  }
+
+  function flushFields() {
+    Object.keys(fields).forEach(function (id) {
+      var f = fields[id];
+      f.submitted = true;
+      if (f.applied !== f.text) {
+        f.generation++;
+        f.applied = f.text;
+        uiEvent(id, 'change', { value: f.text });
+      }
+    });
+  }
+
+  // syncField: a tree arrived with value for a field showing typed (the
+  // host's sync_field and should_apply): true when value replaces it.
+  function syncField(f, typed, value, focused) {
+    var changed = f.fromPlugin !== value;
+    f.fromPlugin = value;
+    if (typed === value) {
+      f.applied = value;
+      return false;
+    }
+    // Typing not sent yet waits for its answer; only a value the plugin
+    // changed meanwhile is looked at.
+    if (!changed && f.applied !== typed) return false;
+    var submitted = f.submitted;
+    f.submitted = false;
+    var apply = !focused || (submitted && value === '') || (changed && typed.indexOf(value) !== 0);
+    if (apply) f.applied = value;
+    return apply;
+  }
+
+  function act(element, event, extra) {
+    extra = extra || {};
+    if (S && S.state && !S.state.running) {
+      status('the plugin is not running: Restart it', true);
+      return;
+    }
+    if (event === 'type') {
+      typing(element, extra.value);
+      return;
+    }
+    if (event === 'submit') {
+      var f = fieldOf(element, '');
+      f.text = extra.value;
+      f.applied = extra.value;
+      f.submitted = true;
+      uiEvent(element, 'submit', { value: extra.value });
+      return;
+    }
+    if (extra.flush !== false) flushFields();
+    uiEvent(element, event, extra);
+  }
+
+  // The host's own toasts (a copied code block) go where the plugin's do.
+  window.tapedeckHostToast = function (text) {
+    showToast(drawToast({ message: text, kind: 'success' }, false, ''));
+  };
 
   function button(text, onClick, cls) {
     var b = el('button', cls || '', text);
@@ -101,8 +204,16 @@
     add(dom.panelBox, add(el('div', 'panel-head'), dom.panelTitle, dom.badge, dom.panelNote));
     dom.panel = el('div', 'panel-slot');
     dom.rejected = el('div', 'rejected-note');
+    // Beside the panel, over the page next to it, as the host places them:
+    // the tree's popover, and the toasts.
+    dom.side = el('div', 'panel-side');
+    dom.popover = el('div', 'popover-slot');
     dom.toasts = el('div', 'toasts');
-    add(dom.panelBox, dom.panel, dom.rejected, dom.toasts);
+    add(dom.side, dom.popover, dom.toasts);
+    // A plugin that stopped: what it said last, and the way back.
+    dom.crash = el('div', 'crash-banner');
+    dom.crash.hidden = true;
+    add(dom.panelBox, dom.crash, dom.panel, dom.rejected, dom.side);
 
     var host = el('section', 'host');
     add(host, el('h3', '', 'The host'));
@@ -181,6 +292,40 @@
     document.body.dataset.running = String(st.running);
     document.body.dataset.run = String(st.run);
     if (st.session) document.body.dataset.session = st.session;
+    drawCrash();
+  }
+
+  // CRASH_LINES is how much of the plugin's log the host shows when it has
+  // stopped: its last 12 lines.
+  var CRASH_LINES = 12;
+
+  // drawCrash: a plugin that is not running has its panel disabled, and a
+  // banner says why, with the end of its stderr in whole lines (a
+  // traceback together) and Restart at hand.
+  function drawCrash() {
+    var st = S && S.state;
+    var over = !!(st && !st.running);
+    dom.panelBox.classList.toggle('stopped', over);
+    dom.crash.hidden = !over;
+    document.body.dataset.crashed = String(over && !st.stopped);
+    if (!over) {
+      dom.crash.replaceChildren();
+      return;
+    }
+    var name = S.plugin ? S.plugin.name || S.plugin.id : 'the plugin';
+    var tail = frames.filter(function (f) { return f.d === 'err' && f.k === 'stderr'; }).slice(-CRASH_LINES).map(function (f) { return f.r || ''; });
+    var head = st.stopped ? name + ' was stopped by the host (' + (st.exit || 'exited') + ')' : name + ' stopped: ' + (st.exit || 'exited');
+    var restart = button('Restart', function () { post({ do: 'restart' }).catch(function () {}); }, 'primary crash-restart');
+    dom.crash.className = 'crash-banner' + (st.stopped ? ' stopped' : ' failed');
+    dom.crash.replaceChildren(add(el('div', 'crash-head'), el('span', 'crash-title', head), restart));
+    if (tail.length) add(dom.crash, el('pre', 'crash-log', tail.map(function (l) { return visibleLine(l); }).join('\n')));
+    else add(dom.crash, el('p', 'crash-none', 'It wrote nothing on stderr.'));
+  }
+
+  // visibleLine shows one line of a log whole: tabs stay tabs, other
+  // control characters are escaped.
+  function visibleLine(l) {
+    return l.split('\t').map(visible).join('\t');
   }
 
   function drawKept() {
@@ -200,7 +345,9 @@
       add(dom.watch, el('p', 'muted', 'Watching the plugin\'s files: a change starts it again and plays the actions so far.'));
       return;
     }
-    add(dom.watch, el('p', w.same ? 'same' : 'differs', visible(w.why) + ': ' + (w.same ? 'the plugin said the same again' : 'the plugin said something else')), el('pre', 'watch-diff', visible(w.text)));
+    // The diff the command line prints, line for line.
+    var text = String(w.text || '').replace(/\n$/, '').split('\n').map(visibleLine).join('\n');
+    add(dom.watch, el('p', w.same ? 'same' : 'differs', visible(w.why) + ': ' + (w.same ? 'the plugin said the same again' : 'the plugin said something else')), el('pre', 'watch-diff', text));
   }
 
   // ---------- the panel, its toasts and badge ----------
@@ -216,39 +363,74 @@
   }
 
   function redraw() {
-    var focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.id : null;
-    var caret = focused ? document.activeElement.selectionStart : null;
+    var active = document.activeElement;
+    var focused = active && active.dataset && active.dataset.id && active.closest && active.closest('.live-panel') ? active.dataset.id : null;
+    var caret = focused ? [active.selectionStart, active.selectionEnd] : null;
+    var suggesting = focused && active.parentNode && active.parentNode.querySelector('.suggest:not([hidden])') !== null;
+    // What each field shows now, before the tree replaces the panel.
+    var shown = {};
+    Array.prototype.forEach.call(dom.panel.querySelectorAll('.field[data-id]'), function (i) { shown[i.dataset.id] = i.value; });
     var cur = currentTree();
     dom.panel.replaceChildren();
+    dom.popover.replaceChildren();
     if (!cur) {
       add(dom.panel, el('p', 'panel-note', 'The plugin has not set a panel yet.'));
       return;
     }
     var p = drawPanel(cur.tree, act);
     dom.panel.appendChild(p);
+    if (p.popoverCard) dom.popover.appendChild(p.popoverCard);
     p.dataset.seq = String(frames[cur.index].s);
-    // A field keeps what the person typed while it has the focus, and when
-    // the plugin does not set its value.
-    Array.prototype.forEach.call(p.querySelectorAll('input.field[data-id]'), function (i) {
+    var seen = {};
+    Array.prototype.forEach.call(p.querySelectorAll('.field[data-id]'), function (i) {
       var id = i.dataset.id;
+      var value = i.dataset.plugin;
+      seen[id] = true;
+      if (!fields[id] || shown[id] === undefined) {
+        // A field the panel did not show: it shows the plugin's value.
+        if (!fields[id]) fieldOf(id, value);
+        fields[id].fromPlugin = value;
+        fields[id].applied = value;
+        fields[id].text = value;
+        return;
+      }
+      var f = fields[id];
+      var typed = shown[id];
+      if (!syncField(f, typed, value, id === focused)) i.value = typed;
+      f.text = i.value;
       if (id === focused) {
-        i.value = typed[id] !== undefined ? typed[id] : i.value;
         i.focus();
-        if (caret !== null) i.setSelectionRange(caret, caret);
-      } else if (!i.value && typed[id] !== undefined) {
-        i.value = typed[id];
+        if (caret) i.setSelectionRange(Math.min(caret[0], i.value.length), Math.min(caret[1], i.value.length));
+        if (i.refreshSuggestions && suggesting) i.refreshSuggestions();
       }
     });
+    Object.keys(fields).forEach(function (id) { if (!seen[id]) delete fields[id]; });
+  }
+
+  // showToast puts a toast beside the panel, as the host does: it fades in
+  // and goes 1.8 s later (a dropped one, which the host never shows, stays
+  // a little longer, struck through).
+  var TOAST_MS = 1800;
+
+  function showToast(t) {
+    dom.toasts.prepend(t);
+    while (dom.toasts.children.length > 6) dom.toasts.lastChild.remove();
+    var leave = function () {
+      t.classList.add('leaving');
+      setTimeout(function () { t.remove(); }, 200);
+    };
+    setTimeout(function () {
+      if (t.classList.contains('dropped')) setTimeout(leave, 2200);
+      else leave();
+    }, TOAST_MS);
   }
 
   function toast(i) {
     var f = frames[i];
     var m = parseLine(f);
-    var t = drawToast(m && m.params, false);
+    var t = drawToast(m && m.params, false, S && S.plugin ? S.plugin.name || S.plugin.id : '');
     t.dataset.index = String(i);
-    dom.toasts.appendChild(t);
-    while (dom.toasts.children.length > 4) dom.toasts.firstChild.remove();
-    setTimeout(function () { t.remove(); }, 5000);
+    showToast(t);
   }
 
   function badge(i) {
@@ -270,6 +452,7 @@
         frames[f.p - 1].l = f.l;
       }
     }
+    if (live && f.d === 'err' && S && S.state && !S.state.running) drawCrash();
     if (isSetPanel(f)) {
       panelFrames.push(i);
       if (live) redraw();
@@ -305,7 +488,7 @@
       var t = dom.toasts.querySelector('.toast[data-index="' + x.index + '"]');
       if (t) {
         t.classList.add('dropped');
-        add(t, el('span', 'toast-dropped', 'dropped by the host: within 700 ms of the last one shown'));
+        add(t.querySelector('.toast-text') || t, el('span', 'toast-dropped', 'dropped by the host: within 700 ms of the last one shown'));
       }
       document.body.dataset.dropped = String((Number(document.body.dataset.dropped) || 0) + 1);
     }
@@ -325,6 +508,8 @@
     dom.findings.replaceChildren();
     dom.rejected.textContent = '';
     dom.toasts.replaceChildren();
+    dom.popover.replaceChildren();
+    fields = {};
     dom.badge.replaceChildren();
     dom.panelBox.classList.remove('closed');
     var p = r.plugin;
@@ -363,7 +548,7 @@
       case 'context': S.context = m.context; dom.context.value = JSON.stringify(m.context); break;
       case 'answer': S.answers[m.method] = m.answer; S.edited[m.method] = true; drawAnswers(); break;
       case 'kept': S.kept.push(m); drawKept(); break;
-      case 'watch': S.watched = m; drawWatch(m); document.body.dataset.watched = String(Number(document.body.dataset.watched || 0) + 1); break;
+      case 'watch': S.watched = m; window.tapedeckPlay.watched = m; drawWatch(m); document.body.dataset.watched = String(Number(document.body.dataset.watched || 0) + 1); break;
     }
   }
 
