@@ -196,6 +196,11 @@ func TestElementsInABrowser(t *testing.T) {
 	point(t, ctx, panel+`.tab-add`)
 	click(panel+`.menu-item[data-value=notes]`, "tabs add notes")
 
+	// check knows every element and field the host reads: nothing to say.
+	if found := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('.findings-live .finding')].map(e => e.textContent)`); len(found) != 0 {
+		t.Errorf("check found, in a plugin of host shapes only:\n%s", strings.Join(found, "\n"))
+	}
+
 	// A crash: the plugin's last lines, the panel disabled, Restart.
 	session := browsertest.Eval[string](t, ctx, `document.body.dataset.session || ''`)
 	point(t, ctx, panel+`.el-button[data-id=crash]`)
