@@ -77,9 +77,10 @@ func TestPlaygroundInABrowser(t *testing.T) {
 	ask("bogus", `nope/method: {"code":-32601,"message":"unknown method \"nope/method\""}`)
 	do(t, ctx, "notify twice", chromedp.Click(chromedp.CSS(`.live-panel .el-button[data-id=notify]`)))
 	waitFor(t, ctx, "the second toast marked dropped", `document.body.dataset.dropped === '1' && document.querySelector('.toast.dropped') !== null`)
-	if got := browsertest.Eval[string](t, ctx, `document.querySelector('.toast.dropped .toast-message').textContent`); got != "Widgets (node fixture): second" {
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector('.toasts .toast.dropped .toast-message').textContent`); got != "Widgets (node fixture): second" {
 		t.Errorf("the dropped toast says %q, want second", got)
 	}
+	do(t, ctx, "scroll to the panel", chromedp.Evaluate[chromedp.Void](`(() => { const l = document.querySelector('.play-left'); l.scrollLeft = 0; l.scrollTop = 0; })()`))
 	browsertest.Screenshot(t, ctx, "playground")
 	if path := os.Getenv("TAPEDECK_SCREENSHOT"); path != "" {
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())

@@ -23,7 +23,7 @@ import (
 func center(t *testing.T, ctx context.Context, sel string) (float64, float64) {
 	t.Helper()
 	js, _ := json.Marshal(sel)
-	xy := browsertest.Eval[[]float64](t, ctx, `(() => { const e = document.querySelector(`+string(js)+`); if (!e) return []; e.scrollIntoView({block: 'center', inline: 'center'}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
+	xy := browsertest.Eval[[]float64](t, ctx, `(() => { const e = document.querySelector(`+string(js)+`); if (!e) return []; e.scrollIntoView({block: 'center', inline: 'nearest'}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
 	if len(xy) != 2 {
 		t.Fatalf("nothing matches %s", sel)
 	}
@@ -62,7 +62,7 @@ func drag(t *testing.T, ctx context.Context, from, to string, dx, dy float64) {
 
 func screenshotTo(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	do(t, ctx, "scroll to the panel", chromedp.Evaluate[chromedp.Void](`document.querySelector('.play-left').scrollTop = 0`))
+	do(t, ctx, "scroll to the panel", chromedp.Evaluate[chromedp.Void](`(() => { const l = document.querySelector('.play-left'); l.scrollLeft = 0; l.scrollTop = 0; })()`))
 	browsertest.Screenshot(t, ctx, name)
 	if dir := os.Getenv("TAPEDECK_SCREENSHOTS"); dir != "" {
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())

@@ -213,7 +213,7 @@
     // A plugin that stopped: what it said last, and the way back.
     dom.crash = el('div', 'crash-banner');
     dom.crash.hidden = true;
-    add(dom.panelBox, dom.crash, dom.panel, dom.rejected, dom.side);
+    add(dom.panelBox, dom.crash, dom.panel, dom.rejected);
 
     var host = el('section', 'host');
     add(host, el('h3', '', 'The host'));
@@ -264,7 +264,17 @@
     add(right, dom.timeline, dom.findings);
     add(main, left, right);
     dom.status = el('div', 'play-status', 'connected');
-    add(app, top, main, dom.status);
+    add(app, top, main, dom.status, dom.side);
+    left.addEventListener('scroll', placeSide);
+    window.addEventListener('resize', placeSide);
+  }
+
+  // placeSide keeps the popover and the toasts at the panel's right edge,
+  // over the page beside it, wherever the panel has scrolled to.
+  function placeSide() {
+    var r = dom.panelBox.getBoundingClientRect();
+    dom.side.style.left = Math.round(r.right + 12) + 'px';
+    dom.side.style.top = Math.round(Math.max(r.top, 0) + 44) + 'px';
   }
 
   function showAnswer() {
@@ -380,6 +390,7 @@
     var p = drawPanel(cur.tree, act);
     dom.panel.appendChild(p);
     if (p.popoverCard) dom.popover.appendChild(p.popoverCard);
+    placeSide();
     p.dataset.seq = String(frames[cur.index].s);
     var seen = {};
     Array.prototype.forEach.call(p.querySelectorAll('.field[data-id]'), function (i) {
@@ -413,6 +424,7 @@
   var TOAST_MS = 1800;
 
   function showToast(t) {
+    placeSide();
     dom.toasts.prepend(t);
     while (dom.toasts.children.length > 6) dom.toasts.lastChild.remove();
     var leave = function () {
