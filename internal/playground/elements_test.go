@@ -60,6 +60,15 @@ func drag(t *testing.T, ctx context.Context, from, to string, dx, dy float64) {
 	do(t, ctx, "drag "+from, steps...)
 }
 
+// typeQuickly types text into the field sel a key at a time, each key an
+// input event as a keyboard's, all within a few milliseconds: a person
+// typing without a pause, which a driven browser under load cannot
+// promise key by key.
+func typeQuickly(t *testing.T, ctx context.Context, sel, text string) {
+	t.Helper()
+	do(t, ctx, "type "+text, chromedp.Evaluate[chromedp.Void](`(() => { const f = document.querySelector(`+jsq(sel)+`); f.focus(); for (const c of `+jsq(text)+`) { f.value += c; f.setSelectionRange(f.value.length, f.value.length); f.dispatchEvent(new InputEvent('input', {bubbles: true, inputType: 'insertText', data: c})); } })()`))
+}
+
 func screenshotTo(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	do(t, ctx, "scroll to the panel", chromedp.Evaluate[chromedp.Void](`(() => { const l = document.querySelector('.play-left'); l.scrollLeft = 0; l.scrollTop = 0; })()`))
@@ -110,19 +119,19 @@ func TestElementsInABrowser(t *testing.T) {
 	// Typing: one change once it pauses, then submit; the plugin clears the
 	// field, and it is empty.
 	q := panel + `input.field[data-id=q]`
-	do(t, ctx, "type plugin store", chromedp.Click(chromedp.CSS(q)), chromedp.SendKeys(chromedp.CSS(q), "plugin store"))
+	typeQuickly(t, ctx, q, "plugin store")
 	lastSays(t, ctx, "q change plugin store")
 	do(t, ctx, "press Enter", chromedp.SendKeys(chromedp.CSS(q), "\r"))
 	lastSays(t, ctx, "q submit plugin store")
 	panelSays(t, ctx, "query: plugin store")
 	has("the field the plugin cleared is empty", `document.querySelector(`+jsq(q)+`).value === ''`)
 	// Typing then a click at once: the typing goes first.
-	do(t, ctx, "type ab", chromedp.SendKeys(chromedp.CSS(q), "ab"))
+	typeQuickly(t, ctx, q, "ab")
 	click(panel+`.el-button[data-id=go]`, "go click")
 	has("the field is the plugin's again", `document.querySelector(`+jsq(q)+`).value === ''`)
 	// A text area with completions: {{ba offers baseUrl, Enter inserts it.
 	body := panel + `textarea.field[data-id=body]`
-	do(t, ctx, "type {{ba", chromedp.Click(chromedp.CSS(body)), chromedp.SendKeys(chromedp.CSS(body), "{{ba"))
+	typeQuickly(t, ctx, body, "{{ba")
 	waitFor(t, ctx, "the suggestion", `[...document.querySelectorAll('.el-input .suggestion .label')].some(e => e.textContent === 'baseUrl')`)
 	do(t, ctx, "pick it", chromedp.KeyEvent("\r"))
 	lastSays(t, ctx, "body change {{baseUrl}}")
