@@ -51,6 +51,8 @@ type Options struct {
 	// to the frames (a frame with a header block says headers).
 	Framing string
 
+	// The rest is for Agentty's rules; the other profiles' ignore it.
+
 	// Manifest is the plugin's agentty-plugin.json. Nil skips the
 	// permission rules, with an info finding that says so.
 	Manifest *Manifest

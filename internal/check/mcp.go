@@ -33,13 +33,18 @@ const (
 	RuleToolErrorAsResult    = "tool-error-as-result"
 )
 
-// The revisions tapedeck knows; a session that names none is cited by the
-// latest with the initialize handshake.
 const (
-	mcpStateless     = "2026-07-28"
-	mcpDefault       = "2025-11-25"
-	metaVersion      = "io.modelcontextprotocol/protocolVersion"
-	maxSpentTokens   = 1 << 16
+	// mcpDefault is the revision a session that names none is cited by:
+	// the latest with the initialize handshake.
+	mcpDefault = "2025-11-25"
+	// metaVersion is the _meta member a 2026-07-28 request names its
+	// revision in.
+	metaVersion = "io.modelcontextprotocol/protocolVersion"
+	// maxSpentTokens bounds the answered requests' progress tokens kept
+	// per side, to tell a late progress from an unknown one.
+	maxSpentTokens = 1 << 16
+	// mcpSectionSchema is what the schema rules cite in the rule list; a
+	// finding cites its method's section.
 	mcpSectionSchema = "schema"
 )
 
