@@ -58,7 +58,7 @@ var layers = map[string]layer{
 	"internal/wrap":        {[]string{"internal/jsonscan", "internal/shellword", "internal/smallfile", "internal/trust"}, "the manifest's launcher; it must not pull in the rest"},
 	"internal/redact":      {[]string{"frame", "internal/jsonscan", "internal/jsonpath", "internal/wire"}, "redaction of frames by rule (a header block says the redacted length)"},
 	"internal/jsonpath":    {nil, "the METHOD:PATH rules: the standard library alone"},
-	"internal/check":       {[]string{"frame", "internal/smallfile", "message", "github.com/santhosh-tekuri/jsonschema/v6"}, "what the host would reject; the only user of the JSON Schema validator"},
+	"internal/check":       {[]string{"frame", "internal/profile", "internal/smallfile", "internal/wire", "message", "github.com/santhosh-tekuri/jsonschema/v6"}, "what the host would reject, by the session's profile (its framing read as the framer reads it); the only user of the JSON Schema validator"},
 	"internal/clock":       {[]string{"frame"}, "the pinned clock's preloads"},
 	"internal/coverage":    {[]string{"frame", "message"}, "what tapes cover of a manifest"},
 	"internal/fingerprint": {[]string{"frame", "internal/smallfile"}, "the environment fingerprint and its drift"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/check"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/recorder"
 	"github.com/tapedeck/tapedeck/internal/redact"
 	"github.com/tapedeck/tapedeck/internal/relay"
@@ -61,7 +62,7 @@ func (s *session) startRecording(ctx context.Context) *recording {
 	// Live checking never writes to the plugin's stderr: that is the host's
 	// log, and its lines count toward the host's rate limit.
 	if o.Lint != "" {
-		lint, err := check.OpenLint(o.Lint, s.meta.ID, check.OptionsFor(s.meta.Cwd))
+		lint, err := check.OpenLint(o.Lint, s.meta.ID, s.lintOptions())
 		if err != nil {
 			fmt.Fprintf(s.log, "tapedeck: --lint: %v; recording without it\n", err)
 		} else {
@@ -73,6 +74,21 @@ func (s *session) startRecording(ctx context.Context) *recording {
 		r.fp = startFingerprint(ctx, o.Command, s.meta.Cwd, s.env)
 	}
 	return r
+}
+
+// lintOptions is how the live check reads this session: by the profile
+// the options name, else by the one its first frames name (found as the
+// store will find it), with the manifest of its working directory for
+// Agentty's permission rules.
+func (s *session) lintOptions() check.Options {
+	opts := check.OptionsFor(s.meta.Cwd)
+	opts.Framing = s.meta.Framing
+	if p, err := profile.Get(s.meta.Profile); err == nil && s.meta.Profile != "" {
+		opts.Profile = p
+	} else {
+		opts.Detect = true
+	}
+	return opts
 }
 
 // sink is what the relay hands every line and event to: the recorder,

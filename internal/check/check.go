@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -32,9 +33,26 @@ const (
 	maxPerFrame = 20
 )
 
-// Options configure a Checker. The zero value checks without a manifest,
-// at API 1 until an initialize frame gives the plugin's API version.
+// Options configure a Checker. The zero value applies Agentty's rules
+// without a manifest, at API 1 until an initialize frame gives the
+// plugin's API version.
 type Options struct {
+	// Profile is the session's host profile: its rules apply. Nil is
+	// Agentty's, the profile of every session recorded before profiles had
+	// names, unless Detect is set.
+	Profile profile.Profile
+	// Detect, when Profile is nil, finds the profile from the session's
+	// first frames as the store does when it takes the session
+	// (profile.Handshake): a session being recorded names none until its
+	// host speaks. Frames are held until the handshake settles it.
+	Detect bool
+	// Framing is how the session's stdin and stdout are framed, as
+	// frame.Session.Framing spells it ("headers" or "lines"); "" leaves it
+	// to the frames (a frame with a header block says headers).
+	Framing string
+
+	// The rest is for Agentty's rules; the other profiles' ignore it.
+
 	// Manifest is the plugin's agentty-plugin.json. Nil skips the
 	// permission rules, with an info finding that says so.
 	Manifest *Manifest
@@ -84,9 +102,9 @@ type stamp struct {
 	set bool
 }
 
-// Checker applies the rules to one session's frames, fed in order. It is
-// not safe for concurrent use.
-type Checker struct {
+// agentty applies Agentty's rules to one session's frames, fed in order.
+// It is not safe for concurrent use.
+type agentty struct {
 	opts  Options
 	rules map[string]Rule
 	sch   *schemas
@@ -108,15 +126,21 @@ type Checker struct {
 	out []Finding
 }
 
-// New returns a Checker. It compiles the embedded schemas (about 15 ms on
-// a small machine); it panics only if they are broken, which the package's
-// tests rule out.
-func New(opts Options) *Checker {
+// newAgentty returns Agentty's rules for one session. It compiles the
+// embedded schemas (about 15 ms on a small machine); it panics only if they
+// are broken, which the package's tests rule out.
+func newAgentty(opts Options) *agentty {
 	sch, err := loadSchemas()
 	if err != nil {
 		panic("check: " + err.Error())
 	}
-	c := &Checker{
+	return newAgenttyWith(opts, sch)
+}
+
+// newAgenttyWith returns Agentty's rules for one session, with its schemas
+// compiled.
+func newAgenttyWith(opts Options, sch *schemas) *agentty {
+	c := &agentty{
 		opts:        opts,
 		rules:       map[string]Rule{},
 		sch:         sch,
@@ -145,7 +169,7 @@ func New(opts Options) *Checker {
 // Feed checks the next frame or event of the session and returns what it
 // finds (nil for nothing). f and its bytes are not kept. Frames must come
 // in seq order.
-func (c *Checker) Feed(f *frame.Frame) []Finding {
+func (c *agentty) Feed(f *frame.Frame) []Finding {
 	c.out = nil
 	c.noteManifest()
 	switch {
@@ -163,7 +187,7 @@ func (c *Checker) Feed(f *frame.Frame) []Finding {
 
 // Finish reports what only the end of the session shows: host requests
 // the plugin never answered. Call it once, after the last Feed.
-func (c *Checker) Finish() []Finding {
+func (c *agentty) Finish() []Finding {
 	c.out = nil
 	c.noteManifest()
 	pending := make([]call, 0, len(c.hostCalls))
@@ -186,7 +210,7 @@ func (c *Checker) Finish() []Finding {
 
 // add records a finding of rule about the frame at s. notification says
 // the frame is a notification, whose failure nobody hears of.
-func (c *Checker) add(s stamp, rule, method, path string, notification bool, msg string) {
+func (c *agentty) add(s stamp, rule, method, path string, notification bool, msg string) {
 	r := c.rules[rule]
 	host := r.Host
 	if notification && r.Code != 0 && rule != RuleMethodUnknown {
@@ -194,14 +218,14 @@ func (c *Checker) add(s stamp, rule, method, path string, notification bool, msg
 	}
 	c.out = append(c.out, Finding{
 		Level: r.Level, Rule: rule, Seq: s.seq, At: s.at,
-		Method: method, Message: msg + ": " + host, Path: path,
+		Method: method, Message: msg + ": " + host, Path: path, Spec: r.Spec,
 	})
 }
 
 func at(f *frame.Frame) stamp { return stamp{f.Seq, f.At, true} }
 
 // noteManifest gives, once, the finding that permission rules are off.
-func (c *Checker) noteManifest() {
+func (c *agentty) noteManifest() {
 	if c.noted || c.perms != nil {
 		return
 	}
@@ -214,7 +238,7 @@ func (c *Checker) noteManifest() {
 }
 
 // host follows what the host sent: its requests, its answers, shutdown.
-func (c *Checker) host(f *frame.Frame) {
+func (c *agentty) host(f *frame.Frame) {
 	if f.Cut != nil {
 		c.blind = true // a host request may be in it: its answer is not "unknown"
 		return
@@ -250,7 +274,7 @@ func (c *Checker) host(f *frame.Frame) {
 // refused notes the host's error answer e to the plugin's call p where the
 // error is the host's circumstance rather than the plugin's fault: the
 // in-app browser unavailable, or the user's no to the browser.
-func (c *Checker) refused(f *frame.Frame, p call, e *message.Error) {
+func (c *agentty) refused(f *frame.Frame, p call, e *message.Error) {
 	if !strings.HasPrefix(p.method, "browser/") {
 		return
 	}
@@ -267,14 +291,14 @@ func (c *Checker) refused(f *frame.Frame, p call, e *message.Error) {
 		fmt.Sprintf("the answer to %s (#%d) is %d %s", p.method, p.seq, e.Code, show(e.Message)))
 }
 
-func (c *Checker) stopping(f *frame.Frame, what string) {
+func (c *agentty) stopping(f *frame.Frame, what string) {
 	if !c.stop.set {
 		c.stop, c.stopWhat = at(f), what
 	}
 }
 
 // event follows the lifecycle: stdin closed, the plugin exited.
-func (c *Checker) event(f *frame.Frame) {
+func (c *agentty) event(f *frame.Frame) {
 	switch f.Event {
 	case frame.EventEOF:
 		c.stopping(f, "stdin closed")
@@ -294,7 +318,7 @@ func (c *Checker) event(f *frame.Frame) {
 }
 
 // stderr counts a log line.
-func (c *Checker) stderr(f *frame.Frame) {
+func (c *agentty) stderr(f *frame.Frame) {
 	c.countMessage(f)
 	n := int64(utf8.RuneCount(f.Raw))
 	if f.Cut != nil {
@@ -305,7 +329,7 @@ func (c *Checker) stderr(f *frame.Frame) {
 	}
 }
 
-func (c *Checker) countMessage(f *frame.Frame) {
+func (c *agentty) countMessage(f *frame.Frame) {
 	if c.messages.add(f.At, maxMessages) {
 		c.add(at(f), RuleRateMessages, "", "", false, fmt.Sprintf(
 			"message %d (stdout and stderr lines) within 1 s of the window opened at %s", c.messages.n, seconds(c.messages.start)))
@@ -313,7 +337,7 @@ func (c *Checker) countMessage(f *frame.Frame) {
 }
 
 // plugin checks a line of the plugin's stdout.
-func (c *Checker) plugin(f *frame.Frame) {
+func (c *agentty) plugin(f *frame.Frame) {
 	if c.deaf {
 		return // the host no longer reads stdout
 	}
@@ -364,7 +388,7 @@ func (c *Checker) plugin(f *frame.Frame) {
 }
 
 // stray names a line the host sets aside.
-func (c *Checker) stray(f *frame.Frame, m *message.Message) {
+func (c *agentty) stray(f *frame.Frame, m *message.Message) {
 	line := bytes.TrimSpace(bytes.ToValidUTF8(bytes.TrimSuffix(f.Raw, []byte("\r")), []byte("\uFFFD")))
 	rule := RuleLineNotJSON
 	switch {
@@ -379,7 +403,7 @@ func (c *Checker) stray(f *frame.Frame, m *message.Message) {
 // call checks a request or notification from the plugin, in the host's
 // order: method, permission, params, then the rates that apply to calls
 // the host accepts.
-func (c *Checker) call(f *frame.Frame, m *message.Message) {
+func (c *agentty) call(f *frame.Frame, m *message.Message) {
 	s := at(f)
 	name := m.Method
 	notif := m.Kind == message.Notification
@@ -486,7 +510,7 @@ func (c *Checker) call(f *frame.Frame, m *message.Message) {
 // browserSite checks that the page a browser/open or browser/navigate
 // loads, or the site a browser/signIn names, is one of the manifest's
 // browser sites. Without a manifest there is nothing to check against.
-func (c *Checker) browserSite(s stamp, name string, params any, notif bool) {
+func (c *agentty) browserSite(s stamp, name string, params any, notif bool) {
 	obj, _ := params.(map[string]any)
 	if c.perms == nil || obj == nil {
 		return
@@ -517,7 +541,7 @@ func siteList(sites []Site) string {
 }
 
 // answer checks the plugin's answer to a host request.
-func (c *Checker) answer(f *frame.Frame, m *message.Message) {
+func (c *agentty) answer(f *frame.Frame, m *message.Message) {
 	s := at(f)
 	key := m.IDKey()
 	p, ok := c.hostCalls[key]

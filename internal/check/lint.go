@@ -1,7 +1,6 @@
 package check
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -79,24 +78,14 @@ func (l *Lint) Frame(f *frame.Frame) {
 	if l.closed || l.behind {
 		return
 	}
-	size := int64(len(f.Raw)) + 64
+	size := int64(len(f.Raw)+len(f.Head())) + 64
 	if l.backlog+size > maxBacklog {
 		l.behind = true
 		l.queue, l.backlog = nil, 0
 		l.wake.Signal()
 		return
 	}
-	cp := *f
-	cp.Raw = bytes.Clone(f.Raw)
-	if f.Cut != nil {
-		cut := *f.Cut
-		cp.Cut = &cut
-	}
-	if code := f.Code(); code != nil {
-		n := *code
-		cp.SetEnd(f.Signal(), &n)
-	}
-	l.queue = append(l.queue, cp)
+	l.queue = append(l.queue, copyFrame(f))
 	l.backlog += size
 	l.wake.Signal()
 }

@@ -48,6 +48,22 @@ func (h *Handshake) See(f *frame.Frame) {
 	}
 }
 
+// Found is the profile the frames seen so far name, as Finish would set
+// it in a session that names none, and whether it is settled: no later
+// frame can change it (a frame came with a header block, the host's
+// initialize was seen, or the peer answered the host's first request).
+// Unsettled, it is what Finish would say if the session ended now. A live
+// reader (check's lint) uses it to choose its rules before the session
+// is stored.
+func (h *Handshake) Found() (p Profile, settled bool) {
+	framing := wire.Lines
+	if h.headers {
+		framing = wire.Headers
+	}
+	settled = h.headers || h.resp != nil || h.req != nil && h.req.Method == "initialize"
+	return Detect(framing, h.req), settled
+}
+
 // Finish sets in meta what the session's handshake tells: its framing
 // (when frames came with header blocks), its profile (unless meta names
 // one; a session with no request names none, and reads as Agentty's) and

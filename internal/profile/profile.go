@@ -113,11 +113,15 @@ func Of(meta *frame.Session) Profile {
 // is MCP's; one that names the plugin or the API version is Agentty's; one
 // that says processId, rootUri or workspaceFolders is a language client's;
 // any other initialize is a peer tapedeck knows nothing of (JSON-RPC). A
-// session with no initialize is Agentty's, as every session was before
-// profiles.
+// first request that is MCP's server/discover, or names its MCP revision in
+// params._meta (2026-07-28 has no initialize), is MCP's. Any other session
+// with no initialize is Agentty's, as every session was before profiles.
 func Detect(framing wire.Framing, first *message.Message) Profile {
 	if framing == wire.Headers {
 		return LSP{}
+	}
+	if first != nil && first.Method != "initialize" && mcpStateless(first) {
+		return MCP{}
 	}
 	if first == nil || first.Method != "initialize" {
 		return Agentty{}
@@ -136,6 +140,22 @@ func Detect(framing wire.Framing, first *message.Message) Profile {
 		return LSP{}
 	}
 	return JSONRPC{}
+}
+
+// mcpStateless reports whether a request is MCP's without the initialize
+// handshake: server/discover, or params._meta naming the revision.
+func mcpStateless(m *message.Message) bool {
+	if m.Method == "server/discover" {
+		return true
+	}
+	var params struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(m.Params, &params) != nil {
+		return false
+	}
+	_, ok := params.Meta["io.modelcontextprotocol/protocolVersion"]
+	return ok
 }
 
 // SessionEnv reports whether some profile holds an environment variable

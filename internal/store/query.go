@@ -397,13 +397,14 @@ func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, er
 		big   []byte
 		batch []frame.Frame
 		spans [][2]int
-		read  tally // what the walk has read
-		want  tally // what was stored, read with the last batch
-		has   bool  // whether the session has a tally
+		heads [][2]int // each frame's header block in arena; {0, 0} for none
+		read  tally    // what the walk has read
+		want  tally    // what was stored, read with the last batch
+		has   bool     // whether the session has a tally
 	)
 	for {
 		more, present := false, false
-		arena, batch, spans = arena[:0], batch[:0], spans[:0]
+		arena, batch, spans, heads = arena[:0], batch[:0], spans[:0], heads[:0]
 		err := s.view(func(tx *bolt.Tx) error {
 			if tx.Bucket(bucketSessions).Get(key) == nil {
 				return nil
@@ -440,6 +441,15 @@ func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, er
 				start := len(arena)
 				arena = append(arena, f.Raw...)
 				spans = append(spans, [2]int{start, len(arena)})
+				// The header block is in the database's memory too, which
+				// is gone once the transaction ends: copy it out as well.
+				head := [2]int{}
+				if h := f.Head(); h != nil {
+					head[0] = len(arena)
+					arena = append(arena, h...)
+					head[1] = len(arena)
+				}
+				heads = append(heads, head)
 				batch = append(batch, f)
 				after = append(after[:0], k...)
 			}
@@ -462,6 +472,9 @@ func (s *Store) framesDB(id string, fn func(*frame.Frame) error) (found bool, er
 		found = true
 		for i := range batch {
 			batch[i].Raw = arena[spans[i][0]:spans[i][1]:spans[i][1]]
+			if h := heads[i]; batch[i].Head() != nil {
+				batch[i].SetHead(arena[h[0]:h[1]:h[1]])
+			}
 			if err := fn(&batch[i]); err != nil {
 				return true, err
 			}
