@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -110,7 +108,11 @@ func newApp(e *env) *cli.App {
 	// Every usage error (an unknown flag or command, a missing or extra
 	// argument) is one line on stderr and exit status 2.
 	usageError := func(c *cli.Context, err error, isCommand bool) error {
-		hint := didYouMean(c, err, isCommand)
+		flags := c.App.Flags
+		if isCommand && c.Command != nil {
+			flags = c.Command.Flags
+		}
+		hint := didYouMean(flags, err)
 		if isCommand {
 			return fail(2, "%v%s (see tapedeck %s --help)", err, hint, c.Command.Name)
 		}
@@ -130,16 +132,7 @@ func newApp(e *env) *cli.App {
 		// usage error (urfave/cli would say "No help topic" and exit 1).
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				name := c.Args().First()
-				var names []string
-				for _, cmd := range c.App.Commands {
-					names = append(names, cmd.Names()...)
-				}
-				hint := ""
-				if near := closest(name, names); near != "" {
-					hint = fmt.Sprintf(": did you mean %q?", near)
-				}
-				return fail(2, "unknown command %q%s (see tapedeck --help)", name, hint)
+				return unknownCommand(c.Args().First(), c.App.Commands)
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -176,170 +169,14 @@ func newApp(e *env) *cli.App {
 			e.textconvCommand(),
 		},
 	}
-	quietDefaults(app.Flags)
 	for _, c := range app.Commands {
 		c.OnUsageError = usageError
-		quietDefaults(c.Flags)
 		if c.BashComplete == nil {
 			c.BashComplete = e.complete(completeNothing)
 		}
 	}
-	app.CustomAppHelpTemplate = appHelp(app.Commands)
+	helpful(app)
 	return app
-}
-
-// taskGroups groups the commands in --help by task, in this order.
-var taskGroups = []struct {
-	task     string
-	commands []string
-}{
-	{"capture", []string{"record", "wrap", "unwrap", "doctor"}},
-	{"look", []string{"ls", "show", "export", "import", "textconv"}},
-	{"test", []string{"test", "replay", "review", "diff", "coverage"}},
-	{"debug", []string{"check", "shrink", "play"}},
-	{"set-up", []string{"completion", "verify", "rm", "gc"}},
-}
-
-// appHelp is the help template of the app: urfave/cli's, with the
-// commands by task in taskGroups' order (its own sorts the groups by
-// name). A command no group names is listed last, so none is hidden.
-func appHelp(cmds []*cli.Command) string {
-	byName := map[string]*cli.Command{}
-	width := 0
-	for _, c := range cmds {
-		byName[c.Name] = c
-		width = max(width, len(c.Name))
-	}
-	var b strings.Builder
-	listed := map[string]bool{}
-	line := func(c *cli.Command) {
-		fmt.Fprintf(&b, "     %-*s  %s\n", width, c.Name, c.Usage)
-		listed[c.Name] = true
-	}
-	for _, g := range taskGroups {
-		fmt.Fprintf(&b, "   %s:\n", g.task)
-		for _, n := range g.commands {
-			if c := byName[n]; c != nil {
-				line(c)
-			}
-		}
-	}
-	for _, c := range cmds {
-		if !listed[c.Name] {
-			line(c)
-		}
-	}
-	commands := strings.NewReplacer("{{", `{{"{{"}}`).Replace(b.String())
-	return `NAME:
-   {{template "helpNameTemplate" .}}
-
-USAGE:
-   {{.HelpName}} [global options] command [command options]{{if .Version}}{{if not .HideVersion}}
-
-VERSION:
-   {{.Version}}{{end}}{{end}}
-
-COMMANDS (tapedeck COMMAND --help for each):
-` + commands + `
-GLOBAL OPTIONS:{{template "visibleFlagTemplate" .}}
-`
-}
-
-// quietDefaults keeps "(default: false)" off the help of switches that
-// are off unless given.
-func quietDefaults(flags []cli.Flag) {
-	for _, f := range flags {
-		if b, ok := f.(*cli.BoolFlag); ok && !b.Value {
-			b.DisableDefaultText = true
-		}
-	}
-}
-
-// didYouMean is ": did you mean --NAME?" for a usage error about a flag
-// that is not the command's but is close to one of its flags, else "".
-func didYouMean(c *cli.Context, err error, isCommand bool) string {
-	const undefined = "flag provided but not defined: "
-	msg := err.Error()
-	i := strings.Index(msg, undefined)
-	if i < 0 {
-		return ""
-	}
-	given := strings.TrimLeft(msg[i+len(undefined):], "-")
-	flags := c.App.Flags
-	if isCommand && c.Command != nil {
-		flags = c.Command.Flags
-	}
-	var names []string
-	for _, f := range flags {
-		names = append(names, f.Names()...)
-	}
-	near := closest(given, names)
-	if near == "" {
-		return ""
-	}
-	dashes := "--"
-	if len(near) == 1 {
-		dashes = "-"
-	}
-	return fmt.Sprintf(": did you mean %s%s?", dashes, near)
-}
-
-// closest is the name of names nearest to given, when it is near enough
-// to be a slip (an edit distance, a swap of two letters counting one, of
-// at most a third of its length, and at least one); "" otherwise.
-func closest(given string, names []string) string {
-	best, bestD := "", max(1, len(given)/3)+1
-	for _, n := range names {
-		if d := editDistance(given, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal string alignment distance between a and b:
-// insertions, deletions, substitutions and swaps of neighbours, one each.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
-}
-
-// defaultStoreDir is $XDG_DATA_HOME/tapedeck, ~/.local/share/tapedeck, or on
-// macOS ~/Library/Application Support/tapedeck.
-func defaultStoreDir(getenv func(string) string) string {
-	if d := getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "tapedeck")
-	}
-	home := getenv("HOME")
-	if home == "" {
-		return homelessStoreDir()
-	}
-	if runtime.GOOS == "darwin" {
-		return filepath.Join(home, "Library", "Application Support", "tapedeck")
-	}
-	return filepath.Join(home, ".local", "share", "tapedeck")
 }
 
 // complete is the BashCompleteFunc of a command (or of the app) whose

@@ -314,8 +314,9 @@ func firstFrameOf(t *testing.T, store, name string) *frame.Frame {
 
 // TestStreamingCommandsDoNotHoldTheTape: the commands that read a tape or
 // a session frame by frame (textconv, show, check, import, export) peak
-// at what they take for an empty tape plus at most half the tape (64 MiB
-// on a 1M-frame tape is the bar): what they hold does not grow with it.
+// at what they take for an empty tape plus at most half the tape or 16 MB
+// for the collector's slack (64 MiB on a 1M-frame tape is the bar): what
+// they hold does not grow with it.
 // textconv held the whole tape (452 MB for a 116 MB one).
 func TestStreamingCommandsDoNotHoldTheTape(t *testing.T) {
 	skipUnderRace(t)
@@ -328,10 +329,12 @@ func TestStreamingCommandsDoNotHoldTheTape(t *testing.T) {
 	}
 	empty, _ := writeBadgeTape(t, "empty.jsonl", 0, 0)
 	a, size := writeBadgeTape(t, "a.jsonl", frames, 0)
-	store := t.TempDir()
+	store, emptyStore := t.TempDir(), t.TempDir()
 	limit := int(max(1024, 8*size>>20))
-	if r, _, _ := boundedQuiet(t, store, limit, 5*time.Minute, nil, "import", a); r.code != 0 {
-		t.Fatalf("import: exit %d: %s", r.code, r.stderr)
+	for st, tape := range map[string]string{store: a, emptyStore: empty} {
+		if r, _, _ := boundedQuiet(t, st, limit, 5*time.Minute, nil, "import", tape); r.code != 0 {
+			t.Fatalf("import: exit %d: %s", r.code, r.stderr)
+		}
 	}
 	for _, c := range []struct {
 		name  string
@@ -342,25 +345,21 @@ func TestStreamingCommandsDoNotHoldTheTape(t *testing.T) {
 		{"show", []string{"show", a}, []string{"show", empty}},
 		{"check", []string{"check", a}, []string{"check", empty}},
 		{"import", []string{"import", a}, []string{"import", empty}},
-		{"export", []string{"--store", store, "export", "big"}, nil},
+		{"export", []string{"--store", store, "export", "big"}, []string{"--store", emptyStore, "export", "big"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			baseRSS := 16.0
-			if c.empty != nil {
-				base, _, rss := boundedQuiet(t, t.TempDir(), limit, time.Minute, nil, c.empty...)
-				if base.code > 1 {
-					t.Fatalf("%s of an empty tape: exit %d, %s", c.name, base.code, base.stderr)
-				}
-				baseRSS = rss
+			base, _, baseRSS := boundedQuiet(t, t.TempDir(), limit, time.Minute, nil, c.empty...)
+			if base.code > 1 {
+				t.Fatalf("%s of an empty tape: exit %d, %s", c.name, base.code, base.stderr)
 			}
 			r, took, rss := boundedQuiet(t, t.TempDir(), limit, 5*time.Minute, nil, c.args...)
 			if r.code > 1 {
 				t.Fatalf("%s: exit %d: %.500s", c.name, r.code, r.stderr)
 			}
-			bound := baseRSS + 0.5*float64(size)/(1<<20)
+			bound := baseRSS + max(16, 0.5*float64(size)/(1<<20)) // 16 MB for the collector's slack
 			t.Logf("%s of %d frames (%.1f MB): peak RSS %.1f MB (empty %.1f MB, bound %.1f MB), %v", c.name, frames, float64(size)/(1<<20), rss, baseRSS, bound, took.Round(time.Millisecond))
 			if rss > bound {
-				t.Errorf("%s: peak RSS %.1f MB, want at most %.1f MB (the empty tape's %.1f MB and half the %.1f MB tape)", c.name, rss, bound, baseRSS, float64(size)/(1<<20))
+				t.Errorf("%s: peak RSS %.1f MB, want at most %.1f MB (the empty tape's %.1f MB and half the %.1f MB tape, or 16 MB)", c.name, rss, bound, baseRSS, float64(size)/(1<<20))
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
@@ -121,4 +122,20 @@ func formatSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// defaultStoreDir is $XDG_DATA_HOME/tapedeck, ~/.local/share/tapedeck, or on
+// macOS ~/Library/Application Support/tapedeck.
+func defaultStoreDir(getenv func(string) string) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "tapedeck")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return homelessStoreDir()
+	}
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, "Library", "Application Support", "tapedeck")
+	}
+	return filepath.Join(home, ".local", "share", "tapedeck")
 }
