@@ -34,7 +34,7 @@ var layers = map[string]layer{
 		"the command layer parses flags, calls a use case and renders; the relay, recorder, spool, replay and diff are the use cases' (capture, playback), never a command's; it names profiles and framings only to check their flags"},
 	"internal/capture": {[]string{"frame", "internal/check", "internal/clock", "internal/escape", "internal/fingerprint", "internal/host", "internal/profile", "internal/recorder", "internal/redact", "internal/relay", "internal/smallfile", "internal/store", "internal/wire"},
 		"the recording use case: the relay, the recorder, the store and a host script, put together"},
-	"playback": {[]string{"frame", "internal/atomicfile", "internal/clock", "internal/diff", "internal/fingerprint", "internal/golden", "internal/host", "internal/jsonpath", "internal/profile", "internal/redact", "internal/shrink", "internal/smallfile", "internal/store", "internal/wire", "message", "tape"},
+	"playback": {[]string{"frame", "internal/atomicfile", "internal/clock", "internal/diff", "internal/fingerprint", "internal/golden", "internal/host", "internal/jsonpath", "internal/jsonscan", "internal/profile", "internal/redact", "internal/shrink", "internal/smallfile", "internal/store", "internal/wire", "message", "tape"},
 		"the playback use case: recordings from tapes or the store, the replay engine, the comparison"},
 	"tapetest": {[]string{"internal/present", "playback"},
 		"the go test front-end on the playback use case: a plugin's goldens from its own go test"},

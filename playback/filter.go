@@ -11,6 +11,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
 	"github.com/tapedeck/tapedeck/internal/jsonpath"
+	"github.com/tapedeck/tapedeck/internal/jsonscan"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -316,7 +317,7 @@ type walker struct {
 // value walks the value at or after in[i] (white space first) and returns
 // the index past it. in is valid JSON.
 func (w *walker) value(i int, path []string) int {
-	i = skipSpace(w.in, i)
+	i = jsonscan.SkipSpace(w.in, i)
 	if i >= len(w.in) {
 		return i
 	}
@@ -324,7 +325,7 @@ func (w *walker) value(i int, path []string) int {
 	case '{':
 		i++
 		for {
-			i = skipSpace(w.in, i)
+			i = jsonscan.SkipSpace(w.in, i)
 			if i >= len(w.in) || w.in[i] == '}' {
 				return i + 1
 			}
@@ -332,19 +333,19 @@ func (w *walker) value(i int, path []string) int {
 				i++
 				continue
 			}
-			end := stringEnd(w.in, i)
+			end, _ := jsonscan.SkipString(w.in, i)
 			sub := path
 			if w.paths && len(path) < diff.MaxDepth {
 				sub = append(path, unquote(w.in[i:end]))
 			}
-			i = skipSpace(w.in, end)
+			i = jsonscan.SkipSpace(w.in, end)
 			i++ // the colon
 			i = w.value(i, sub)
 		}
 	case '[':
 		i++
 		for n := 0; ; {
-			i = skipSpace(w.in, i)
+			i = jsonscan.SkipSpace(w.in, i)
 			if i >= len(w.in) || w.in[i] == ']' {
 				return i + 1
 			}
@@ -360,74 +361,22 @@ func (w *walker) value(i int, path []string) int {
 			n++
 		}
 	case '"':
-		end := stringEnd(w.in, i)
+		end, _ := jsonscan.SkipString(w.in, i)
 		if v, ok := w.apply(path, unquote(w.in[i:end])); ok {
 			w.out = append(w.out, w.in[w.last:i]...)
-			w.out = appendJSONString(w.out, v)
+			w.out = jsonscan.AppendString(w.out, v)
 			w.last = end
 		}
 		return end
 	}
-	for i < len(w.in) && !strings.ContainsRune(" \t\r\n,:}]", rune(w.in[i])) {
-		i++
-	}
-	return i
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd is the index past the JSON string that opens at b[i].
-func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
+	end, _ := jsonscan.SkipValue(w.in, i)
+	return end
 }
 
 // unquote is the contents of the JSON string q (quotes included).
 func unquote(q []byte) string {
-	if len(q) >= 2 && bytes.IndexByte(q, '\\') < 0 {
-		return string(q[1 : len(q)-1])
-	}
-	var s string
-	if json.Unmarshal(q, &s) != nil {
-		return string(q)
-	}
-	return s
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, every other byte as it is.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
+	s, _, _ := jsonscan.Unquote(nil, q)
+	return string(s)
 }
 
 // compareFiltered compares recorded with live under o.DiffOptions once
