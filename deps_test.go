@@ -22,23 +22,34 @@ type layer struct {
 }
 
 // layers is the module's package graph. Dependencies point one way: from
-// the front-ends (main, cli) through the use cases (recording, playback)
-// and their output (render) down to the libraries, which know nothing of
-// what is above them; the relay's hot path (proxy, spool, frame) is the
-// standard library alone.
+// the front-ends (main, cli) through the use cases (capture, playback and
+// the rooms built on a replay: noise, pending, shrink) and their output
+// (present) down to the libraries, which know nothing of what is above
+// them; the relay's hot path (relay, spool, frame) is the standard
+// library alone.
 var layers = map[string]layer{
 	"": {[]string{"internal/cli"},
 		"main only runs the command line"},
 	"internal/cli": {[]string{"internal/profile", "internal/wire", "internal/check", "internal/coverage", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "internal/smallfile", "internal/jsonpath",
-		"playback", "internal/playground", "internal/capture", "internal/redact", "internal/present", "internal/shrink", "internal/store", "tape", "internal/wrap", "github.com/urfave/cli/v2", "golang.org/x/term"},
-		"the command layer parses flags, calls a use case and renders; the relay, recorder, spool, replay and diff are the use cases' (capture, playback), never a command's; it names profiles and framings only to check their flags"},
+		"playback", "internal/filter", "internal/noise", "internal/pending", "internal/playground", "internal/capture", "internal/redact", "internal/present", "internal/shrink", "internal/store", "tape", "internal/wrap", "github.com/urfave/cli/v2", "golang.org/x/term"},
+		"the command layer parses flags, calls a use case and renders; the relay, recorder, spool, replay and diff are the use cases' (capture, playback and the rooms built on it: noise, pending, shrink), never a command's; it names profiles and framings only to check their flags"},
 	"internal/capture": {[]string{"frame", "internal/check", "internal/clock", "internal/escape", "internal/fingerprint", "internal/host", "internal/profile", "internal/recorder", "internal/redact", "internal/relay", "internal/smallfile", "internal/store", "internal/wire"},
 		"the recording use case: the relay, the recorder, the store and a host script, put together"},
-	"playback": {[]string{"frame", "internal/atomicfile", "internal/clock", "internal/diff", "internal/fingerprint", "internal/golden", "internal/host", "internal/jsonpath", "internal/jsonscan", "internal/profile", "internal/redact", "internal/shrink", "internal/smallfile", "internal/store", "internal/wire", "message", "tape"},
-		"the playback use case: recordings from tapes or the store, the replay engine, the comparison"},
+	"playback": {[]string{"frame", "internal/clock", "internal/diff", "internal/filter", "internal/fingerprint", "internal/host", "internal/inorder", "internal/jsonpath", "internal/profile", "internal/redact", "internal/smallfile", "internal/store", "internal/wire", "tape"},
+		"the playback use case and the Go API for a plugin's own go test: recordings from tapes or the store, the replay engine, the comparison under filters, suites of tapes; what builds on a replay (noise, pending updates, shrink) is in rooms of its own that import playback, never the other way"},
+	"internal/filter": {[]string{"frame", "internal/atomicfile", "internal/diff", "internal/jsonpath", "internal/jsonscan", "internal/smallfile", "message"},
+		"filters (placeholders for noise inside strings) and tapedeck.json: what a comparison rewrites before it compares; it replays nothing"},
+	"internal/noise": {[]string{"frame", "internal/diff", "internal/filter", "internal/inorder", "internal/jsonpath", "playback"},
+		"replay --runs: it replays through playback and proposes filters and ignore rules; playback never imports it"},
+	"internal/pending": {[]string{"frame", "internal/atomicfile", "internal/golden", "internal/store", "playback", "tape"},
+		"the changes to goldens that wait for review: a replay's live run written beside its tape (golden keeps unchanged lines) or stored; playback never imports it"},
+	"internal/inorder": {nil,
+		"running work side by side, its results handed on in order: the standard library alone"},
+	"internal/replaytest": {[]string{"frame", "playback", "tape"},
+		"the fixture plugins and tapes of the tests of the rooms that replay; imported by tests only"},
 	"tapetest": {[]string{"internal/present", "playback"},
 		"the go test front-end on the playback use case: a plugin's goldens from its own go test"},
-	"internal/present": {[]string{"internal/check", "internal/clock", "internal/coverage", "internal/diff", "internal/fingerprint", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "internal/shellword", "message", "playback", "internal/htmlreport", "internal/shrink", "tape"},
+	"internal/present": {[]string{"internal/check", "internal/clock", "internal/coverage", "internal/diff", "internal/filter", "internal/fingerprint", "frame", "internal/atomicfile", "internal/escape", "internal/noise", "internal/screen", "internal/shellword", "message", "playback", "internal/htmlreport", "internal/shrink", "tape"},
 		"output for people and machines: it reads the use cases' results and never runs anything"},
 	"internal/playground": {[]string{"internal/check", "frame", "internal/atomicfile", "internal/smallfile", "message", "playback", "internal/capture", "internal/redact", "internal/present", "internal/host", "internal/htmlreport", "internal/store", "tape"},
 		"the browser front-end on the recording use case: the page is the host; check decides what the host refuses, report draws, net/http serves the page"},
@@ -57,15 +68,16 @@ var layers = map[string]layer{
 	"tape":                 {[]string{"frame", "internal/jsonscan", "internal/wire"}, "the tape file format (a header-framed session's blocks as the framer spells them)"},
 	"internal/wrap":        {[]string{"internal/jsonscan", "internal/shellword", "internal/smallfile", "internal/trust"}, "the manifest's launcher; it must not pull in the rest"},
 	"internal/redact":      {[]string{"frame", "internal/jsonscan", "internal/jsonpath", "internal/wire"}, "redaction of frames by rule (a header block says the redacted length)"},
-	"internal/jsonpath":    {nil, "the METHOD:PATH rules: the standard library alone"},
+	"internal/jsonpath":    {nil, "the METHOD:PATH rules and looking a value up by its path: the standard library alone"},
 	"internal/check":       {[]string{"frame", "internal/profile", "internal/smallfile", "internal/wire", "message", "github.com/santhosh-tekuri/jsonschema/v6"}, "what the host would reject, by the session's profile (its framing read as the framer reads it); the only user of the JSON Schema validator"},
 	"internal/clock":       {[]string{"frame"}, "the pinned clock's preloads"},
 	"internal/coverage":    {[]string{"frame", "message"}, "what tapes cover of a manifest"},
 	"internal/fingerprint": {[]string{"frame", "internal/smallfile"}, "the environment fingerprint and its drift"},
 	"internal/golden":      {[]string{"internal/diff", "frame", "internal/wire", "message", "tape"}, "a tape's update that keeps unchanged lines byte for byte"},
 	"internal/htmlreport":  {[]string{"internal/diff", "frame", "message"}, "the HTML report"},
-	"internal/shrink":      {[]string{"internal/diff", "frame", "internal/jsonpath", "message"}, "delta debugging and the shrink predicates"},
-	"internal/wire":        {nil, "framing is on the relay's path: the standard library alone"},
+	"internal/shrink": {[]string{"frame", "internal/atomicfile", "internal/diff", "internal/jsonpath", "internal/profile", "message", "playback", "tape"},
+		"delta debugging, the shrink predicates, and the driver that replays candidates through playback (which never imports it)"},
+	"internal/wire": {nil, "framing is on the relay's path: the standard library alone"},
 	"internal/profile": {[]string{"frame", "internal/wire", "message"},
 		"what tapedeck knows about each kind of host; every generic room is told by it, and it depends on nothing but the frame model"},
 	"internal/jsonscan":      {nil, "the one JSON scanner: the standard library alone"},

@@ -52,7 +52,7 @@ func Load(ref string, opt *LoadOptions) (*Recording, error) {
 
 // FromStore reads the session ref names in st.
 func FromStore(st *store.Store, ref string) (*Recording, error) {
-	s, err := StoreStream(st, ref)
+	s, err := storeStream(st, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -122,21 +122,21 @@ func countLines(r io.Reader) (int, error) {
 // os.Stat said of it: a missing file, not a session that is not stored.
 // It is nil for anything else.
 func MissingFile(ref string, statErr error) error {
-	if !errors.Is(statErr, os.ErrNotExist) || !LooksLikePath(ref) {
+	if !errors.Is(statErr, os.ErrNotExist) || !looksLikePath(ref) {
 		return nil
 	}
 	return fmt.Errorf("%s: no such file", ref)
 }
 
-// LooksLikePath reports whether ref names a file rather than a session:
+// looksLikePath reports whether ref names a file rather than a session:
 // it has a folder in it or a tape's extension.
-func LooksLikePath(ref string) bool {
+func looksLikePath(ref string) bool {
 	return strings.ContainsRune(ref, '/') || strings.ContainsRune(ref, filepath.Separator) ||
 		strings.HasSuffix(ref, ".jsonl") || strings.HasSuffix(ref, ".tape")
 }
 
-// IsTape reports whether path starts like a tape.
-func IsTape(path string) bool {
+// isTape reports whether path starts like a tape.
+func isTape(path string) bool {
 	f, err := smallfile.OpenRegular(path)
 	if err != nil {
 		return false
@@ -161,7 +161,7 @@ func FindTapes(paths []string) ([]string, error) {
 			continue
 		}
 		err = eachFile(p, func(path string) {
-			if strings.HasSuffix(path, ".jsonl") && IsTape(path) {
+			if strings.HasSuffix(path, ".jsonl") && isTape(path) {
 				tapes = append(tapes, path)
 			}
 		})

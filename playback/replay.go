@@ -10,10 +10,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/filter"
 	"github.com/tapedeck/tapedeck/internal/fingerprint"
 	"github.com/tapedeck/tapedeck/internal/host"
 	"github.com/tapedeck/tapedeck/internal/jsonpath"
@@ -124,11 +126,11 @@ type Outcome struct {
 	Fingerprint *frame.Fingerprint
 
 	// filters are the filters it compared under (nil: none).
-	filters *filterSet
+	filters *filter.Set
 	// takeFingerprint says how to fingerprint the replay's run, for an
-	// update of a replay whose drift was not taken (see liveFingerprint).
+	// update of a replay whose drift was not taken (see LiveFingerprint).
 	takeFingerprint fingerprint.Options
-	// prepared is what it was replayed under, for further runs (Noise).
+	// prepared is what it was replayed under, for further runs (Again).
 	prepared *prepared
 }
 
@@ -151,21 +153,48 @@ func (o *Outcome) Live() []frame.Frame {
 	return nil
 }
 
+// Again returns what replays o's recording once more on each call, as o
+// was replayed: the same command, the tapedeck.json as o read it, the same
+// redaction key (so that a redacted value reads the same in every run),
+// under opt (nil: the options o ran under), which must say what o's say
+// but for the callbacks (OnStart, Waiting). A call does not compare: its
+// Outcome holds the live run (Run) or why it could not run (Err). The
+// recording is read once for every call, and calls may run at once (each
+// on a goroutine of its own; the callbacks are then called from those).
+// Again is nil for an Outcome that was not replayed (Compare's) or could
+// not start.
+func (o *Outcome) Again(opt *Options) func(context.Context) *Outcome {
+	if o.prepared == nil {
+		return nil
+	}
+	p := o.prepared.with(opt)
+	var once sync.Once
+	return func(ctx context.Context) *Outcome {
+		once.Do(p.keepPlan)
+		return p.run(ctx, false)
+	}
+}
+
+// LiveFingerprint is the replay's own fingerprint (Fingerprint), taken now
+// when the replay did not take it (it was the same, and AlwaysDrift was
+// not set): an update of the recording stores it. nil when the recording
+// has none (it was recorded with --no-fingerprint) or nothing ran.
+func (o *Outcome) LiveFingerprint() *frame.Fingerprint {
+	if o.Fingerprint == nil && o.Run != nil && o.Recording.Meta.Fingerprint != nil && len(o.takeFingerprint.Command) > 0 {
+		o.Fingerprint, _ = fingerprint.Take(context.Background(), o.takeFingerprint)
+	}
+	return o.Fingerprint
+}
+
 // Replay plays rec's host side to its plugin and compares what the plugin
 // says with the recording. opt nil is the defaults. An Outcome is always
 // returned; its Err says why it could not run.
 func Replay(ctx context.Context, rec *Recording, opt *Options) *Outcome {
-	return replayAndCompare(ctx, rec, opt, true)
-}
-
-// replayAndCompare is Replay; with compare false it stops once the live
-// run is redacted (see prepared.run).
-func replayAndCompare(ctx context.Context, rec *Recording, opt *Options, compare bool) *Outcome {
 	p, failed := prepare(rec, opt)
 	if failed != nil {
 		return failed
 	}
-	return p.run(ctx, compare)
+	return p.run(ctx, true)
 }
 
 // prepared is what every replay of one recording under one Options
@@ -176,7 +205,7 @@ type prepared struct {
 	opt     *Options
 	cfgPath string
 	rules   []jsonpath.Rule
-	filters *filterSet
+	filters *filter.Set
 	cmd     []string
 	dir     string
 	notes   []string
@@ -207,7 +236,7 @@ func prepare(rec *Recording, opt *Options) (*prepared, *Outcome) {
 	if p.rules, err = ignoreRules(opt.Ignore, cfg, cfgPath); err != nil {
 		return failed(err)
 	}
-	if p.filters, err = compileFilters(opt.Filters, cfg, cfgPath); err != nil {
+	if p.filters, err = filter.Compile(opt.Filters, cfg, cfgPath); err != nil {
 		return failed(err)
 	}
 	if p.cmd, p.dir, p.notes, err = command(rec, opt.Command, opt.Dir); err != nil {
@@ -235,8 +264,8 @@ func (p *prepared) keepPlan() { p.plan = host.NewPlan(p.rec.Frames) }
 
 // run replays the recording once and compares. With compare false it
 // stops once the live run is redacted: no comparison with the recording
-// (Diff and DiffOptions stay empty) and no drift taken. Noise's further
-// runs need only their live run.
+// (Diff and DiffOptions stay empty) and no drift taken. The further runs
+// of replay --runs (Again) need only their live run.
 func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 	rec, opt := p.rec, p.opt
 	o := &Outcome{Recording: rec, ConfigPath: p.cfgPath, Notes: slices.Clone(p.notes), prepared: p}
@@ -335,7 +364,7 @@ func Compare(a, b *Recording, opt *CompareOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	filters, err := compileFilters(opt.Filters, cfg, cfgPath)
+	filters, err := filter.Compile(opt.Filters, cfg, cfgPath)
 	if err != nil {
 		return nil, err
 	}

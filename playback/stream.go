@@ -34,7 +34,7 @@ func OpenStream(ref string, opt *LoadOptions) (*Stream, error) {
 	if st == nil {
 		return TapeStream(ref)
 	}
-	return StoreStream(st, ref)
+	return storeStream(st, ref)
 }
 
 // locate says where ref is: a tape file (st nil), else a session
@@ -87,8 +87,8 @@ func TapeStream(path string) (*Stream, error) {
 	}}, nil
 }
 
-// StoreStream reads the session ref names in st.
-func StoreStream(st *store.Store, ref string) (*Stream, error) {
+// storeStream reads the session ref names in st.
+func storeStream(st *store.Store, ref string) (*Stream, error) {
 	meta, err := st.Resolve(ref)
 	if err != nil {
 		return nil, fmt.Errorf("%v (a tape file or a session: id, prefix, name or last)", err)

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/tapedeck/tapedeck/internal/inorder"
 )
 
 // TapeResult is one tape of a suite: replayed, or skipped and why.
@@ -16,7 +17,7 @@ type TapeResult struct {
 	Outcome *Outcome // nil when skipped
 	Skip    string   // why it was skipped ("" when it ran)
 	Elapsed time.Duration
-	// Pending is the change written beside the tape for review, with
+	// Pending is the change written beside the tape for review, by
 	// SuiteOptions.Update ("" when none).
 	Pending string
 	// UpdateErr says why the change could not be written.
@@ -30,9 +31,12 @@ type SuiteOptions struct {
 	// FailOnSkip fails a tape whose plugin's program is not installed
 	// here, instead of skipping it.
 	FailOnSkip bool
-	// Update writes each failing tape's live run beside it as
-	// NAME.jsonl.new, for review (see Update).
-	Update bool
+	// Update, when set, is called with the outcome of each tape that is
+	// not the same, on the goroutine that replayed it: test --update
+	// writes its live run beside the tape for review (see
+	// internal/pending). What it returns is the result's Pending and
+	// UpdateErr.
+	Update func(*Outcome) (pending string, err error)
 }
 
 // Suite replays tapes, Jobs at a time, and calls each with every result in
@@ -48,12 +52,8 @@ func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i i
 	}
 	replay := func(ctx context.Context, i int) (TapeResult, error) {
 		r := RunTape(ctx, tapes[i], &opt.Replay)
-		if opt.Update && r.Outcome != nil && !r.Outcome.Same() {
-			if u, err := Update(r.Outcome, nil); err != nil {
-				r.UpdateErr = err
-			} else {
-				r.Pending = u.Pending
-			}
+		if opt.Update != nil && r.Outcome != nil && !r.Outcome.Same() {
+			r.Pending, r.UpdateErr = opt.Update(r.Outcome)
 		}
 		return r, nil
 	}
@@ -64,7 +64,7 @@ func Suite(ctx context.Context, tapes []string, opt *SuiteOptions, each func(i i
 		}
 		return each(i, &r)
 	}
-	_, err := inOrder(ctx, len(tapes), max(opt.Jobs, 1), replay, report)
+	_, err := inorder.Run(ctx, len(tapes), max(opt.Jobs, 1), replay, report)
 	return err
 }
 
@@ -96,32 +96,4 @@ func RunTape(ctx context.Context, path string, opt *Options) TapeResult {
 	r.Outcome = Replay(ctx, rec, opt)
 	r.Elapsed = time.Since(start)
 	return r
-}
-
-// ParseShard reads K/N (1 ≤ K ≤ N); 1/1 when empty.
-func ParseShard(s string) (k, n int, err error) {
-	if s == "" {
-		return 1, 1, nil
-	}
-	if _, err := fmt.Sscanf(s, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != s {
-		return 0, 0, fmt.Errorf("--shard %q: want K/N with 1 ≤ K ≤ N, for example 2/4", s)
-	}
-	return k, n, nil
-}
-
-// Shard keeps the tapes of shard k of n: a tape's shard follows from its
-// path alone (FNV-1a), so adding a tape never moves the others.
-func Shard(tapes []string, k, n int) []string {
-	if n == 1 {
-		return tapes
-	}
-	var out []string
-	for _, t := range tapes {
-		h := fnv.New32a()
-		h.Write([]byte(filepath.ToSlash(filepath.Clean(t))))
-		if int(h.Sum32()%uint32(n)) == k-1 {
-			out = append(out, t)
-		}
-	}
-	return out
 }

@@ -8,6 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/filter"
+	"github.com/tapedeck/tapedeck/internal/noise"
+	"github.com/tapedeck/tapedeck/internal/pending"
 	"github.com/tapedeck/tapedeck/internal/present"
 	"github.com/tapedeck/tapedeck/internal/store"
 	"github.com/tapedeck/tapedeck/playback"
@@ -128,10 +131,10 @@ func (e *env) replayOne(ctx context.Context, rec *playback.Recording, run *repla
 		}
 		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(run.html))
 	}
-	var nr *playback.NoiseReport
+	var nr *noise.Report
 	if run.runs > 1 {
 		var err error
-		if nr, err = playback.Noise(ctx, rec, run.opts, o, run.runs, run.jobs); err != nil {
+		if nr, err = noise.Find(ctx, o, run.opts, run.runs, run.jobs); err != nil {
 			return say(2, "%v", err)
 		}
 	}
@@ -146,7 +149,7 @@ func (e *env) replayOne(ctx context.Context, rec *playback.Recording, run *repla
 		}
 	}
 	if run.writeConfig && nr != nil && len(nr.Rules)+len(nr.Filters) > 0 {
-		if err := playback.AddToConfig(o.ConfigPath, nr.Rules, nr.Filters); err != nil {
+		if err := filter.AddToConfig(o.ConfigPath, nr.Rules, nr.Filters); err != nil {
 			return say(1, "%v", err)
 		}
 		fmt.Fprintf(e.stderr, "tapedeck: added %s to %s\n", present.Proposals(nr), o.ConfigPath)
@@ -160,10 +163,10 @@ func (e *env) replayOne(ctx context.Context, rec *playback.Recording, run *repla
 	return "", 0
 }
 
-// update makes the live run the golden, to be reviewed (playback.Update)
+// update makes the live run the golden, to be reviewed (pending.Update)
 // and says what it wrote.
 func (e *env) update(o *playback.Outcome, open func() (*store.Store, error)) (string, int) {
-	u, err := playback.Update(o, open)
+	u, err := pending.Update(o, open)
 	switch {
 	case err != nil:
 		fmt.Fprintf(e.stderr, "tapedeck: update %s: %v\n", o.Recording.Name, err)

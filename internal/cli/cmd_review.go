@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/internal/escape"
-	"github.com/tapedeck/tapedeck/playback"
+	"github.com/tapedeck/tapedeck/internal/pending"
 )
 
 func (e *env) reviewCommand() *cli.Command {
@@ -53,7 +53,7 @@ func (e *env) review(c *cli.Context) error {
 	if len(paths) == 0 {
 		paths = []string{"testdata"}
 	}
-	pending, err := playback.FindPending(paths)
+	pending, err := pending.Find(paths)
 	if err != nil {
 		return fail(2, "review: %s", escape.Text(err.Error()))
 	}

@@ -60,7 +60,7 @@ func (e *env) shrink(c *cli.Context, v *replayValues) error {
 	if c.IsSet("predicate") && c.IsSet("exec") {
 		return fail(2, "shrink: --predicate and --exec do not go together; pick one")
 	}
-	opt := &playback.ShrinkOptions{Exec: c.String("exec"), Jobs: c.Int("jobs"), MaxRuns: c.Int("max-runs"), Output: c.String("output"), Stdout: e.stdout}
+	opt := &shrink.RunOptions{Exec: c.String("exec"), Jobs: c.Int("jobs"), MaxRuns: c.Int("max-runs"), Output: c.String("output"), Stdout: e.stdout}
 	if c.IsSet("predicate") {
 		var err error
 		if opt.Predicate, err = shrink.ParsePredicate(c.String("predicate")); err != nil {
@@ -82,7 +82,7 @@ func (e *env) shrink(c *cli.Context, v *replayValues) error {
 	}
 	e.limitMemory(withRuns(heldBytes(rec), opt.Jobs))
 	var prog *present.ShrinkProgress
-	opt.OnStart = func(s playback.ShrinkStart) {
+	opt.OnStart = func(s shrink.Start) {
 		fmt.Fprintf(e.stderr, "tapedeck: shrink %s: %d host steps (%d kept: initialize and the ending); chasing %s\n",
 			escape.Text(rec.Name), s.Steps, s.Kept, escape.Text(s.Chase))
 		if s.StepTimeout > 0 {
@@ -92,9 +92,9 @@ func (e *env) shrink(c *cli.Context, v *replayValues) error {
 	}
 	opt.Progress = func(p shrink.Progress) { prog.Update(p) }
 	opt.Searched = func() { prog.End() }
-	res, err := playback.Shrink(c.Context, rec, opt)
+	res, err := shrink.Run(c.Context, rec, opt)
 	switch {
-	case errors.Is(err, playback.ErrNothingToShrink):
+	case errors.Is(err, shrink.ErrNothingToShrink):
 		return fail(1, "%v", err)
 	case err != nil:
 		return fail(2, "%v", err)

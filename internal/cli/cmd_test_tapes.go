@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/pending"
 	"github.com/tapedeck/tapedeck/internal/present"
 	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/playback"
@@ -48,7 +49,7 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	if update && e.getenv("CI") != "" && !c.Bool("force") {
 		return fail(2, "refusing --update while CI is set: golden tapes change only on purpose (add --force to override)")
 	}
-	k, n, err := playback.ParseShard(c.String("shard"))
+	k, n, err := parseShard(c.String("shard"))
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -59,14 +60,14 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	if len(tapes) == 0 {
 		return fail(2, "no tapes under %s (a tape is a .jsonl file from tapedeck export)", escape.Text(strings.Join(paths, ", ")))
 	}
-	tapes = playback.Shard(tapes, k, n)
+	tapes = shard(tapes, k, n)
 	opts, err := v.options(nil, e.environ, c.String("store"), e.redactKey(), e.stderr, true)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	if pending, err := playback.FindPending(paths); err == nil && len(pending) > 0 && !update {
+	if waiting, err := pending.Find(paths); err == nil && len(waiting) > 0 && !update {
 		fmt.Fprintf(e.stderr, "tapedeck: %s awaiting review (%s): %s\n",
-			present.Count(int64(len(pending)), "pending change", "pending changes"), escape.Text(strings.Join(pending, ", ")), escape.Text(strings.TrimSpace("tapedeck review "+strings.Join(args, " "))))
+			present.Count(int64(len(waiting)), "pending change", "pending changes"), escape.Text(strings.Join(waiting, ", ")), escape.Text(strings.TrimSpace("tapedeck review "+strings.Join(args, " "))))
 	}
 	progress := screen.Color(e.stderr) && len(tapes) > 1
 	if progress {
@@ -77,7 +78,11 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	keepResults := c.String("html") != "" || c.String("junit") != ""
 	var t tally
 	e.limitMemory(largestTapes(tapes, c.Int("jobs")))
-	err = playback.Suite(c.Context, tapes, &playback.SuiteOptions{Replay: *opts, Jobs: c.Int("jobs"), FailOnSkip: c.Bool("fail-on-skip"), Update: update}, func(i int, r *playback.TapeResult) error {
+	suite := &playback.SuiteOptions{Replay: *opts, Jobs: c.Int("jobs"), FailOnSkip: c.Bool("fail-on-skip")}
+	if update {
+		suite.Update = writePending
+	}
+	err = playback.Suite(c.Context, tapes, suite, func(i int, r *playback.TapeResult) error {
 		if progress {
 			fmt.Fprint(e.stderr, "\r\x1b[K")
 		}
@@ -171,4 +176,14 @@ func (e *env) reportTape(r *playback.TapeResult, t *tally, keep, asJSON, verbose
 		}
 	}
 	return nil
+}
+
+// writePending writes a failing tape's live run beside it for review
+// (test --update): pending.Update of a tape.
+func writePending(o *playback.Outcome) (string, error) {
+	u, err := pending.Update(o, nil)
+	if err != nil {
+		return "", err
+	}
+	return u.Pending, nil
 }

@@ -1,7 +1,7 @@
 package cli
 
 // Pending changes (NAME.jsonl.new beside NAME.jsonl), as review shows them
-// (playback refuses, compares and sums them up): the refusal's advice, the
+// (internal/pending refuses, compares and sums them up): the refusal's advice, the
 // list, each one's differences and its pretty diff through the pager, and
 // the keys that answer.
 
@@ -22,10 +22,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/pending"
 	"github.com/tapedeck/tapedeck/internal/present"
 	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/internal/smallfile"
-	"github.com/tapedeck/tapedeck/playback"
 )
 
 // pendingHint is the line that says how many changes are pending and the
@@ -37,10 +37,10 @@ func pendingHint(changes int, paths []string) string {
 }
 
 // checkPendingFiles refuses pending changes that are not regular files
-// (playback.CheckPending), with what to do about it.
-func checkPendingFiles(pending []string) error {
-	var bad *playback.NotAPendingFile
-	switch err := playback.CheckPending(pending); {
+// (pending.Check), with what to do about it.
+func checkPendingFiles(changes []string) error {
+	var bad *pending.NotAFile
+	switch err := pending.Check(changes); {
 	case errors.As(err, &bad) && bad.Link:
 		return fmt.Errorf("%s: remove it (rm %s) and run test --update again", escape.Text(bad.Error()), present.ShellJoin([]string{escape.Text(bad.Path)}))
 	case errors.As(err, &bad):
@@ -53,7 +53,7 @@ func checkPendingFiles(pending []string) error {
 // showPending prints what accepting the pending change p of tapePath would
 // change, as replay prints a difference.
 func showPending(w io.Writer, tapePath, p string) error {
-	o, err := playback.ComparePending(tapePath, p)
+	o, err := pending.Compare(tapePath, p)
 	if err != nil {
 		return err
 	}
@@ -67,8 +67,8 @@ func showPending(w io.Writer, tapePath, p string) error {
 
 // listPending prints each pending change, its tape and its differences:
 // a line each, or with asJSON a JSON object each (JSON lines).
-func listPending(w io.Writer, pending []string, asJSON bool) error {
-	summaries, err := playback.SummarisePending(pending)
+func listPending(w io.Writer, changes []string, asJSON bool) error {
+	summaries, err := pending.Summarise(changes)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func listPending(w io.Writer, pending []string, asJSON bool) error {
 // "pending" then read U+FFFD where the bytes were), its exact bytes in
 // base64.
 type pendingLine struct {
-	playback.PendingSummary
+	pending.Summary
 	TapeB64    string `json:"tapeB64,omitempty"`
 	PendingB64 string `json:"pendingB64,omitempty"`
 }
@@ -120,13 +120,13 @@ type reviewed struct{ accepted, rejected, skipped int }
 // walkPending shows each pending change and accepts, rejects or skips it:
 // all accepted or all rejected when asked, else as the keys read from
 // stdin answer, with the pretty diff through the pager on d.
-func (e *env) walkPending(pending []string, accept, reject bool) error {
+func (e *env) walkPending(changes []string, accept, reject bool) error {
 	keys := newKeyReader(e.stdin)
 	var n reviewed
-	for i, p := range pending {
-		tapePath := playback.PendingTape(p)
+	for i, p := range changes {
+		tapePath := pending.Tape(p)
 		if !accept && !reject {
-			fmt.Fprintf(e.stdout, "\n[%d/%d] ", i+1, len(pending))
+			fmt.Fprintf(e.stdout, "\n[%d/%d] ", i+1, len(changes))
 		}
 		if err := showPending(e.stdout, tapePath, p); err != nil {
 			return fail(1, "review: %s", escape.Text(err.Error()))
@@ -143,7 +143,7 @@ func (e *env) walkPending(pending []string, accept, reject bool) error {
 		}
 		if quit, err := e.settlePending(choice, p, tapePath, &n); err != nil || quit {
 			if quit {
-				fmt.Fprintf(e.stdout, "accepted %d, rejected %d, skipped %d, %d left pending\n", n.accepted, n.rejected, n.skipped, len(pending)-i)
+				fmt.Fprintf(e.stdout, "accepted %d, rejected %d, skipped %d, %d left pending\n", n.accepted, n.rejected, n.skipped, len(changes)-i)
 			}
 			return err
 		}
@@ -180,13 +180,13 @@ func (e *env) askPending(keys *keyReader, tapePath, p string) (byte, error) {
 func (e *env) settlePending(choice byte, p, tapePath string, n *reviewed) (quit bool, err error) {
 	switch choice {
 	case 'a':
-		if _, err := playback.AcceptPending(p); err != nil {
+		if _, err := pending.Accept(p); err != nil {
 			return false, fail(1, "review: %s", escape.Text(err.Error()))
 		}
 		n.accepted++
 		fmt.Fprintf(e.stdout, "accepted %s\n", escape.Text(tapePath))
 	case 'r':
-		if err := playback.RejectPending(p); err != nil {
+		if err := pending.Reject(p); err != nil {
 			return false, fail(1, "review: %s", escape.Text(err.Error()))
 		}
 		n.rejected++

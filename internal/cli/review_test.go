@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tapedeck/tapedeck/playback"
+	"github.com/tapedeck/tapedeck/internal/pending"
 )
 
 // pendingChanges is pendingCorpus with test --update run on it: a.jsonl.new
@@ -95,10 +95,10 @@ func TestReviewList(t *testing.T) {
 		}
 	}
 	r = tapedeck(t, t.TempDir(), nil, nil, "review", "--list", "--json", dir)
-	var entries []playback.PendingSummary
+	var entries []pending.Summary
 	sc := bufio.NewScanner(bytes.NewReader(r.stdout))
 	for sc.Scan() {
-		var e playback.PendingSummary
+		var e pending.Summary
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
@@ -107,7 +107,7 @@ func TestReviewList(t *testing.T) {
 	if r.code != 0 || len(entries) != 3 {
 		t.Fatalf("review --list --json: exit %d, %d entries:\n%s", r.code, len(entries), r.stdout)
 	}
-	byTape := map[string]playback.PendingSummary{}
+	byTape := map[string]pending.Summary{}
 	for _, e := range entries {
 		byTape[e.Tape] = e
 	}

@@ -12,11 +12,13 @@
 // A member name that is not a plain identifier is written in brackets as a
 // JSON string: params["content-type"]. The package parses paths and matches
 // them against concrete paths (the list of segments that leads to one value,
-// like params, tree, [3], label); it does not walk JSON itself. It imports
-// only the standard library.
+// like params, tree, [3], label); it does not walk JSON itself, but for
+// looking one value up by its concrete path (Lookup). It imports only the
+// standard library.
 package jsonpath
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -394,4 +396,38 @@ func (p Path) Root() string {
 		return ""
 	}
 	return p.segs[0].name
+}
+
+// Lookup is the value at a concrete path (as Match takes it: member names
+// and "[n]") in the JSON text doc, decoded with numbers as json.Number;
+// false when doc is not JSON or holds nothing there.
+func Lookup(doc []byte, concrete []string) (any, bool) {
+	if doc == nil {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	for _, seg := range concrete {
+		switch x := v.(type) {
+		case map[string]any:
+			e, ok := x[seg]
+			if !ok {
+				return nil, false
+			}
+			v = e
+		case []any:
+			k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(seg, "["), "]"))
+			if !isIndex(seg) || err != nil || k < 0 || k >= len(x) {
+				return nil, false
+			}
+			v = x[k]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
 }

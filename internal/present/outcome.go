@@ -15,7 +15,9 @@ import (
 	"github.com/tapedeck/tapedeck/internal/clock"
 	"github.com/tapedeck/tapedeck/internal/diff"
 	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/filter"
 	"github.com/tapedeck/tapedeck/internal/fingerprint"
+	"github.com/tapedeck/tapedeck/internal/noise"
 	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/playback"
 )
@@ -202,7 +204,7 @@ func StderrTail(live []frame.Frame, n int) []string {
 }
 
 // Noise prints what replaying again found.
-func Noise(w io.Writer, nr *playback.NoiseReport) {
+func Noise(w io.Writer, nr *noise.Report) {
 	if len(nr.Rules) == 0 && len(nr.Filters) == 0 {
 		fmt.Fprintf(w, "%d runs agree with each other: no noise to ignore\n", nr.Runs)
 	}
@@ -232,7 +234,7 @@ func Noise(w io.Writer, nr *playback.NoiseReport) {
 
 // Proposals counts what --runs proposes: "1 ignore rules", "2 filters",
 // "1 ignore rules and 1 filters" (the first as replay has always said it).
-func Proposals(nr *playback.NoiseReport) string {
+func Proposals(nr *noise.Report) string {
 	var parts []string
 	if len(nr.Rules) > 0 || len(nr.Filters) == 0 {
 		parts = append(parts, fmt.Sprintf("%d ignore rules", len(nr.Rules)))
@@ -282,19 +284,19 @@ type outcomeJSON struct {
 	Unmatched []string     `json:"unmatched"`
 	// Notes are every note; NoteGroups them grouped, as the report says
 	// them.
-	Notes      []string                `json:"notes"`
-	NoteGroups []NoteGroup             `json:"noteGroups"`
-	Exit       *frame.Frame            `json:"-"`
-	ElapsedMS  int64                   `json:"elapsedMs"`
-	Proposed   []string                `json:"proposedIgnores,omitempty"`
-	Filters    []playback.Filter       `json:"proposedFilters,omitempty"`
-	Stable     []playback.StableChange `json:"stableChanges,omitempty"`
-	TimedOut   bool                    `json:"timedOut,omitempty"`
-	Error      string                  `json:"error,omitempty"`
-	Drift      *fingerprint.Drift      `json:"drift,omitempty"`
+	Notes      []string             `json:"notes"`
+	NoteGroups []NoteGroup          `json:"noteGroups"`
+	Exit       *frame.Frame         `json:"-"`
+	ElapsedMS  int64                `json:"elapsedMs"`
+	Proposed   []string             `json:"proposedIgnores,omitempty"`
+	Filters    []filter.Filter      `json:"proposedFilters,omitempty"`
+	Stable     []noise.StableChange `json:"stableChanges,omitempty"`
+	TimedOut   bool                 `json:"timedOut,omitempty"`
+	Error      string               `json:"error,omitempty"`
+	Drift      *fingerprint.Drift   `json:"drift,omitempty"`
 }
 
-func toJSON(o *playback.Outcome, nr *playback.NoiseReport) outcomeJSON {
+func toJSON(o *playback.Outcome, nr *noise.Report) outcomeJSON {
 	j := outcomeJSON{Source: o.Recording.Name, Same: o.Same(), Differences: o.Diff.Differences, Compared: o.Diff.Compared, Drift: o.Drift}
 	if nr != nil {
 		j.Proposed, j.Filters, j.Stable = nr.Rules, nr.Filters, nr.Stable
@@ -326,7 +328,7 @@ func toJSON(o *playback.Outcome, nr *playback.NoiseReport) outcomeJSON {
 
 // OutcomeJSON writes replay --json (and diff --json): one indented
 // object, nr (may be nil) adding the proposed rules of --runs.
-func OutcomeJSON(w io.Writer, o *playback.Outcome, nr *playback.NoiseReport) error {
+func OutcomeJSON(w io.Writer, o *playback.Outcome, nr *noise.Report) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // strings as the plugin sent them: < stays <

@@ -6,8 +6,10 @@
 // wrote ahead of it), and runs delta debugging (ddmin)
 // over those steps with a test it is given, in parallel, bounded in runs.
 // It also parses the predicates that say what "fails the same way" means
-// beyond the default. It takes frames and a test function: it never starts
-// a plugin or opens a store itself.
+// beyond the default. Split and Minimize take frames and a test function;
+// the driver (Run) is what shrink runs: it replays each candidate with the
+// playback use case, chases the first difference (or a predicate, or an
+// --exec command) and writes the smallest failing tape.
 package shrink
 
 import (

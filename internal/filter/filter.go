@@ -1,4 +1,10 @@
-package playback
+// Package filter owns filters: placeholders for noise inside strings (a
+// random id, a time), as insta's filters are. A Filter names what to
+// replace and where; a Set is filters compiled and applied to a
+// timeline's frames on both sides of a comparison, counting how often
+// each applied. Config is tapedeck.json, which keeps the ignore rules and
+// the filters of the tapes beside it.
+package filter
 
 import (
 	"bytes"
@@ -63,6 +69,14 @@ type compiledFilter struct {
 	at *jsonpath.Rule // nil: everywhere
 }
 
+// Check says what is wrong with f, if anything: a regex that is empty,
+// does not compile or matches the empty string, or an At that is not a
+// METHOD:PATH rule.
+func (f Filter) Check() error {
+	_, err := f.compile()
+	return err
+}
+
 // compile checks and compiles f; the error says what is wrong with it.
 func (f Filter) compile() (compiledFilter, error) {
 	c := compiledFilter{Filter: f}
@@ -87,19 +101,19 @@ func (f Filter) compile() (compiledFilter, error) {
 	return c, nil
 }
 
-// filterSet is the filters a comparison applies, with how often each
-// applied.
-type filterSet struct {
+// Set is the filters a comparison applies, with how often each applied.
+// A nil *Set applies none.
+type Set struct {
 	filters []compiledFilter
 	scoped  bool  // some filter has At: paths and methods are needed
 	counts  []int // replacements made, per filter
 }
 
-// compileFilters compiles the filters of opt and those of the
-// tapedeck.json at cfgPath (cfg), naming the bad one. Nil when there are
-// none.
-func compileFilters(opt []Filter, cfg *Config, cfgPath string) (*filterSet, error) {
-	s := &filterSet{}
+// Compile compiles the filters of opt (a program's own, named "filter N
+// of the options") and those of the tapedeck.json at cfgPath (cfg),
+// naming the bad one. Nil when there are none.
+func Compile(opt []Filter, cfg *Config, cfgPath string) (*Set, error) {
+	s := &Set{}
 	add := func(f Filter, where string) error {
 		c, err := f.compile()
 		if err != nil {
@@ -126,9 +140,9 @@ func compileFilters(opt []Filter, cfg *Config, cfgPath string) (*filterSet, erro
 	return s, nil
 }
 
-// note is the line that says which filters applied and how often
+// Note is the line that says which filters applied and how often
 // (replacements, both sides together), "" when none did.
-func (s *filterSet) note() string {
+func (s *Set) Note() string {
 	if s == nil {
 		return ""
 	}
@@ -154,12 +168,12 @@ func (s *filterSet) note() string {
 	return "filters applied: " + strings.Join(parts, ", ")
 }
 
-// frames returns frames with the filters applied to what the plugin said
+// Frames returns frames with the filters applied to what the plugin said
 // on stdout (and on stderr when stderr is set): the same slice when
 // nothing matched, else a copy in which only the frames that changed have
 // new bytes. frames itself is never changed. count says whether the
 // replacements count towards the note.
-func (s *filterSet) frames(frames []frame.Frame, stderr, count bool) []frame.Frame {
+func (s *Set) Frames(frames []frame.Frame, stderr, count bool) []frame.Frame {
 	if s == nil {
 		return frames
 	}
@@ -200,7 +214,7 @@ func (s *filterSet) frames(frames []frame.Frame, stderr, count bool) []frame.Fra
 }
 
 // line applies the filters to one plugin line.
-func (s *filterSet) line(f *frame.Frame, hostCalls map[string]string, count bool) ([]byte, bool) {
+func (s *Set) line(f *frame.Frame, hostCalls map[string]string, count bool) ([]byte, bool) {
 	body, cr := f.Raw, false
 	if bytes.HasSuffix(body, []byte("\r")) {
 		body, cr = body[:len(body)-1], true
@@ -240,7 +254,7 @@ func (s *filterSet) line(f *frame.Frame, hostCalls map[string]string, count bool
 // a value may grow: a filter whose result would pass twice the value's
 // first length and 4 KiB leaves the value as it found it (forty filters
 // of "$0$0" had grown one string past a gigabyte).
-func (s *filterSet) text(v, method string, path []string, count, inJSON bool) (string, bool) {
+func (s *Set) text(v, method string, path []string, count, inJSON bool) (string, bool) {
 	changed := false
 	limit := 2*len(v) + 4<<10
 	for i := range s.filters {
@@ -377,24 +391,4 @@ func (w *walker) value(i int, path []string) int {
 func unquote(q []byte) string {
 	s, _, _ := jsonscan.Unquote(nil, q)
 	return string(s)
-}
-
-// compareFiltered compares recorded with live under o.DiffOptions once
-// filters have rewritten copies of both, and notes which filters applied.
-// recorded and live themselves are left as they are: what is saved keeps
-// the real values.
-func (o *Outcome) compareFiltered(filters *filterSet, recorded, live []frame.Frame) {
-	o.filters = filters
-	stderr := o.DiffOptions.CompareStderr
-	o.Diff = diff.Frames(filters.frames(recorded, stderr, true), filters.frames(live, stderr, true), o.DiffOptions)
-	if n := filters.note(); n != "" {
-		o.Notes = append(o.Notes, n)
-	}
-}
-
-// recompare compares other recorded frames with the same live run, under
-// the same options and filters (counting nothing).
-func (o *Outcome) recompare(recorded []frame.Frame) diff.Result {
-	stderr := o.DiffOptions.CompareStderr
-	return diff.Frames(o.filters.frames(recorded, stderr, false), o.filters.frames(o.Live(), stderr, false), o.DiffOptions)
 }

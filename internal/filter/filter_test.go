@@ -1,7 +1,6 @@
-package playback
+package filter
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,9 +11,9 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 )
 
-func compiledOrFatal(t *testing.T, fs ...Filter) *filterSet {
+func compiledOrFatal(t *testing.T, fs ...Filter) *Set {
 	t.Helper()
-	s, err := compileFilters(fs, &Config{}, "")
+	s, err := Compile(fs, &Config{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +44,7 @@ func TestFiltersRewriteStringValuesOnly(t *testing.T) {
 	for i, f := range frames {
 		orig[i] = string(f.Raw)
 	}
-	out := s.frames(frames, false, true)
+	out := s.Frames(frames, false, true)
 	want := []string{
 		orig[0],
 		orig[1],
@@ -69,13 +68,13 @@ func TestFiltersRewriteStringValuesOnly(t *testing.T) {
 	if &out[1].Raw[0] != &frames[1].Raw[0] {
 		t.Error("a frame no filter matched was copied")
 	}
-	if got, want := s.note(), "filters applied: [date] ×3, [id] ×1"; got != want {
+	if got, want := s.Note(), "filters applied: [date] ×3, [id] ×1"; got != want {
 		t.Errorf("note %q, want %q", got, want)
 	}
-	if got := s.frames(frames[1:2], false, true); &got[0] != &frames[1] {
+	if got := s.Frames(frames[1:2], false, true); &got[0] != &frames[1] {
 		t.Error("frames no filter matches were copied")
 	}
-	if out := s.frames(frames, true, false); string(out[5].Raw) != "log [date]" {
+	if out := s.Frames(frames, true, false); string(out[5].Raw) != "log [date]" {
 		t.Errorf("compared stderr line: %s", out[5].Raw)
 	}
 }
@@ -124,134 +123,6 @@ func TestConfigAddsFiltersOnce(t *testing.T) {
 	}
 }
 
-// promptTape is a recording of the prompt fixture: one click, which sends
-// "Summarise note 8f3k2q created 2026-12-01T10:00:00Z" to the terminal.
-func promptTape(t *testing.T) *Recording {
-	return writeTape(t,
-		initIn, initOut,
-		click("go"),
-		`out {"jsonrpc":"2.0","id":1,"method":"terminal/send","params":{"text":"Summarise note 8f3k2q created 2026-12-01T10:00:00Z"}}`,
-		`in {"jsonrpc":"2.0","id":1,"result":{}}`,
-		shutdown, "eof", "exit")
-}
-
-// TestNoiseProposesFiltersInsideAString: a prompt holding a random note
-// id and a time that differ on every run gets filters for those two parts
-// (not an ignore rule for the whole text); with them in tapedeck.json the
-// replay is the same and says which filters applied, and a change of
-// "Summarise" to "Summarize" in the same string still fails.
-func TestNoiseProposesFiltersInsideAString(t *testing.T) {
-	rec := promptTape(t)
-	ctx := context.Background()
-	opt := &Options{Env: fixtureEnv("prompt", "FIXTURE_COUNTER="+filepath.Join(t.TempDir(), "runs"))}
-	first := Replay(ctx, rec, opt)
-	if first.Err != nil || first.Same() {
-		t.Fatalf("first replay: err %v, same %v", first.Err, first.Same())
-	}
-	nr, err := Noise(ctx, rec, opt, first, 3, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Filter{
-		{Regex: `note [0-9a-z]{6}\b`, Replacement: "note [id]", At: "terminal/send:params.text"},
-		{Regex: isoTimeShape, Replacement: "[time]", At: "terminal/send:params.text"},
-	}
-	if len(nr.Rules) != 0 || len(nr.Filters) != len(want) || nr.Filters[0] != want[0] || nr.Filters[1] != want[1] {
-		t.Fatalf("proposed rules %q and filters %+v;\nwant no rule and filters %+v", nr.Rules, nr.Filters, want)
-	}
-	if err := AddToConfig(first.ConfigPath, nr.Rules, nr.Filters); err != nil {
-		t.Fatal(err)
-	}
-
-	o := Replay(ctx, rec, opt)
-	if o.Err != nil || !o.Same() {
-		t.Fatalf("with the proposed filters the replay still differs: %v %+v", o.Err, o.Diff.Differences)
-	}
-	if note := strings.Join(o.Notes, "\n"); !strings.Contains(note, "filters applied: note [id] ×2, [time] ×2") {
-		t.Errorf("notes %q do not say which filters applied", o.Notes)
-	}
-	for _, f := range o.Run.Live {
-		if strings.Contains(string(f.Raw), "[time]") || strings.Contains(string(f.Raw), "[id]") {
-			t.Errorf("the live run itself was filtered: %s", f.Raw)
-		}
-	}
-
-	z := *opt
-	z.Env = append(opt.Env, "FIXTURE_VERB=Summarize")
-	o = Replay(ctx, rec, &z)
-	if o.Err != nil || o.Same() {
-		t.Fatalf("Summarise → Summarize passed the filters: %v", o.Err)
-	}
-	d := o.Diff.Differences
-	if len(d) != 1 || len(d[0].Changes) != 1 || d[0].Changes[0].Path != "params.text" ||
-		d[0].Changes[0].Old != `"Summarise note [id] created [time]"` || d[0].Changes[0].New != `"Summarize note [id] created [time]"` {
-		t.Fatalf("differences %+v", d)
-	}
-}
-
-// TestFiltersApplyToCompareAndNotToPending: Compare filters both sides as
-// a replay does; the pending update of a replay that differs keeps the
-// live run's real values where a filter applied.
-func TestFiltersApplyToCompareAndNotToPending(t *testing.T) {
-	rec := promptTape(t)
-	os.WriteFile(ConfigPath(rec.TapePath), []byte(`{"filters":[{"regex":"\\d{4}-\\d{2}-\\d{2}T[0-9:]+Z","replacement":"[time]"}]}`), 0o644)
-	other := writeTape(t,
-		initIn, initOut, click("go"),
-		`out {"jsonrpc":"2.0","id":1,"method":"terminal/send","params":{"text":"Summarise note 8f3k2q created 2027-01-01T00:00:00Z"}}`,
-		`in {"jsonrpc":"2.0","id":1,"result":{}}`, shutdown, "eof", "exit")
-	o, err := Compare(rec, other, nil)
-	if err != nil || !o.Same() || len(o.Notes) != 1 || o.Notes[0] != "filters applied: [time] ×2" {
-		t.Fatalf("compare: %v same %v notes %q", err, o.Same(), o.Notes)
-	}
-
-	live := Replay(context.Background(), rec, &Options{Env: fixtureEnv("prompt", "FIXTURE_ID=zz99aa", "FIXTURE_TIME=2030-05-05T05:05:05Z")})
-	if live.Err != nil || live.Same() {
-		t.Fatalf("replay: %v", live.Err)
-	}
-	if c := live.Diff.Differences[0].Changes[0]; c.Old != `"Summarise note 8f3k2q created [time]"` || c.New != `"Summarise note zz99aa created [time]"` {
-		t.Errorf("change %+v", c)
-	}
-	path, err := WritePending(live)
-	if err != nil || path == "" {
-		t.Fatalf("pending: %q %v", path, err)
-	}
-	b, _ := os.ReadFile(path)
-	if !strings.Contains(string(b), "Summarise note zz99aa created 2030-05-05T05:05:05Z") || strings.Contains(string(b), "[time]") {
-		t.Errorf("the pending update does not keep the real values:\n%s", b)
-	}
-}
-
-// TestProposeStringFilters: the shapes recognised in what varied, and the
-// whole value varying falling back to an ignore rule (nil).
-func TestProposeStringFilters(t *testing.T) {
-	for _, c := range []struct {
-		values []string
-		want   []Filter // nil: an ignore rule
-	}{
-		{[]string{"req 6f1c2a9e-0b7d-4c3e-9a51-2f8e7d6c5b4a done", "req 0a9b8c7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d done"},
-			[]Filter{{Regex: uuidShape, Replacement: "[uuid]"}}},
-		{[]string{"took 41ms", "took 7ms"}, []Filter{{Regex: `took \d+ms\b`, Replacement: "took [number]ms"}}},
-		{[]string{"3 of 17 files", "12 of 17 files"}, []Filter{{Regex: `^\d+\b`, Replacement: "[number]"}}},
-		{[]string{"build deadbeef01 ok", "build 0123abcdef ok"}, []Filter{{Regex: `build [0-9a-f]{10}\b`, Replacement: "build [hex]"}}},
-		{[]string{"token: Ab_9-x!", "token: q-Z_1"}, []Filter{{Regex: `token: [0-9a-zA-Z_\-!]{5,7}$`, Replacement: "token: [varies]"}}},
-		{[]string{"on 2026-12-01", "on 2027-01-31"}, []Filter{{Regex: isoDateShape, Replacement: "[date]"}}},
-		{[]string{"x8Fa", "k2La"}, nil},
-		{[]string{"2026-12-01T10:00:00Z", "2026-12-01T10:00:05Z"}, nil},
-		{[]string{"7f-3a", "2b-9c"}, nil},
-	} {
-		got := proposeStringFilters(c.values)
-		if len(got) != len(c.want) || (c.want == nil) != (got == nil) {
-			t.Errorf("%q: proposed %+v, want %+v", c.values, got, c.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != c.want[i] {
-				t.Errorf("%q: proposed %+v, want %+v", c.values, got, c.want)
-			}
-		}
-	}
-}
-
 // TestExpandIsReplaceAll: expand, which filters replace with, says what
 // ReplaceAllString says (empty matches and $-groups included) while under
 // its limit, and refuses past it.
@@ -283,7 +154,7 @@ func TestFiltersThatDoubleStayBounded(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		fs = append(fs, Filter{Regex: ".", Replacement: "$0$0"})
 	}
-	set, err := compileFilters(fs, &Config{}, "")
+	set, err := Compile(fs, &Config{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

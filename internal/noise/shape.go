@@ -1,4 +1,4 @@
-package playback
+package noise
 
 import (
 	"regexp"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tapedeck/tapedeck/internal/filter"
 )
 
 // What noise looks like inside a string: the shapes --runs recognises in
@@ -110,7 +112,7 @@ func shapeAt(s string) (string, bool) {
 // values (a string that varied between runs) reads the same, each matching
 // the shape of one part that varied; nil when the whole value varied (no
 // letter or digit stayed the same) or no filter makes them agree.
-func proposeStringFilters(values []string) []Filter {
+func proposeStringFilters(values []string) []filter.Filter {
 	toks := make([][]token, len(values))
 	for i, v := range values {
 		toks[i] = tokenize(v)
@@ -182,7 +184,7 @@ func proposeStringFilters(values []string) []Filter {
 	if !kept {
 		return nil
 	}
-	var out []Filter
+	var out []filter.Filter
 	for _, r := range regions {
 		parts := make([]string, len(values))
 		for i := range toks {
@@ -224,11 +226,14 @@ func proposeStringFilters(values []string) []Filter {
 	var got string
 	for i, v := range values {
 		for _, f := range out {
-			c, err := f.compile()
+			if f.Check() != nil {
+				return nil
+			}
+			re, err := regexp.Compile(f.Regex)
 			if err != nil {
 				return nil
 			}
-			v = c.re.ReplaceAllString(v, f.Replacement)
+			v = re.ReplaceAllString(v, f.Replacement)
 		}
 		if i > 0 && v != got {
 			return nil
@@ -240,7 +245,7 @@ func proposeStringFilters(values []string) []Filter {
 
 // filterFor is the filter for one part that varied, whose values are
 // parts, after the constant text ctx.
-func filterFor(parts []string, ctx string, atStart, atEnd bool) Filter {
+func filterFor(parts []string, ctx string, atStart, atEnd bool) filter.Filter {
 	// Inside one word, letters that stayed the same around digits that
 	// varied ("41ms", "v12") are kept as they are.
 	pre, suf := affixes(parts)
@@ -257,7 +262,7 @@ func filterFor(parts []string, ctx string, atStart, atEnd bool) Filter {
 	}
 	re, placeholder, distinctive := classify(parts)
 	if distinctive && pre == "" && suf == "" {
-		return Filter{Regex: re, Replacement: placeholder}
+		return filter.Filter{Regex: re, Replacement: placeholder}
 	}
 	lead := `\b`
 	switch {
@@ -279,7 +284,7 @@ func filterFor(parts []string, ctx string, atStart, atEnd bool) Filter {
 	if atEnd && trail == "" {
 		trail = `$`
 	}
-	return Filter{
+	return filter.Filter{
 		Regex:       lead + regexp.QuoteMeta(pre) + re + regexp.QuoteMeta(suf) + trail,
 		Replacement: strings.ReplaceAll(ctx+pre, "$", "$$") + placeholder + strings.ReplaceAll(suf, "$", "$$"),
 	}

@@ -1,4 +1,6 @@
-package playback
+package shrink
+
+// The driver: a recording made smaller by replaying candidates of it (Run).
 
 import (
 	"bytes"
@@ -10,32 +12,32 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
 	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/jsonpath"
 	"github.com/tapedeck/tapedeck/internal/profile"
-	"github.com/tapedeck/tapedeck/internal/shrink"
 	"github.com/tapedeck/tapedeck/message"
+	"github.com/tapedeck/tapedeck/playback"
 	"github.com/tapedeck/tapedeck/tape"
 )
 
-// ErrNothingToShrink is wrapped by Shrink's error when the whole recording
+// ErrNothingToShrink is wrapped by Run's error when the whole recording
 // does not fail the way asked: there is nothing to shrink.
 var ErrNothingToShrink = errors.New("nothing to shrink")
 
-// ShrinkOptions say what Shrink chases and how.
-type ShrinkOptions struct {
+// RunOptions say what Run chases and how.
+type RunOptions struct {
 	// Replay is how each candidate is replayed. A zero StepTimeout is
 	// taken from the whole replay (4 × its longest wait, 1 to 30 s).
-	Replay Options
+	Replay playback.Options
 	// Predicate, when set, says what fails instead of the first
 	// difference; Exec, when set, is a command run by sh with the
 	// candidate tape's path in $TAPE that fails it by exiting 0.
-	Predicate *shrink.Predicate
+	Predicate *Predicate
 	Exec      string
 	Jobs      int // replays at once; 0: 1
 	MaxRuns   int // candidates at most; 0: shrink's default
@@ -45,13 +47,13 @@ type ShrinkOptions struct {
 	Stdout io.Writer
 	// OnStart is told what is chased once the whole recording failed;
 	// Progress how far the search is; Searched that the search is over.
-	OnStart  func(ShrinkStart)
-	Progress func(shrink.Progress)
+	OnStart  func(Start)
+	Progress func(Progress)
 	Searched func()
 }
 
-// ShrinkStart is what a shrink chases, once known.
-type ShrinkStart struct {
+// Start is what a shrink chases, once known.
+type Start struct {
 	Steps int    // host steps that may go
 	Kept  int    // steps always kept (initialize and the ending)
 	Chase string // what failing means
@@ -62,11 +64,11 @@ type ShrinkStart struct {
 	Replays int
 }
 
-// KeptListed is how many kept steps a ShrinkResult names.
+// KeptListed is how many kept steps a Shrunk names.
 const KeptListed = 10
 
-// ShrinkResult is the smallest failing tape found.
-type ShrinkResult struct {
+// Shrunk is the smallest failing tape found.
+type Shrunk struct {
 	Steps int // host steps of the recording
 	Left  int // host steps left
 	Runs  int // replays run in all
@@ -81,13 +83,14 @@ type ShrinkResult struct {
 // fails decides whether one candidate still fails the way chased.
 type fails func(ctx context.Context, frames []frame.Frame) (bool, error)
 
-// Shrink removes host steps from rec (delta debugging) while a replay
-// still fails the same way, and writes the smallest failing tape.
-func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkResult, error) {
+// Run removes host steps from rec (delta debugging: Minimize over the
+// steps of Split) while a replay still fails the same way, and writes the
+// smallest failing tape.
+func Run(ctx context.Context, rec *playback.Recording, opt *RunOptions) (*Shrunk, error) {
 	start := time.Now()
 	// The recording is split once the whole replay is over, so that the
 	// split and that replay's live run are not held at once.
-	var t *shrink.Tape
+	var t *Tape
 	ro := opt.Replay
 	var test fails
 	var chase string
@@ -107,7 +110,7 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 		}
 		chase = fmt.Sprintf("--exec %s", opt.Exec)
 	default:
-		first := Replay(ctx, rec, &ro)
+		first := playback.Replay(ctx, rec, &ro)
 		if first.Err != nil {
 			return nil, fmt.Errorf("shrink %s: %v", rec.Name, first.Err)
 		}
@@ -126,8 +129,8 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 					keep[d.Recorded.Seq] = true
 				}
 			}
-			t = shrink.Split(rec.Frames, lifecycle(rec))
-			test = replayTest(rec, &ro, t, keep, func(o *Outcome) bool { return pred.Eval(factsOf(o)) })
+			t = Split(rec.Frames, lifecycle(rec))
+			test = replayTest(rec, &ro, t, keep, func(o *playback.Outcome) bool { return pred.Eval(factsOf(o)) })
 			break
 		}
 		if first.Diff.Same() {
@@ -136,19 +139,19 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 		tg := targetOf(first.Diff.Differences[0])
 		chase = tg.String() + " (the first difference)"
 		keep = map[uint64]bool{tg.seq: tg.seq != 0}
-		t = shrink.Split(rec.Frames, lifecycle(rec))
+		t = Split(rec.Frames, lifecycle(rec))
 		test = replayTest(rec, &ro, t, keep, tg.in)
 	}
 	if t == nil {
-		t = shrink.Split(rec.Frames, lifecycle(rec))
+		t = Split(rec.Frames, lifecycle(rec))
 	}
 	runs := 1
 	if opt.OnStart != nil {
-		opt.OnStart(ShrinkStart{Steps: t.Steps(), Kept: len(t.Units()) - t.Steps(), Chase: chase, StepTimeout: derived, Replays: runs})
+		opt.OnStart(Start{Steps: t.Steps(), Kept: len(t.Units()) - t.Steps(), Chase: chase, StepTimeout: derived, Replays: runs})
 	}
-	res, err := shrink.Minimize(ctx, t.Steps(), func(ctx context.Context, keep []int) (bool, error) {
+	res, err := Minimize(ctx, t.Steps(), func(ctx context.Context, keep []int) (bool, error) {
 		return test(ctx, t.Keep(keep))
-	}, shrink.Options{Jobs: max(opt.Jobs, 1), MaxRuns: opt.MaxRuns, Progress: opt.Progress})
+	}, Options{Jobs: max(opt.Jobs, 1), MaxRuns: opt.MaxRuns, Progress: opt.Progress})
 	if opt.Searched != nil {
 		opt.Searched()
 	}
@@ -165,7 +168,7 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 	if err := writeShrunk(opt.Stdout, opt.Output, rec, frames); err != nil {
 		return nil, fmt.Errorf("shrink %s: %v", rec.Name, err)
 	}
-	out := &ShrinkResult{Steps: t.Steps(), Left: len(res.Keep), Runs: runs, Bounded: res.Bounded, Elapsed: time.Since(start)}
+	out := &Shrunk{Steps: t.Steps(), Left: len(res.Keep), Runs: runs, Bounded: res.Bounded, Elapsed: time.Since(start)}
 	for i, k := range res.Keep {
 		if i == KeptListed {
 			out.KeptMore = len(res.Keep) - i
@@ -184,19 +187,19 @@ func Shrink(ctx context.Context, rec *Recording, opt *ShrinkOptions) (*ShrinkRes
 // replay then reports missing, but for the frames keep names (those of
 // the chased difference). The pruned tape is kept only if it still fails;
 // n is the replays it took.
-func prune(ctx context.Context, rec *Recording, opt *Options, frames []frame.Frame, test fails, t *shrink.Tape, keep map[uint64]bool) (_ []frame.Frame, n int) {
+func prune(ctx context.Context, rec *playback.Recording, opt *playback.Options, frames []frame.Frame, test fails, t *Tape, keep map[uint64]bool) (_ []frame.Frame, n int) {
 	meta := *rec.Meta
 	meta.Fingerprint = nil
 	cand := *rec
 	cand.Meta, cand.Frames = &meta, frames
-	o := Replay(ctx, &cand, opt)
+	o := playback.Replay(ctx, &cand, opt)
 	if o.Err != nil {
 		return frames, 1
 	}
 	settled := settle(o, frames, t, keep)
 	res := o.Diff
 	if len(settled) != len(frames) {
-		res = o.recompare(settled)
+		res = o.Recompare(settled)
 	}
 	drop := map[uint64]bool{}
 	for _, f := range frames {
@@ -252,7 +255,7 @@ func dropWithAnswers(frames []frame.Frame, drop map[uint64]bool) []frame.Frame {
 // for a predicate every frame that differed in the whole replay (what a
 // predicate may be about). What is left is frames itself when nothing
 // goes.
-func settle(o *Outcome, frames []frame.Frame, t *shrink.Tape, keep map[uint64]bool) []frame.Frame {
+func settle(o *playback.Outcome, frames []frame.Frame, t *Tape, keep map[uint64]bool) []frame.Frame {
 	if t == nil {
 		return frames
 	}
@@ -263,15 +266,14 @@ func settle(o *Outcome, frames []frame.Frame, t *shrink.Tape, keep map[uint64]bo
 	if !pooled {
 		return frames
 	}
-	stderr := o.DiffOptions.CompareStderr
 	mask := o.DiffOptions.Mask
 	said := map[string]int{}
-	for _, f := range o.filters.frames(o.Live(), stderr, false) {
+	for _, f := range o.Filtered(o.Live()) {
 		if !f.IsEvent() && f.Dir != frame.In {
 			said[frameKey(&f, mask)]++
 		}
 	}
-	filtered := o.filters.frames(frames, stderr, false)
+	filtered := o.Filtered(frames)
 	for i := range filtered {
 		f := &filtered[i]
 		if !f.IsEvent() && f.Dir != frame.In && !t.Pooled(f.Seq) {
@@ -326,13 +328,13 @@ func frameKey(f *frame.Frame, mask func(string) string) string {
 // settings, ignore rules and filters) and asks ok of the outcome, once
 // the frames pooled over steps of t that the plugin did not say are out of
 // the comparison (see settle).
-func replayTest(rec *Recording, opt *Options, t *shrink.Tape, keep map[uint64]bool, ok func(*Outcome) bool) fails {
+func replayTest(rec *playback.Recording, opt *playback.Options, t *Tape, keep map[uint64]bool, ok func(*playback.Outcome) bool) fails {
 	meta := *rec.Meta
 	meta.Fingerprint = nil // drift is not what is chased
 	return func(ctx context.Context, frames []frame.Frame) (bool, error) {
 		cand := *rec
 		cand.Meta, cand.Frames = &meta, frames
-		o := Replay(ctx, &cand, opt)
+		o := playback.Replay(ctx, &cand, opt)
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
@@ -340,7 +342,7 @@ func replayTest(rec *Recording, opt *Options, t *shrink.Tape, keep map[uint64]bo
 			return false, o.Err
 		}
 		if settled := settle(o, frames, t, keep); len(settled) != len(frames) {
-			o.Diff = o.recompare(settled)
+			o.Diff = o.Recompare(settled)
 		}
 		return ok(o), nil
 	}
@@ -348,7 +350,7 @@ func replayTest(rec *Recording, opt *Options, t *shrink.Tape, keep map[uint64]bo
 
 // execTest writes each candidate as a tape in a folder of its own and runs
 // cmd with sh in env (nil: ours), the tape's path in $TAPE.
-func execTest(rec *Recording, cmd string, env []string) fails {
+func execTest(rec *playback.Recording, cmd string, env []string) fails {
 	if env == nil {
 		env = os.Environ()
 	}
@@ -446,7 +448,7 @@ func (t target) String() string {
 }
 
 // in reports whether a replay shows the same failure.
-func (t target) in(o *Outcome) bool {
+func (t target) in(o *playback.Outcome) bool {
 	for _, d := range o.Diff.Differences {
 		if d.Kind != t.kind || d.Method != t.method {
 			continue
@@ -474,44 +476,15 @@ func (t target) in(o *Outcome) bool {
 // valueAt is the value at segs in a side's JSON, spelled as JSON with
 // members sorted; "" when it is absent.
 func valueAt(side *diff.Side, segs []string) string {
-	v, ok := lookup(side, segs)
+	if side == nil {
+		return ""
+	}
+	v, ok := jsonpath.Lookup(side.JSON, segs)
 	if !ok {
 		return ""
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// lookup is the value at segs in a side's JSON (numbers as json.Number).
-func lookup(side *diff.Side, segs []string) (any, bool) {
-	if side == nil || side.JSON == nil {
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(side.JSON))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return nil, false
-	}
-	for _, seg := range segs {
-		switch x := v.(type) {
-		case map[string]any:
-			e, ok := x[seg]
-			if !ok {
-				return nil, false
-			}
-			v = e
-		case []any:
-			k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(seg, "["), "]"))
-			if !isIndex(seg) || err != nil || k < 0 || k >= len(x) {
-				return nil, false
-			}
-			v = x[k]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
 }
 
 // sideContent is what one side of a difference says: its JSON but for
@@ -522,7 +495,7 @@ func sideContent(side *diff.Side) string {
 	case side == nil:
 		return ""
 	case side.JSON != nil:
-		v, ok := lookup(side, nil)
+		v, ok := jsonpath.Lookup(side.JSON, nil)
 		if obj, isObj := v.(map[string]any); ok && isObj {
 			delete(obj, "id")
 			b, _ := json.Marshal(obj)
@@ -533,8 +506,8 @@ func sideContent(side *diff.Side) string {
 	return "text:" + side.Pretty
 }
 
-func factsOf(o *Outcome) *shrink.Facts {
-	f := &shrink.Facts{Diff: &o.Diff, TimedOut: o.Run.TimedOut, Unmatched: o.Run.Unmatched}
+func factsOf(o *playback.Outcome) *Facts {
+	f := &Facts{Diff: &o.Diff, TimedOut: o.Run.TimedOut, Unmatched: o.Run.Unmatched}
 	for _, l := range o.Run.Live {
 		switch {
 		case l.Event == frame.EventExit:
@@ -550,7 +523,7 @@ func factsOf(o *Outcome) *shrink.Facts {
 // or to w when path is "": the recording's metadata with a new id, the
 // counts of what is left, a shrunk-from tag, and a working directory that
 // still names the plugin's folder from where the tape now is.
-func writeShrunk(w io.Writer, path string, rec *Recording, frames []frame.Frame) error {
+func writeShrunk(w io.Writer, path string, rec *playback.Recording, frames []frame.Frame) error {
 	meta := *rec.Meta
 	meta.ID = frame.NewID(time.Now())
 	meta.Tags = map[string]string{}
@@ -592,7 +565,7 @@ func writeShrunk(w io.Writer, path string, rec *Recording, frames []frame.Frame)
 
 // lifecycle is what the recording's host profile says opens and ends a
 // session, for shrink to keep.
-func lifecycle(rec *Recording) shrink.Lifecycle {
+func lifecycle(rec *playback.Recording) Lifecycle {
 	p := profile.Of(rec.Meta)
-	return shrink.Lifecycle{Opening: p.Opening, Closing: p.Closing}
+	return Lifecycle{Opening: p.Opening, Closing: p.Closing}
 }

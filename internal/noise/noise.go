@@ -1,4 +1,10 @@
-package playback
+// Package noise tells noise from change: replay --runs replays a recording
+// again (Find), takes what differs between runs of the same plugin as
+// noise and proposes what covers it, a filter where only part of a string
+// varied (a random id, a time: the shapes of shape.go) and an ignore rule
+// where a whole value did; what every run changes alike is reported
+// apart, as change.
+package noise
 
 import (
 	"context"
@@ -11,11 +17,15 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/filter"
+	"github.com/tapedeck/tapedeck/internal/inorder"
+	"github.com/tapedeck/tapedeck/internal/jsonpath"
+	"github.com/tapedeck/tapedeck/playback"
 )
 
-// NoiseReport is what replaying again found: what varies between runs of
+// Report is what replaying again found: what varies between runs of
 // the same plugin, and what every run changes alike.
-type NoiseReport struct {
+type Report struct {
 	Runs int
 	// Rules are the narrowest ignore rules that cover what varied between
 	// runs of the same plugin, where a whole value varied (or a value
@@ -28,7 +38,7 @@ type NoiseReport struct {
 	// random id, a time, a UUID, a number): each matches the shape of the
 	// part that varied, scoped with At to where it varied, so that a
 	// change to the rest of the string still fails. Sorted by At.
-	Filters []Filter
+	Filters []filter.Filter
 }
 
 // StableChange is a change from the recording that every run makes alike.
@@ -39,50 +49,46 @@ type StableChange struct {
 	New    string `json:"new"`
 }
 
-// Noise replays rec runs-1 more times after first (a Replay of rec with
-// the same opt), up to jobs of them at once (0 or less: 1, one after the
-// other on the calling goroutine), and proposes, for what differs between
-// runs of the same plugin (under the ignore rules and filters first
-// compared with, so that what is already covered is not proposed again),
-// a filter where only part of a string varied and an ignore rule where a
-// whole value did; what differs from the recording in the same way in
-// every run is reported apart. The report does not depend on jobs: each
-// run is compared with first as it ends, and what they found is taken in
-// run order. The first run in order that cannot run stops the others
-// (their plugins are stopped through ctx) and is the error. With jobs
-// above 1, opt's OnStart and Waiting are called from the goroutines that
-// replay, one call at a time.
-func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, runs, jobs int) (*NoiseReport, error) {
-	nr := &NoiseReport{Runs: runs}
+// Find replays first's recording runs-1 more times (as first was
+// replayed, see playback.Outcome.Again, with opt's callbacks), up to jobs
+// of them at once (0 or less: 1, one after the other on the calling
+// goroutine), and proposes, for what differs between runs of the same
+// plugin (under the ignore rules and filters first was compared with, so
+// that what is already covered is not proposed again), a filter where
+// only part of a string varied and an ignore rule where a whole value did;
+// what differs from the recording in the same way in every run is
+// reported apart. The report does not depend on jobs: each run is compared
+// with first as it ends, and what they found is taken in run order. The
+// first run in order that cannot run stops the others (their plugins are
+// stopped through ctx) and is the error. With jobs above 1, opt's OnStart
+// and Waiting are called from the goroutines that replay, one call at a
+// time.
+func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, runs, jobs int) (*Report, error) {
+	rec := first.Recording
+	nr := &Report{Runs: runs}
 	type varied struct{ method, path string }
 	seen := map[varied]bool{}
 	var order []varied
-	sites := map[varied]*noiseSite{}
+	sites := map[varied]*place{}
 	stderr := first.DiffOptions.CompareStderr
-	base := first.filters.frames(first.Run.Live, stderr, false)
+	base := first.Filtered(first.Run.Live)
 	if jobs > 1 {
 		opt = serialiseCallbacks(opt)
 	}
 	// The runs share what the first was replayed under (its redaction key
 	// too, so a redacted value reads the same in every run), and a plan.
-	p, failed := first.prepared, (*Outcome)(nil)
-	if p == nil || p.rec != rec {
-		if p, failed = prepare(rec, opt); failed != nil {
-			return nil, fmt.Errorf("replay %s again: %w", rec.Name, failed.Err)
-		}
-	}
-	p = p.with(opt)
-	if runs > 1 {
-		p.keepPlan()
+	again := first.Again(opt)
+	if again == nil {
+		return nil, fmt.Errorf("replay %s again: it was not replayed", rec.Name)
 	}
 	// Each further run, replayed and compared with first: on the
 	// goroutine that replayed it.
 	between := func(ctx context.Context, _ int) ([]diff.Difference, error) {
-		o := p.run(ctx, false)
+		o := again(ctx)
 		if o.Err != nil {
 			return nil, o.Err
 		}
-		live := first.filters.frames(o.Run.Live, stderr, false)
+		live := first.Filtered(o.Run.Live)
 		if sameLines(base, live, stderr) {
 			return nil, nil // most runs: nothing to compare
 		}
@@ -97,7 +103,7 @@ func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, ru
 				if !seen[v] {
 					seen[v] = true
 					order = append(order, v)
-					s = &noiseSite{pathChange: pathChange{method: d.Method, segs: ch.Segments}, strings: true}
+					s = &place{pathChange: pathChange{method: d.Method, segs: ch.Segments}, strings: true}
 					sites[v] = s
 					s.add(d.Recorded, ch.Segments)
 				}
@@ -106,7 +112,7 @@ func Noise(ctx context.Context, rec *Recording, opt *Options, first *Outcome, ru
 		}
 		return nil
 	}
-	if i, err := inOrder(ctx, max(runs-1, 0), jobs, between, note); err != nil {
+	if i, err := inorder.Run(ctx, max(runs-1, 0), jobs, between, note); err != nil {
 		return nil, fmt.Errorf("replay %s (run %d): %w", rec.Name, i+2, err)
 	}
 	var whole []pathChange
@@ -163,9 +169,9 @@ func sameLines(a, b []frame.Frame, stderr bool) bool {
 
 // serialiseCallbacks is opt (nil: the defaults) with its OnStart and
 // Waiting called one at a time, for replays on several goroutines.
-func serialiseCallbacks(opt *Options) *Options {
+func serialiseCallbacks(opt *playback.Options) *playback.Options {
 	if opt == nil {
-		return &Options{}
+		return &playback.Options{}
 	}
 	if opt.OnStart == nil && opt.Waiting == nil {
 		return opt
@@ -173,7 +179,7 @@ func serialiseCallbacks(opt *Options) *Options {
 	o := *opt
 	var mu sync.Mutex
 	if onStart := opt.OnStart; onStart != nil {
-		o.OnStart = func(s Start) {
+		o.OnStart = func(s playback.Start) {
 			mu.Lock()
 			defer mu.Unlock()
 			onStart(s)
@@ -189,15 +195,15 @@ func serialiseCallbacks(opt *Options) *Options {
 	return &o
 }
 
-// noiseSite is one place that varied between runs and the values it took.
-type noiseSite struct {
+// place is a place that varied between runs and the values it took.
+type place struct {
 	pathChange
 	values  []string
 	strings bool // every value so far is a string
 }
 
 // add notes the value at segs of one side of a difference.
-func (s *noiseSite) add(side *diff.Side, segs []string) {
+func (s *place) add(side *diff.Side, segs []string) {
 	v, ok := stringAt(side, segs)
 	if !ok {
 		s.strings = false
@@ -208,7 +214,7 @@ func (s *noiseSite) add(side *diff.Side, segs []string) {
 
 // filters proposes the filters that cover how the site's string varied,
 // or nil when it is not a string or varied whole.
-func (s *noiseSite) filters() []Filter {
+func (s *place) filters() []filter.Filter {
 	if !s.strings || len(s.values) < 2 {
 		return nil
 	}
@@ -217,7 +223,10 @@ func (s *noiseSite) filters() []Filter {
 
 // stringAt is the string at segs in the JSON of a side, if it is one.
 func stringAt(side *diff.Side, segs []string) (string, bool) {
-	v, _ := lookup(side, segs)
+	if side == nil {
+		return "", false
+	}
+	v, _ := jsonpath.Lookup(side.JSON, segs)
 	s, ok := v.(string)
 	return s, ok
 }
@@ -232,7 +241,7 @@ type proposedFilter struct {
 // covers their sites: sites alike but for array indexes share one At with
 // [*] where their indexes differ, as proposeRules does. Sorted by At, the
 // filters of one At in the order they were found; without duplicates.
-func groupFilters(parts []proposedFilter) []Filter {
+func groupFilters(parts []proposedFilter) []filter.Filter {
 	type group struct {
 		p    proposedFilter
 		segs []string
@@ -260,11 +269,11 @@ func groupFilters(parts []proposedFilter) []Filter {
 			}
 		}
 	}
-	var out []Filter
-	seen := map[Filter]bool{}
+	var out []filter.Filter
+	seen := map[filter.Filter]bool{}
 	for _, k := range order {
 		g := groups[k]
-		f := Filter{Regex: g.p.re, Replacement: g.p.repl, At: spellRule(g.p.site.method, g.segs)}
+		f := filter.Filter{Regex: g.p.re, Replacement: g.p.repl, At: spellRule(g.p.site.method, g.segs)}
 		if !seen[f] {
 			seen[f] = true
 			out = append(out, f)

@@ -1,21 +1,25 @@
-package playback
+// Package inorder runs work side by side and hands on its results in the
+// order of the work: a suite of tapes, the further replays of replay
+// --runs. Run owns the goroutines it starts and returns once each has
+// ended.
+package inorder
 
 import (
 	"context"
 	"sync"
 )
 
-// inOrder runs work for 0 … n-1, up to jobs at once, each on a goroutine
+// Run runs work for 0 … n-1, up to jobs at once, each on a goroutine
 // of its own (jobs 1 or less: one after the other on the calling
 // goroutine), and calls each with every result in order, from the calling
 // goroutine, as soon as it and those before it are done. An error from
 // each stops the rest as one from work does. At most 2 × jobs
 // results are under way or waiting for each at a time. The first error
 // in order stops the rest: ctx is cancelled for the work under way, no
-// more starts, and inOrder returns its index and the error once every
+// more starts, and Run returns its index and the error once every
 // goroutine it started has ended. Work that would start once ctx is done
 // fails with ctx's error without being called (when several run at once).
-func inOrder[T any](ctx context.Context, n, jobs int, work func(context.Context, int) (T, error), each func(int, T) error) (int, error) {
+func Run[T any](ctx context.Context, n, jobs int, work func(context.Context, int) (T, error), each func(int, T) error) (int, error) {
 	if jobs <= 1 {
 		for i := range n {
 			v, err := work(ctx, i)
@@ -43,7 +47,7 @@ func inOrder[T any](ctx context.Context, n, jobs int, work func(context.Context,
 	defer cancel()
 	// The feeder hands out every index in order, each once a slot is free:
 	// a slot is held from the index handed out until each has had its
-	// result. It stops when inOrder returns (leaving), not when ctx is
+	// result. It stops when Run returns (leaving), not when ctx is
 	// done: work given a done ctx fails at once, so every index the loop
 	// below waits for is handed out.
 	slots := make(chan struct{}, 2*jobs)

@@ -1,35 +1,40 @@
-package playback
+// Package pending owns the changes to goldens that wait for review: test
+// --update and replay --update write a replay's live run beside its tape
+// as NAME.jsonl.new (Write; a stored session's live run is stored as a new
+// session instead, see Update), and review finds them (Find), compares
+// each with its tape (Compare, Summarise), and accepts or rejects it.
+package pending
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
-	"github.com/tapedeck/tapedeck/internal/fingerprint"
 	"github.com/tapedeck/tapedeck/internal/golden"
 	"github.com/tapedeck/tapedeck/internal/store"
+	"github.com/tapedeck/tapedeck/playback"
 	"github.com/tapedeck/tapedeck/tape"
 )
 
-// PendingSuffix marks a tape's pending change, written by test --update
+// Suffix marks a tape's pending change, written by test --update
 // and replay --update beside the tape and accepted or rejected by review.
-const PendingSuffix = ".new"
+const Suffix = ".new"
 
-// WritePending writes the live run of a replay that differed beside its
+// Write writes the live run of a replay that differed beside its
 // tape as NAME.jsonl.new (every line of a frame that did not change kept
 // byte for byte; the header's counts, exit and fingerprint say the live
 // run's, so that accepting the change makes the replay's surroundings the
 // ones later drift is told against); "" when there is nothing to write.
-func WritePending(o *Outcome) (string, error) {
+func Write(o *playback.Outcome) (string, error) {
 	if o.Recording.TapePath == "" || o.Run == nil {
 		return "", nil
 	}
@@ -37,11 +42,11 @@ func WritePending(o *Outcome) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	data, err := golden.Update(tf, golden.Replay{Live: o.Run.Live, Pairs: o.Run.Pairs, Sent: o.Run.Sent, Fingerprint: liveFingerprint(o)}, o.Diff, golden.Options{Stderr: o.DiffOptions.CompareStderr})
+	data, err := golden.Update(tf, golden.Replay{Live: o.Run.Live, Pairs: o.Run.Pairs, Sent: o.Run.Sent, Fingerprint: o.LiveFingerprint()}, o.Diff, golden.Options{Stderr: o.DiffOptions.CompareStderr})
 	if err != nil || data == nil {
 		return "", err
 	}
-	path := o.Recording.TapePath + PendingSuffix
+	path := o.Recording.TapePath + Suffix
 	err = atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(data); return err })
 	return path, err
 }
@@ -49,7 +54,7 @@ func WritePending(o *Outcome) (string, error) {
 // readLines reads rec's tape again with its lines, for an update that
 // rewrites them; it fails when the tape no longer holds the frames that
 // were replayed.
-func readLines(rec *Recording) (*tape.File, error) {
+func readLines(rec *playback.Recording) (*tape.File, error) {
 	data, err := os.ReadFile(rec.TapePath)
 	if err != nil {
 		return nil, fmt.Errorf("update %s: %w", rec.TapePath, err)
@@ -75,17 +80,17 @@ type Updated struct {
 }
 
 // Update makes the live run of a replay the golden, to be reviewed: a
-// tape's change is written beside it as NAME.jsonl.new (WritePending;
+// tape's change is written beside it as NAME.jsonl.new (Write;
 // nothing when it has no difference), a stored session's live run is
 // stored as a new session of the store that open opens (StoreLive). A
 // replay that could not run or timed out updates nothing: what a killed
 // plugin said is no golden.
-func Update(o *Outcome, open func() (*store.Store, error)) (*Updated, error) {
+func Update(o *playback.Outcome, open func() (*store.Store, error)) (*Updated, error) {
 	if o.Err != nil || o.Run == nil || o.Run.TimedOut {
 		return &Updated{}, nil
 	}
 	if o.Recording.TapePath != "" {
-		path, err := WritePending(o)
+		path, err := Write(o)
 		return &Updated{Pending: path}, err
 	}
 	st, err := open()
@@ -101,7 +106,7 @@ func Update(o *Outcome, open func() (*store.Store, error)) (*Updated, error) {
 
 // StoreLive stores the live run of a replay of a stored session as a new
 // session of st, tagged replay-of the recorded one, and returns it.
-func StoreLive(st *store.Store, o *Outcome) (*frame.Session, error) {
+func StoreLive(st *store.Store, o *playback.Outcome) (*frame.Session, error) {
 	meta := *o.Recording.Meta
 	meta.Frames, meta.Bytes = frame.Counts{}, frame.Counts{}
 	for _, f := range o.Run.Live {
@@ -119,7 +124,7 @@ func StoreLive(st *store.Store, o *Outcome) (*frame.Session, error) {
 	meta.Started, meta.Ended = now.Add(-o.Run.Elapsed), &now
 	meta.Status = frame.StatusComplete
 	meta.Tags = map[string]string{"replay-of": o.Recording.Meta.ID}
-	if fp := liveFingerprint(o); fp != nil {
+	if fp := o.LiveFingerprint(); fp != nil {
 		meta.Fingerprint = fp
 	}
 	i := 0
@@ -136,20 +141,9 @@ func StoreLive(st *store.Store, o *Outcome) (*frame.Session, error) {
 	return &meta, nil
 }
 
-// liveFingerprint is the replay's own fingerprint, taken now when the
-// replay did not take it (it was the same, without -v); nil when the
-// recording has none (it was recorded with --no-fingerprint) or it ran
-// nothing.
-func liveFingerprint(o *Outcome) *frame.Fingerprint {
-	if o.Fingerprint == nil && o.Run != nil && o.Recording.Meta.Fingerprint != nil && len(o.takeFingerprint.Command) > 0 {
-		o.Fingerprint, _ = fingerprint.Take(context.Background(), o.takeFingerprint)
-	}
-	return o.Fingerprint
-}
-
-// FindPending lists the pending changes under paths (a path may also name a
+// Find lists the pending changes under paths (a path may also name a
 // tape or its pending file), sorted.
-func FindPending(paths []string) ([]string, error) {
+func Find(paths []string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
@@ -161,8 +155,8 @@ func FindPending(paths []string) ([]string, error) {
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil && strings.HasSuffix(p, ".jsonl") {
-			if _, err := os.Stat(p + PendingSuffix); err == nil {
-				add(p + PendingSuffix)
+			if _, err := os.Stat(p + Suffix); err == nil {
+				add(p + Suffix)
 				continue
 			}
 		}
@@ -171,17 +165,17 @@ func FindPending(paths []string) ([]string, error) {
 		}
 		if !fi.IsDir() {
 			switch {
-			case strings.HasSuffix(p, ".jsonl"+PendingSuffix):
+			case strings.HasSuffix(p, ".jsonl"+Suffix):
 				add(p)
 			default:
-				if _, err := os.Stat(p + PendingSuffix); err == nil {
-					add(p + PendingSuffix)
+				if _, err := os.Stat(p + Suffix); err == nil {
+					add(p + Suffix)
 				}
 			}
 			continue
 		}
 		err = eachFile(p, func(path string) {
-			if strings.HasSuffix(path, ".jsonl"+PendingSuffix) {
+			if strings.HasSuffix(path, ".jsonl"+Suffix) {
 				add(path)
 			}
 		})
@@ -193,80 +187,80 @@ func FindPending(paths []string) ([]string, error) {
 	return out, nil
 }
 
-// NotAPendingFile is the error of a pending change that is not a regular
+// NotAFile is the error of a pending change that is not a regular
 // file: a symbolic link (in a cloned repository it could name any file of
 // the user's, to be read, shown and renamed over the tape as if test
 // --update had written it) or anything else but a file.
-type NotAPendingFile struct {
+type NotAFile struct {
 	Path string
 	Link bool // a symbolic link
 }
 
-func (e *NotAPendingFile) Error() string {
+func (e *NotAFile) Error() string {
 	if e.Link {
 		return e.Path + " is a symbolic link, not a change test --update wrote"
 	}
 	return e.Path + " is not a regular file"
 }
 
-// CheckPending refuses pending changes that are not regular files (see
-// NotAPendingFile), or that cannot be looked at.
-func CheckPending(pending []string) error {
+// Check refuses pending changes that are not regular files (see
+// NotAFile), or that cannot be looked at.
+func Check(pending []string) error {
 	for _, p := range pending {
 		fi, err := os.Lstat(p)
 		switch {
 		case err != nil:
 			return err
 		case fi.Mode()&fs.ModeSymlink != 0:
-			return &NotAPendingFile{Path: p, Link: true}
+			return &NotAFile{Path: p, Link: true}
 		case !fi.Mode().IsRegular():
-			return &NotAPendingFile{Path: p}
+			return &NotAFile{Path: p}
 		}
 	}
 	return nil
 }
 
-// PendingTape is the tape a pending change is beside.
-func PendingTape(pending string) string { return strings.TrimSuffix(pending, PendingSuffix) }
+// Tape is the tape a pending change is beside.
+func Tape(pending string) string { return strings.TrimSuffix(pending, Suffix) }
 
-// AcceptPending makes the pending change the tape beside it, and returns
+// Accept makes the pending change the tape beside it, and returns
 // that tape's path.
-func AcceptPending(pending string) (string, error) {
-	tapePath := PendingTape(pending)
+func Accept(pending string) (string, error) {
+	tapePath := Tape(pending)
 	if err := os.Rename(pending, tapePath); err != nil {
 		return "", fmt.Errorf("accept %s: %w", pending, err)
 	}
 	return tapePath, nil
 }
 
-// RejectPending removes the pending change, leaving its tape as it is.
-func RejectPending(pending string) error {
+// Reject removes the pending change, leaving its tape as it is.
+func Reject(pending string) error {
 	if err := os.Remove(pending); err != nil {
 		return fmt.Errorf("reject %s: %w", pending, err)
 	}
 	return nil
 }
 
-// ComparePending compares the tape tapePath with its pending change
+// Compare compares the tape tapePath with its pending change
 // pending, golden against pending, stderr included; the outcome is nil for
 // a new tape (none at tapePath).
-func ComparePending(tapePath, pending string) (*Outcome, error) {
-	golden, err := ReadTape(tapePath)
+func Compare(tapePath, pending string) (*playback.Outcome, error) {
+	golden, err := playback.ReadTape(tapePath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	next, err := ReadTape(pending)
+	next, err := playback.ReadTape(pending)
 	if err != nil {
 		return nil, err
 	}
-	return Compare(golden, next, &CompareOptions{CompareStderr: true, Names: [2]string{"golden", "pending"}})
+	return playback.Compare(golden, next, &playback.CompareOptions{CompareStderr: true, Names: [2]string{"golden", "pending"}})
 }
 
-// PendingSummary is what a pending change would change: review --list.
-type PendingSummary struct {
+// Summary is what a pending change would change: review --list.
+type Summary struct {
 	Tape        string         `json:"tape"`
 	Pending     string         `json:"pending"`
 	New         bool           `json:"new"` // no tape yet: accepting makes it
@@ -274,19 +268,19 @@ type PendingSummary struct {
 	Kinds       map[string]int `json:"kinds"` // differences by kind
 	// Outcome is the comparison of the tape with its change; nil for a
 	// new tape.
-	Outcome *Outcome `json:"-"`
+	Outcome *playback.Outcome `json:"-"`
 }
 
-// SummarisePending compares each pending change with its tape.
-func SummarisePending(pending []string) ([]PendingSummary, error) {
-	out := make([]PendingSummary, 0, len(pending))
+// Summarise compares each pending change with its tape.
+func Summarise(pending []string) ([]Summary, error) {
+	out := make([]Summary, 0, len(pending))
 	for _, p := range pending {
-		tapePath := PendingTape(p)
-		o, err := ComparePending(tapePath, p)
+		tapePath := Tape(p)
+		o, err := Compare(tapePath, p)
 		if err != nil {
 			return nil, err
 		}
-		s := PendingSummary{Tape: tapePath, Pending: p, New: o == nil, Kinds: map[string]int{}, Outcome: o}
+		s := Summary{Tape: tapePath, Pending: p, New: o == nil, Kinds: map[string]int{}, Outcome: o}
 		if o != nil {
 			s.Differences = len(o.Diff.Differences)
 			for _, d := range o.Diff.Differences {
@@ -296,4 +290,21 @@ func SummarisePending(pending []string) ([]PendingSummary, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// eachFile calls fn with every file under root, passing over node_modules
+// and hidden folders (root itself may be one), as playback.FindTapes does.
+func eachFile(root string, fn func(path string)) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != root) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			fn(path)
+		}
+		return nil
+	})
 }

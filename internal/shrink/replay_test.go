@@ -1,4 +1,4 @@
-package playback
+package shrink
 
 import (
 	"context"
@@ -10,7 +10,11 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/replaytest"
+	"github.com/tapedeck/tapedeck/playback"
 )
+
+func TestMain(m *testing.M) { replaytest.Main(m) }
 
 // panelOf is a files panel notification as a recorded or live frame.
 func panelOf(seq uint64, dir frame.Dir, items ...string) frame.Frame {
@@ -19,7 +23,7 @@ func panelOf(seq uint64, dir frame.Dir, items ...string) frame.Frame {
 		file, tone, _ := strings.Cut(it, "=")
 		its = append(its, fmt.Sprintf(`{"file":%q,"tone":%q}`, file, tone))
 	}
-	return frame.Frame{Seq: seq, Dir: dir, Raw: []byte(filesPanel(its))}
+	return frame.Frame{Seq: seq, Dir: dir, Raw: []byte(replaytest.FilesPanel(its))}
 }
 
 // TestTargetIsTheSameDifference: the chased failure is the first
@@ -27,8 +31,8 @@ func panelOf(seq uint64, dir frame.Dir, items ...string) frame.Frame {
 // another item's tone, or the same path with other values, is another
 // failure.
 func TestTargetIsTheSameDifference(t *testing.T) {
-	outcome := func(rec, live frame.Frame) *Outcome {
-		return &Outcome{Diff: diff.Frames([]frame.Frame{rec}, []frame.Frame{live}, diff.Options{})}
+	outcome := func(rec, live frame.Frame) *playback.Outcome {
+		return &playback.Outcome{Diff: diff.Frames([]frame.Frame{rec}, []frame.Frame{live}, diff.Options{})}
 	}
 	first := outcome(panelOf(1, frame.Out, "a=ok", "b=ok"), panelOf(1, frame.Out, "a=ok", "b=bad"))
 	tg := targetOf(first.Diff.Differences[0])
@@ -51,9 +55,9 @@ func TestTargetIsTheSameDifference(t *testing.T) {
 			t.Errorf("%v → %v: same failure %v, want %v", c.rec, c.live, got, c.same)
 		}
 	}
-	missing := &Outcome{Diff: diff.Frames([]frame.Frame{panelOf(3, frame.Out, "a=ok")}, nil, diff.Options{})}
+	missing := &playback.Outcome{Diff: diff.Frames([]frame.Frame{panelOf(3, frame.Out, "a=ok")}, nil, diff.Options{})}
 	tm := targetOf(missing.Diff.Differences[0])
-	other := &Outcome{Diff: diff.Frames([]frame.Frame{panelOf(3, frame.Out, "b=ok")}, nil, diff.Options{})}
+	other := &playback.Outcome{Diff: diff.Frames([]frame.Frame{panelOf(3, frame.Out, "b=ok")}, nil, diff.Options{})}
 	if !tm.in(missing) || tm.in(other) || tm.seq != 3 {
 		t.Errorf("a missing frame: the same %v, another %v, seq %d", tm.in(missing), tm.in(other), tm.seq)
 	}
@@ -62,24 +66,24 @@ func TestTargetIsTheSameDifference(t *testing.T) {
 	req := func(seq uint64, id int, text string) frame.Frame {
 		return frame.Frame{Seq: seq, Dir: frame.Out, Raw: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"terminal/send","params":{"text":%q}}`, id, text)}
 	}
-	whole := &Outcome{Diff: diff.Frames([]frame.Frame{req(4, 1, "ls"), req(6, 2, "pwd")}, []frame.Frame{req(4, 1, "ls")}, diff.Options{})}
+	whole := &playback.Outcome{Diff: diff.Frames([]frame.Frame{req(4, 1, "ls"), req(6, 2, "pwd")}, []frame.Frame{req(4, 1, "ls")}, diff.Options{})}
 	tr := targetOf(whole.Diff.Differences[0])
-	shrunk := &Outcome{Diff: diff.Frames([]frame.Frame{req(6, 2, "pwd")}, nil, diff.Options{})}
+	shrunk := &playback.Outcome{Diff: diff.Frames([]frame.Frame{req(6, 2, "pwd")}, nil, diff.Options{})}
 	if tr.kind != diff.Missing || !tr.in(shrunk) {
 		t.Errorf("a missing request (%s) is not the same once the one before it is gone", tr)
 	}
 }
 
 // filesTape records the files fixture opening x, a, b, c and d, one step
-// at a time (each panel follows its click), with every tone ok.
-func filesTape(t *testing.T) *Recording {
-	lines := []line{initIn, initOut}
+// at a time (each panel follows its replaytest.Click), with every tone ok.
+func filesTape(t *testing.T) *playback.Recording {
+	lines := []replaytest.Line{replaytest.InitIn, replaytest.InitOut}
 	var items []string
 	for _, name := range []string{"x", "a", "b", "c", "d"} {
 		items = append(items, fmt.Sprintf(`{"file":%q,"tone":"ok"}`, name))
-		lines = append(lines, click("open:"+name), "out "+filesPanel(items))
+		lines = append(lines, replaytest.Click("open:"+name), "out "+replaytest.FilesPanel(items))
 	}
-	return writeTape(t, append(lines, shutdown, "eof", "exit")...)
+	return replaytest.WriteTape(t, append(lines, replaytest.Shutdown, "eof", "exit")...)
 }
 
 // TestShrinkKeepsTheFailure: b's tone is broken (items[2] after x and a)
@@ -88,12 +92,12 @@ func filesTape(t *testing.T) *Recording {
 // shrunk tape keeps x, a and b, and replays with b's tone at items[2].
 func TestShrinkKeepsTheFailure(t *testing.T) {
 	rec := filesTape(t)
-	env := fixtureEnv("files", "FIXTURE_BAD=b", "FIXTURE_NEW=d")
+	env := replaytest.Env("files", "FIXTURE_BAD=b", "FIXTURE_NEW=d")
 	out := filepath.Join(t.TempDir(), "min.jsonl")
 	var chase string
-	res, err := Shrink(context.Background(), rec, &ShrinkOptions{
-		Replay: Options{Env: env}, Jobs: 1, Output: out,
-		OnStart: func(s ShrinkStart) { chase = s.Chase },
+	res, err := Run(context.Background(), rec, &RunOptions{
+		Replay: playback.Options{Env: env}, Jobs: 1, Output: out,
+		OnStart: func(s Start) { chase = s.Chase },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -104,11 +108,11 @@ func TestShrinkKeepsTheFailure(t *testing.T) {
 	if got := strings.Join(res.Kept, ", "); got != "ui/event (seq 3), ui/event (seq 5), ui/event (seq 7)" {
 		t.Errorf("kept %s (%d of %d steps), want the clicks on x, a and b", got, res.Left, res.Steps)
 	}
-	min, err := ReadTape(out)
+	min, err := playback.ReadTape(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Replay(context.Background(), min, &Options{Env: env})
+	o := playback.Replay(context.Background(), min, &playback.Options{Env: env})
 	if o.Err != nil || len(o.Diff.Differences) != 1 {
 		t.Fatalf("replay of the shrunk tape: %v %+v", o.Err, o.Diff.Differences)
 	}
@@ -120,35 +124,35 @@ func TestShrinkKeepsTheFailure(t *testing.T) {
 // badgesBatchTape is a recording of the badges fixture made with every
 // host line piped at once: the host wrote all of them before the plugin
 // said anything, so what the plugin said follows them all.
-func badgesBatchTape(t *testing.T) *Recording {
+func badgesBatchTape(t *testing.T) *playback.Recording {
 	elements := []string{"e1", "e2", "e3", "e4", "e5", "e6", "fire", "e8", "e9", "e10"}
-	lines := []line{initIn}
+	lines := []replaytest.Line{replaytest.InitIn}
 	for _, el := range elements {
-		lines = append(lines, click(el))
+		lines = append(lines, replaytest.Click(el))
 	}
-	lines = append(lines, shutdown, "eof", initOut)
+	lines = append(lines, replaytest.Shutdown, "eof", replaytest.InitOut)
 	for _, el := range elements {
 		lines = append(lines, `out {"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"`+el+`"}}`)
 	}
-	return writeTape(t, append(lines, "exit")...)
+	return replaytest.WriteTape(t, append(lines, "exit")...)
 }
 
 // TestShrinkBatchRecordingToOneClick: in a batch recording every badge
-// follows the last host step; the failure needs the click on fire alone,
-// and the shrunk tape keeps only that click and its badge, so that it
+// follows the last host step; the failure needs the replaytest.Click on fire alone,
+// and the shrunk tape keeps only that replaytest.Click and its badge, so that it
 // replays clean without the bug and fails the same way with it.
 func TestShrinkBatchRecordingToOneClick(t *testing.T) {
 	rec := badgesBatchTape(t)
-	env := fixtureEnv("badges", "FIXTURE_BUG=1")
+	env := replaytest.Env("badges", "FIXTURE_BUG=1")
 	out := filepath.Join(t.TempDir(), "min.jsonl")
-	res, err := Shrink(context.Background(), rec, &ShrinkOptions{Replay: Options{Env: env}, Jobs: 2, Output: out})
+	res, err := Run(context.Background(), rec, &RunOptions{Replay: playback.Options{Env: env}, Jobs: 2, Output: out})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Left != 1 || strings.Join(res.Kept, ", ") != "ui/event (seq 8)" {
-		t.Fatalf("kept %d of %d steps: %v, want the click on fire (seq 8)", res.Left, res.Steps, res.Kept)
+		t.Fatalf("kept %d of %d steps: %v, want the replaytest.Click on fire (seq 8)", res.Left, res.Steps, res.Kept)
 	}
-	min, err := ReadTape(out)
+	min, err := playback.ReadTape(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,11 +171,35 @@ func TestShrinkBatchRecordingToOneClick(t *testing.T) {
 	if got := strings.Join(said, ", "); got != "ui/setBadge fire" {
 		t.Errorf("the shrunk tape's plugin frames are %q, want the fire badge alone", got)
 	}
-	if o := Replay(context.Background(), min, &Options{Env: fixtureEnv("badges")}); o.Err != nil || !o.Same() {
+	if o := playback.Replay(context.Background(), min, &playback.Options{Env: replaytest.Env("badges")}); o.Err != nil || !o.Same() {
 		t.Errorf("the shrunk tape without the bug: %v %+v", o.Err, o.Diff.Differences)
 	}
-	o := Replay(context.Background(), min, &Options{Env: env})
+	o := playback.Replay(context.Background(), min, &playback.Options{Env: env})
 	if o.Err != nil || len(o.Diff.Differences) != 1 || o.Diff.Differences[0].Changes[0].Old != `"fire"` || o.Diff.Differences[0].Changes[0].New != `"boom"` {
 		t.Errorf("the shrunk tape with the bug: %v %+v", o.Err, o.Diff.Differences)
+	}
+}
+
+// TestShrinkNamesAtMostTenKeptSteps: a shrink stopped early keeps many
+// steps; its result names the first KeptListed and counts the rest, so
+// that shrink prints a line of ten, not one of 250,000.
+func TestShrinkNamesAtMostTenKeptSteps(t *testing.T) {
+	lines := []replaytest.Line{replaytest.InitIn}
+	for i := range 30 {
+		lines = append(lines, replaytest.Click(fmt.Sprintf("e%d", i)))
+	}
+	lines = append(lines, replaytest.Click("fire"), replaytest.Shutdown, "eof", replaytest.InitOut)
+	for i := range 30 {
+		lines = append(lines, `out {"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"`+fmt.Sprintf("e%d", i)+`"}}`)
+	}
+	lines = append(lines, `out {"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"fire"}}`)
+	rec := replaytest.WriteTape(t, append(lines, "exit")...)
+	out := filepath.Join(t.TempDir(), "min.jsonl")
+	res, err := Run(context.Background(), rec, &RunOptions{Replay: playback.Options{Env: replaytest.Env("badges", "FIXTURE_BUG=1")}, Jobs: 1, MaxRuns: 2, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Left <= KeptListed || len(res.Kept) != KeptListed || res.KeptMore != res.Left-KeptListed {
+		t.Errorf("%d steps left: %d named, %d more counted; want %d named and the rest counted", res.Left, len(res.Kept), res.KeptMore, KeptListed)
 	}
 }

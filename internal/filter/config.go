@@ -1,4 +1,4 @@
-package playback
+package filter
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
-	"github.com/tapedeck/tapedeck/internal/jsonpath"
 	"github.com/tapedeck/tapedeck/internal/smallfile"
 )
 
@@ -57,24 +56,13 @@ func ReadConfig(path string) (*Config, error) {
 	return &c, nil
 }
 
-// configBeside is the path of the tapedeck.json that rec is compared
-// under ("" for a stored session) and what it holds.
-func configBeside(rec *Recording) (string, *Config, error) {
-	if rec.TapePath == "" {
-		return "", &Config{}, nil
-	}
-	path := ConfigPath(rec.TapePath)
-	cfg, err := ReadConfig(path)
-	return path, cfg, err
-}
-
 // ConfigPath is the tapedeck.json beside a tape.
 func ConfigPath(tapePath string) string {
 	return filepath.Join(filepath.Dir(tapePath), ConfigName)
 }
 
-// AddToConfig adds ignore rules and filters (a NoiseReport's Rules and
-// Filters) to the tapedeck.json at path in one write, keeping what it
+// AddToConfig adds ignore rules and filters (what replay --runs
+// proposes) to the tapedeck.json at path in one write, keeping what it
 // has, in order, and adding each new one once. Nothing to add leaves the
 // file alone.
 func AddToConfig(path string, rules []string, filters []Filter) error {
@@ -122,39 +110,4 @@ func AddToConfig(path string, rules []string, filters []Filter) error {
 		enc.SetEscapeHTML(false)
 		return enc.Encode(cfg)
 	})
-}
-
-// ignoreRules parses rules from flags and config, naming the bad one.
-func ignoreRules(flags []string, cfg *Config, cfgPath string) ([]jsonpath.Rule, error) {
-	var rules []jsonpath.Rule
-	for _, s := range flags {
-		r, err := jsonpath.ParseRule(s)
-		if err != nil {
-			return nil, fmt.Errorf("--ignore %q: %v", s, err)
-		}
-		rules = append(rules, r)
-	}
-	for _, s := range cfg.Ignore {
-		r, err := jsonpath.ParseRule(s)
-		if err != nil {
-			return nil, fmt.Errorf("%s: ignore rule %q: %v", cfgPath, s, err)
-		}
-		rules = append(rules, r)
-	}
-	return rules, nil
-}
-
-// ignoreFunc turns rules into the predicate diff takes.
-func ignoreFunc(rules []jsonpath.Rule) func(string, []string) bool {
-	if len(rules) == 0 {
-		return nil
-	}
-	return func(method string, p []string) bool {
-		for _, r := range rules {
-			if r.MatchMethod(method) && r.Path.Match(p) {
-				return true
-			}
-		}
-		return false
-	}
 }

@@ -1,0 +1,92 @@
+package playback
+
+// What a comparison is told by: the tapedeck.json beside a tape (its
+// ignore rules and filters), and the Outcome's own filters for further
+// comparisons.
+
+import (
+	"fmt"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/filter"
+	"github.com/tapedeck/tapedeck/internal/jsonpath"
+)
+
+// Filter names noise inside a string, replaced by a placeholder on both
+// sides before comparing (see filter.Filter and tapedeck.json).
+type Filter = filter.Filter
+
+// configBeside is the path of the tapedeck.json that rec is compared
+// under ("" for a stored session) and what it holds.
+func configBeside(rec *Recording) (string, *filter.Config, error) {
+	if rec.TapePath == "" {
+		return "", &filter.Config{}, nil
+	}
+	path := filter.ConfigPath(rec.TapePath)
+	cfg, err := filter.ReadConfig(path)
+	return path, cfg, err
+}
+
+// ignoreRules parses rules from flags and config, naming the bad one.
+func ignoreRules(flags []string, cfg *filter.Config, cfgPath string) ([]jsonpath.Rule, error) {
+	var rules []jsonpath.Rule
+	for _, s := range flags {
+		r, err := jsonpath.ParseRule(s)
+		if err != nil {
+			return nil, fmt.Errorf("--ignore %q: %v", s, err)
+		}
+		rules = append(rules, r)
+	}
+	for _, s := range cfg.Ignore {
+		r, err := jsonpath.ParseRule(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: ignore rule %q: %v", cfgPath, s, err)
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+// ignoreFunc turns rules into the predicate diff takes.
+func ignoreFunc(rules []jsonpath.Rule) func(string, []string) bool {
+	if len(rules) == 0 {
+		return nil
+	}
+	return func(method string, p []string) bool {
+		for _, r := range rules {
+			if r.MatchMethod(method) && r.Path.Match(p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// compareFiltered compares recorded with live under o.DiffOptions once
+// filters have rewritten copies of both, and notes which filters applied.
+// recorded and live themselves are left as they are: what is saved keeps
+// the real values.
+func (o *Outcome) compareFiltered(filters *filter.Set, recorded, live []frame.Frame) {
+	o.filters = filters
+	stderr := o.DiffOptions.CompareStderr
+	o.Diff = diff.Frames(filters.Frames(recorded, stderr, true), filters.Frames(live, stderr, true), o.DiffOptions)
+	if n := filters.Note(); n != "" {
+		o.Notes = append(o.Notes, n)
+	}
+}
+
+// Filtered is frames as o's comparison read them: with the filters it
+// compared under applied to what the plugin said (stderr too when it was
+// compared), counting nothing; frames itself when no filter changed any.
+// frames is never changed.
+func (o *Outcome) Filtered(frames []frame.Frame) []frame.Frame {
+	return o.filters.Frames(frames, o.DiffOptions.CompareStderr, false)
+}
+
+// Recompare compares other recorded frames (a shrunk candidate's, say)
+// with o's live run, under the same options and filters as o (counting
+// nothing). o itself is left as it is.
+func (o *Outcome) Recompare(recorded []frame.Frame) diff.Result {
+	return diff.Frames(o.Filtered(recorded), o.Filtered(o.Live()), o.DiffOptions)
+}
