@@ -21,7 +21,7 @@ var genericRooms = []string{
 	"internal/relay", "internal/recorder", "internal/spool", "internal/store",
 	"internal/wire", "internal/host", "internal/diff", "internal/shrink",
 	"internal/golden", "internal/capture",
-	"internal/filter", "internal/noise", "internal/pending", "internal/inorder",
+	"internal/filter", "internal/noise", "internal/pending", "internal/inorder", "internal/note",
 }
 
 // agenttyToken matches what only the Agentty host knows: its methods, its

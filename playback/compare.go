@@ -11,6 +11,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/diff"
 	"github.com/tapedeck/tapedeck/internal/filter"
 	"github.com/tapedeck/tapedeck/internal/jsonpath"
+	"github.com/tapedeck/tapedeck/internal/note"
 )
 
 // Filter names noise inside a string, replaced by a placeholder on both
@@ -72,7 +73,7 @@ func (o *Outcome) compareFiltered(filters *filter.Set, recorded, live []frame.Fr
 	stderr := o.DiffOptions.CompareStderr
 	o.Diff = diff.Frames(filters.Frames(recorded, stderr, true), filters.Frames(live, stderr, true), o.DiffOptions)
 	if n := filters.Note(); n != "" {
-		o.Notes = append(o.Notes, n)
+		o.Notes = append(o.Notes, note.Text(n))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/clock"
+	"github.com/tapedeck/tapedeck/internal/note"
 )
 
 // tapeEnvKey is what a variable of a tape's environment must be named to
@@ -41,7 +42,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 type runEnv struct {
 	env   []string
 	added []string // the recording's variables added
-	notes []string
+	notes []note.Note
 	clock *frame.Clock
 	fresh []string // the fresh folders made for this run
 	pin   *clock.Preload
@@ -56,7 +57,7 @@ func prepareEnv(rec *Recording, opt *Options) (*runEnv, error) {
 	var ignored []string
 	e.env, e.added, ignored = environment(rec, opt.Env)
 	for _, k := range ignored {
-		e.notes = append(e.notes, fmt.Sprintf("the recording's environment sets %s: not applied (a replay applies only variables named [A-Za-z_][A-Za-z0-9_]*, without NUL, that do not change how programs are loaded)", k))
+		e.notes = append(e.notes, note.Textf("the recording's environment sets %s: not applied (a replay applies only variables named [A-Za-z_][A-Za-z0-9_]*, without NUL, that do not change how programs are loaded)", k))
 	}
 	for _, name := range opt.FreshDirs {
 		if !envName.MatchString(name) || name == "PATH" || strings.HasPrefix(name, "TAPEDECK_") || name == "NODE_OPTIONS" || name == "PYTHONPATH" {

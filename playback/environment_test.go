@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/note"
 )
 
 // TestTapeEnvironmentIsChecked: of a tape's environment only variable
@@ -39,7 +40,7 @@ func TestTapeEnvironmentIsChecked(t *testing.T) {
 	if len(e.notes) != 8 {
 		t.Errorf("%d notes, want one for each of the 8 skipped: %q", len(e.notes), e.notes)
 	}
-	for _, n := range e.notes {
+	for _, n := range note.Strings(e.notes) {
 		if strings.ContainsAny(n, "\n\x00") || !strings.HasPrefix(n, "the recording's environment sets \"") {
 			t.Errorf("note %q: want one quoted line", n)
 		}

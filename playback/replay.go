@@ -19,6 +19,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/fingerprint"
 	"github.com/tapedeck/tapedeck/internal/host"
 	"github.com/tapedeck/tapedeck/internal/jsonpath"
+	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/wire"
 )
@@ -109,8 +110,9 @@ type Outcome struct {
 	Run     *host.Result
 	Diff    diff.Result
 	// Notes say what tapedeck did that the recording did not say (a
-	// program found elsewhere, variables not applied).
-	Notes []string
+	// program found elsewhere, variables not applied, filters applied);
+	// Run.Notes what the replay did not do as recorded.
+	Notes []note.Note
 	// ConfigPath is the tapedeck.json the comparison read ("" for a
 	// session).
 	ConfigPath string
@@ -208,7 +210,7 @@ type prepared struct {
 	filters *filter.Set
 	cmd     []string
 	dir     string
-	notes   []string
+	notes   []note.Note
 	redact  liveRedaction
 	// plan, when set, is the recording read once for every run (see
 	// keepPlan); nil: each run reads it while its plugin starts.
@@ -311,7 +313,7 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 		return o
 	}
 	if re.pin != nil && !re.pin.Loaded() {
-		o.Notes = append(o.Notes, "the plugin never loaded the pinned clock (only Node and Python plugins can be pinned, and a launcher that sets its own NODE_OPTIONS or PYTHONPATH drops the pin): this replay ran with the real clock")
+		o.Notes = append(o.Notes, note.Text("the plugin never loaded the pinned clock (only Node and Python plugins can be pinned, and a launcher that sets its own NODE_OPTIONS or PYTHONPATH drops the pin): this replay ran with the real clock"))
 	}
 	if red != nil {
 		redactLive(red, o.Run.Live)
@@ -386,7 +388,7 @@ func Compare(a, b *Recording, opt *CompareOptions) (*Outcome, error) {
 // else the recorded command in the recorded working directory; a relative
 // recorded directory is taken from the tape's folder, and an absolute
 // program that is missing here is looked up by name.
-func command(rec *Recording, argv []string, cwd string) (cmd []string, dir string, notes []string, err error) {
+func command(rec *Recording, argv []string, cwd string) (cmd []string, dir string, notes []note.Note, err error) {
 	if len(argv) > 0 {
 		dir = cwd
 		if dir == "" {
@@ -412,7 +414,7 @@ func command(rec *Recording, argv []string, cwd string) (cmd []string, dir strin
 	if filepath.IsAbs(cmd[0]) {
 		if _, err := os.Stat(cmd[0]); errors.Is(err, os.ErrNotExist) {
 			if p, err := exec.LookPath(filepath.Base(cmd[0])); err == nil {
-				notes = append(notes, fmt.Sprintf("%s is not here; using %s", cmd[0], p))
+				notes = append(notes, note.Textf("%s is not here; using %s", cmd[0], p))
 				cmd[0] = p
 			}
 		}

@@ -169,7 +169,7 @@ func (s *session) playHost(ctx context.Context, cfg relay.Config, sigs chan os.S
 	outR.Close()
 	if err == nil {
 		for _, n := range played.Notes {
-			fmt.Fprintf(s.log, "tapedeck: record --host: %s\n", escape.Text(n))
+			fmt.Fprintf(s.log, "tapedeck: record --host: %s\n", escape.Text(n.String()))
 		}
 		s.opt.Host.noteFailure(played.GaveUp)
 	}

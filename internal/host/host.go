@@ -43,6 +43,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/child"
+	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/internal/wire"
 	"github.com/tapedeck/tapedeck/message"
 )
@@ -148,7 +149,7 @@ type Result struct {
 	// Notes says what did not go as recorded: frames waited for in vain,
 	// requests answered from a recorded call with other params or later
 	// than recorded, the host's grace periods running out.
-	Notes []string
+	Notes []note.Note
 	// GaveUp lists the host steps sent although what they waited for had
 	// not come, in order (a note says each too).
 	GaveUp []GaveUp
@@ -533,7 +534,7 @@ func (r *runner) play(ctx context.Context) error {
 			return err
 		}
 		if r.exited {
-			r.note("the plugin exited before %s; the rest was not sent", r.plan.where(st))
+			r.addNote(note.Note{Kind: note.Exited, Step: r.plan.step(st)})
 			return nil
 		}
 		if !ready {
@@ -552,7 +553,7 @@ func (r *runner) play(ctx context.Context) error {
 			}
 			e := r.ended
 			r.res.GaveUp = append(r.res.GaveUp, GaveUp{Seq: st.frame.Seq, Waited: short(e.waited), StepTimeout: !e.eof && (!e.recorded || e.capped)})
-			r.note("%s sent %s: %s", r.plan.where(st), r.why("what the plugin had said before it in the recording"), r.forgive())
+			r.addNote(note.Note{Kind: note.GaveUp, Step: r.plan.step(st), Text: r.why("what the plugin had said before it in the recording") + ": " + r.forgive()})
 		}
 		if r.opts.Pace > 0 && performed {
 			gap := time.Duration(float64(st.frame.At-lastAt) / r.opts.Pace)
@@ -1134,9 +1135,9 @@ func (r *runner) answer(e *message.Envelope, kept bool, same *expected) {
 		r.send(nil, unmatchedAnswer(method, e.ID), true)
 		return
 	case differs && kept:
-		r.note("%s (replay seq %d) answered from a recorded call whose params differed", method, r.seq)
+		r.addNote(note.Note{Kind: note.Answered, Method: method, Seq: r.seq})
 	case differs:
-		r.note("%s (not kept: past what the recording can explain) answered from a recorded call whose params differed", method)
+		r.addNote(note.Note{Kind: note.AnsweredUnkept, Method: method})
 	}
 	if kept {
 		r.res.Pairs[r.seq] = c.seq
@@ -1158,13 +1159,13 @@ func (r *runner) lateNotes() {
 		}
 		switch {
 		case r.plan.script && st.call.sent:
-			r.note("the plugin made the %s request that %s answers later than expected; it was answered then", st.call.method, r.plan.where(st))
+			r.addNote(note.Note{Kind: note.ScriptLate, Method: st.call.method, Step: r.plan.step(st)})
 		case r.plan.script:
-			r.note("the plugin never made a request that %s answers; the answer was not sent", r.plan.where(st))
+			r.addNote(note.Note{Kind: note.ScriptUnasked, Step: r.plan.step(st)})
 		case st.call.sent:
-			r.note("the plugin made its %s request (recorded seq %d) later than recorded; it was answered then", st.call.method, st.call.seq)
+			r.addNote(note.Note{Kind: note.Late, Method: st.call.method, Seq: st.call.seq})
 		default:
-			r.note("the plugin never made the %s request (recorded seq %d) that the host answered at seq %d; the answer was not sent", st.call.method, st.call.seq, st.frame.Seq)
+			r.addNote(note.Note{Kind: note.Unasked, Method: st.call.method, Seq: st.call.seq, Answer: st.frame.Seq})
 		}
 	}
 }
@@ -1235,9 +1236,10 @@ func (r *runner) addAt(f frame.Frame, at time.Time) {
 	r.res.Live = append(r.res.Live, f)
 }
 
-func (r *runner) note(format string, args ...any) {
-	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
-}
+// note adds a note its words say whole; addNote, one of another kind.
+func (r *runner) note(format string, args ...any) { r.addNote(note.Textf(format, args...)) }
+
+func (r *runner) addNote(n note.Note) { r.res.Notes = append(r.res.Notes, n) }
 
 // write sends data to the plugin's stdin: it is pending until the main
 // loop next waits (next), so that host frames sent one after another go

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/note"
 )
 
 func tl(lines ...string) []frame.Frame {
@@ -254,7 +255,7 @@ func TestAnAnswerGivenUpOnStillGoesOut(t *testing.T) {
 	if strings.Join(echoed, " ") != strings.Join(want, " ") {
 		t.Errorf("the plugin got %q, want %q", echoed, want)
 	}
-	notes := strings.Join(res.Notes, "\n")
+	notes := note.Join(res.Notes, "\n")
 	if !strings.Contains(notes, "made its p request (recorded seq 2) later than recorded") || strings.Contains(notes, "never") {
 		t.Errorf("notes:\n%s", notes)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -273,12 +274,10 @@ func Play(ctx context.Context, s *Script, p Plugin, opts Options) (*Result, erro
 }
 
 // where names a step for the notes: a recorded frame, or a script line.
-func (p *plan) where(st *step) string {
-	if p.script {
-		return fmt.Sprintf("script line %d", st.frame.Seq)
-	}
-	return fmt.Sprintf("host frame seq %d", st.frame.Seq)
-}
+func (p *plan) where(st *step) string { return p.step(st).String() }
+
+// step is the host step st is, as a note names it.
+func (p *plan) step(st *step) note.Step { return note.Step{Seq: st.frame.Seq, Script: p.script} }
 
 // defaultAnswer is a script's answer to a request no answer line takes.
 func (p *plan) defaultAnswer(method string, liveID json.RawMessage) []byte {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/note"
 )
 
 // timed is tl with times: each line starts with its time in milliseconds
@@ -123,7 +124,7 @@ func TestADroppedFrameCostsTheRecordedWait(t *testing.T) {
 	// (The time waited is rounded to 10 ms; the timer may fire late.)
 	prefix := "host frame seq 9 sent after waiting 2"
 	suffix := "s for what the plugin had said before it in the recording, which took 2ms in the recording (a wait is bounded by 10 × its recorded time, at least 2s): ui/notify"
-	if len(res.Notes) != 1 || !strings.HasPrefix(res.Notes[0], prefix) || !strings.HasSuffix(res.Notes[0], suffix) {
+	if len(res.Notes) != 1 || !strings.HasPrefix(res.Notes[0].String(), prefix) || !strings.HasSuffix(res.Notes[0].String(), suffix) {
 		t.Errorf("notes %q, want one like %q", res.Notes, prefix+suffix)
 	}
 	// The same, as data: step 9 gave up after the recorded bound, not the
@@ -147,7 +148,7 @@ func TestAHangIsBoundedByTheRecordedWait(t *testing.T) {
 	for _, f := range res.Live {
 		signalled = signalled || f.Event == frame.EventSignal && f.Signal() == "SIGTERM"
 	}
-	if !signalled || len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "which took 2ms in the recording") {
+	if !signalled || len(res.Notes) == 0 || !strings.Contains(res.Notes[0].String(), "which took 2ms in the recording") {
 		t.Errorf("signalled %v, notes %q", signalled, res.Notes)
 	}
 }
@@ -211,7 +212,7 @@ func TestTheStartIsNotHeldToTheRecording(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := strings.Join(res.Notes, "\n"); got != c.want {
+				if got := note.Join(res.Notes, "\n"); got != c.want {
 					t.Errorf("notes %q, want %q", got, c.want)
 				}
 				for _, f := range res.Live {
@@ -314,7 +315,7 @@ func TestFourMissingFramesAfterAnException(t *testing.T) {
 			if took >= 10*time.Second {
 				t.Errorf("the replay took %v, want under 10 s", took)
 			}
-			notes := strings.Join(res.Notes, "\n")
+			notes := note.Join(res.Notes, "\n")
 			waited := strings.Count(notes, "after waiting")
 			switch c.name {
 			case "alive":
@@ -437,7 +438,7 @@ func TestTheBoundOfAWait(t *testing.T) {
 				case c.bound == 0 && len(res.Notes) != 0:
 					t.Errorf("a plugin %v late where the recording took %d ms was given up on: %q", c.delay, c.took, res.Notes)
 				case c.bound == 0:
-				case len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "ui/notify, ui/setBadge"):
+				case len(res.Notes) != 1 || !strings.Contains(res.Notes[0].String(), "ui/notify, ui/setBadge"):
 					t.Errorf("notes %q, want the frames given up on", res.Notes)
 				case sent != c.bound:
 					t.Errorf("shutdown went %v after the click, want %v", sent, c.bound)

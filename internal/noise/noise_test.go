@@ -11,6 +11,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/filter"
+	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/internal/replaytest"
 	"github.com/tapedeck/tapedeck/playback"
 )
@@ -181,7 +182,7 @@ func TestNoiseProposesFiltersInsideAString(t *testing.T) {
 	if o.Err != nil || !o.Same() {
 		t.Fatalf("with the proposed filters the replay still differs: %v %+v", o.Err, o.Diff.Differences)
 	}
-	if note := strings.Join(o.Notes, "\n"); !strings.Contains(note, "filters applied: note [id] ×2, [time] ×2") {
+	if note := note.Join(o.Notes, "\n"); !strings.Contains(note, "filters applied: note [id] ×2, [time] ×2") {
 		t.Errorf("notes %q do not say which filters applied", o.Notes)
 	}
 	for _, f := range o.Run.Live {

@@ -129,7 +129,7 @@ func TestFiltersApplyToCompareAndNotToPending(t *testing.T) {
 		`out {"jsonrpc":"2.0","id":1,"method":"terminal/send","params":{"text":"Summarise note 8f3k2q created 2027-01-01T00:00:00Z"}}`,
 		`in {"jsonrpc":"2.0","id":1,"result":{}}`, replaytest.Shutdown, "eof", "exit")
 	o, err := playback.Compare(rec, other, nil)
-	if err != nil || !o.Same() || len(o.Notes) != 1 || o.Notes[0] != "filters applied: [time] ×2" {
+	if err != nil || !o.Same() || len(o.Notes) != 1 || o.Notes[0].String() != "filters applied: [time] ×2" {
 		t.Fatalf("compare: %v same %v notes %q", err, o.Same(), o.Notes)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
 	"github.com/tapedeck/tapedeck/internal/check"
 	"github.com/tapedeck/tapedeck/internal/htmlreport"
+	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/playback"
 )
 
@@ -39,10 +40,9 @@ func SessionHTML(path string, meta *frame.Session, frames htmlreport.Frames) err
 // that says why.
 func ReplayHTML(path string, o *playback.Outcome) error {
 	in := htmlreport.ReplayInput{Name: o.Recording.Name, Meta: o.Recording.Meta, Recorded: o.Recording.Frames, Diff: o.Diff}
-	in.Notes = append(in.Notes, o.Notes...)
+	in.Notes = note.Strings(outcomeNotes(o))
 	in.Live = o.Live()
 	if o.Run != nil {
-		in.Notes = append(in.Notes, o.Run.Notes...)
 		in.Unmatched = o.Run.Unmatched
 		in.Elapsed = o.Run.Elapsed
 	}

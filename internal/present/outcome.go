@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
@@ -18,6 +17,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/filter"
 	"github.com/tapedeck/tapedeck/internal/fingerprint"
 	"github.com/tapedeck/tapedeck/internal/noise"
+	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/playback"
 )
@@ -88,8 +88,8 @@ func OutcomeWith(w io.Writer, o *playback.Outcome, opt OutcomeOptions) {
 }
 
 // outcomeNotes is every note of an outcome: tapedeck's, then the replay's.
-func outcomeNotes(o *playback.Outcome) []string {
-	notes := append([]string(nil), o.Notes...)
+func outcomeNotes(o *playback.Outcome) []note.Note {
+	notes := append([]note.Note(nil), o.Notes...)
 	if o.Run != nil {
 		notes = append(notes, o.Run.Notes...)
 	}
@@ -98,10 +98,10 @@ func outcomeNotes(o *playback.Outcome) []string {
 
 // Notes prints notes, "note: " before each: grouped (see GroupNotes), or
 // every one as it is when verbose.
-func Notes(w io.Writer, notes []string, verbose bool) {
+func Notes(w io.Writer, notes []note.Note, verbose bool) {
 	if verbose {
 		for _, n := range notes {
-			fmt.Fprintf(w, "note: %s\n", escape.Text(n))
+			fmt.Fprintf(w, "note: %s\n", escape.Text(n.String()))
 		}
 		return
 	}
@@ -122,49 +122,40 @@ type NoteGroup struct {
 	Notes []string `json:"notes"`
 }
 
-var (
-	// seqRef is a frame's seq in a note.
-	seqRef = regexp.MustCompile(`\bseq \d+`)
-	// requestNote is a note about one of the plugin's requests: "METHOD
-	// (replay seq N) WHAT".
-	requestNote = regexp.MustCompile(`^(\S+) \(replay seq \d+\) (.+)$`)
-)
-
-// GroupNotes groups notes that say the same but for the seqs of frames,
-// in the order of their first. Notes about requests ("ui/setPanel (replay
-// seq 5) answered from a recorded call whose params differed") say how
-// many and of which methods: "2 requests answered from a recorded call
-// whose params differed: ui/setPanel ×2"; others, the first and how many
-// more: "… (and 2 more like it)".
-func GroupNotes(notes []string) []NoteGroup {
+// GroupNotes groups notes that say the same but of other frames (see
+// note.Note.Like), in the order of their first. Notes about requests
+// answered from a recorded call whose params differed say how many and of
+// which methods: "2 requests answered from a recorded call whose params
+// differed: ui/setPanel ×2"; others, the first and how many more: "… (and
+// 2 more like it)".
+func GroupNotes(notes []note.Note) []NoteGroup {
 	type group struct {
 		NoteGroup
-		request string   // what a request note says of its requests
-		methods []string // their methods, in order, once each
-		count   map[string]int
+		requests bool     // notes of kind note.Answered
+		methods  []string // their methods, in order, once each
+		count    map[string]int
 	}
 	var groups []*group
-	at := map[string]*group{}
+	at := map[note.Note]*group{}
 	for _, n := range notes {
-		key := seqRef.ReplaceAllString(n, "seq N")
-		method, what := "", ""
-		if m := requestNote.FindStringSubmatch(n); m != nil {
-			method, what = m[1], m[2]
-			key = "request\x00" + what
+		key := n.Like()
+		requests := n.Kind == note.Answered
+		if requests {
+			key = note.Note{Kind: note.Answered}
 		}
 		g := at[key]
 		if g == nil {
-			g = &group{request: what, count: map[string]int{}}
+			g = &group{requests: requests, count: map[string]int{}}
 			at[key] = g
 			groups = append(groups, g)
 		}
 		g.Count++
-		g.Notes = append(g.Notes, n)
-		if method != "" {
-			if g.count[method] == 0 {
-				g.methods = append(g.methods, method)
+		g.Notes = append(g.Notes, n.String())
+		if requests {
+			if g.count[n.Method] == 0 {
+				g.methods = append(g.methods, n.Method)
 			}
-			g.count[method]++
+			g.count[n.Method]++
 		}
 	}
 	out := make([]NoteGroup, 0, len(groups))
@@ -172,7 +163,7 @@ func GroupNotes(notes []string) []NoteGroup {
 		switch {
 		case g.Count == 1:
 			g.Text = g.Notes[0]
-		case g.request != "":
+		case g.requests:
 			var ms []string
 			for _, m := range g.methods {
 				if k := g.count[m]; k > 1 {
@@ -180,7 +171,7 @@ func GroupNotes(notes []string) []NoteGroup {
 				}
 				ms = append(ms, m)
 			}
-			g.Text = fmt.Sprintf("%d requests %s: %s", g.Count, g.request, strings.Join(ms, ", "))
+			g.Text = fmt.Sprintf("%d requests %s: %s", g.Count, note.AnsweredWhat, strings.Join(ms, ", "))
 		default:
 			g.Text = fmt.Sprintf("%s (and %d more like it)", g.Notes[0], g.Count-1)
 		}
@@ -304,7 +295,8 @@ func toJSON(o *playback.Outcome, nr *noise.Report) outcomeJSON {
 	if o.Err != nil {
 		j.Error = o.Err.Error()
 	}
-	j.Notes = outcomeNotes(o)
+	notes := outcomeNotes(o)
+	j.Notes = note.Strings(notes)
 	if o.Run != nil {
 		j.Unmatched, j.ElapsedMS = o.Run.Unmatched, o.Run.Elapsed.Milliseconds()
 		j.TimedOut = o.Run.TimedOut
@@ -316,7 +308,7 @@ func toJSON(o *playback.Outcome, nr *noise.Report) outcomeJSON {
 	if j.Groups == nil {
 		j.Groups = []diff.Group{}
 	}
-	j.NoteGroups = GroupNotes(j.Notes)
+	j.NoteGroups = GroupNotes(notes)
 	if j.Unmatched == nil {
 		j.Unmatched = []string{}
 	}

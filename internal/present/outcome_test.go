@@ -10,6 +10,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
 	"github.com/tapedeck/tapedeck/internal/host"
+	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/playback"
 )
 
@@ -21,22 +22,22 @@ func panel(label string) string {
 	return `{"jsonrpc":"2.0","id":1,"method":"ui/setPanel","params":{"tree":{"type":"text","text":"` + label + `"}}}`
 }
 
-const note = `{"jsonrpc":"2.0","method":"ui/notify","params":{"message":"a <b> & c","kind":"info"}}`
+const notify = `{"jsonrpc":"2.0","method":"ui/notify","params":{"message":"a <b> & c","kind":"info"}}`
 
 // labelOutcome is a replay where a label changed in two panels, with the
 // notes replay says of it, a request it never answered, and stderr.
 func labelOutcome() *playback.Outcome {
-	rec := []frame.Frame{out(4, panel("Hello")), out(6, note), out(9, panel("Hello"))}
-	live := []frame.Frame{out(5, panel("Howdy")), out(6, note), out(9, panel("Howdy")), {Seq: 10, Dir: frame.Err, Raw: []byte("plugin: bye")}}
+	rec := []frame.Frame{out(4, panel("Hello")), out(6, notify), out(9, panel("Hello"))}
+	live := []frame.Frame{out(5, panel("Howdy")), out(6, notify), out(9, panel("Howdy")), {Seq: 10, Dir: frame.Err, Raw: []byte("plugin: bye")}}
 	return &playback.Outcome{
 		Recording: &playback.Recording{Name: "demo"},
 		Run: &host.Result{
 			Live: live,
-			Notes: []string{
-				"ui/setPanel (replay seq 5) answered from a recorded call whose params differed",
-				"the plugin exited before host frame seq 11; the rest was not sent",
-				"ui/setPanel (replay seq 9) answered from a recorded call whose params differed",
-				"prompt/inject (replay seq 12) answered from a recorded call whose params differed",
+			Notes: []note.Note{
+				{Kind: note.Answered, Method: "ui/setPanel", Seq: 5},
+				{Kind: note.Exited, Step: note.Step{Seq: 11}},
+				{Kind: note.Answered, Method: "ui/setPanel", Seq: 9},
+				{Kind: note.Answered, Method: "prompt/inject", Seq: 12},
 			},
 			Unmatched: []string{"tools/list (replay seq 13)"},
 			Elapsed:   2 * time.Millisecond,
@@ -81,7 +82,7 @@ func TestOutcomeReadsOnce(t *testing.T) {
 
 	b.Reset()
 	OutcomeWith(&b, o, OutcomeOptions{Verbose: true})
-	for _, n := range o.Run.Notes {
+	for _, n := range note.Strings(o.Run.Notes) {
 		if !strings.Contains(b.String(), "note: "+n+"\n") {
 			t.Errorf("-v does not list %q:\n%s", n, b.String())
 		}
@@ -96,8 +97,8 @@ func TestOutcomeReadsOnce(t *testing.T) {
 func TestSameOutcomeNotesAfterVerdict(t *testing.T) {
 	o := &playback.Outcome{
 		Recording: &playback.Recording{Name: "demo"},
-		Notes:     []string{"hello-go is not here; using /bin/hello-go"},
-		Run:       &host.Result{Notes: []string{"x (replay seq 3) answered from a recorded call whose params differed"}},
+		Notes:     []note.Note{note.Text("hello-go is not here; using /bin/hello-go")},
+		Run:       &host.Result{Notes: []note.Note{{Kind: note.Answered, Method: "x", Seq: 3}}},
 	}
 	var b bytes.Buffer
 	Outcome(&b, o)
@@ -110,11 +111,14 @@ func TestSameOutcomeNotesAfterVerdict(t *testing.T) {
 }
 
 func TestGroupNotes(t *testing.T) {
-	g := GroupNotes([]string{
-		"host frame seq 6 sent after 30s: gave up waiting",
-		"a (replay seq 1) answered from a recorded call whose params differed",
-		"host frame seq 9 sent after 30s: gave up waiting",
-		"host frame seq 12 sent after 30s: gave up waiting",
+	gaveUp := func(seq uint64) note.Note {
+		return note.Note{Kind: note.GaveUp, Step: note.Step{Seq: seq}, Text: "after 30s: gave up waiting"}
+	}
+	g := GroupNotes([]note.Note{
+		gaveUp(6),
+		{Kind: note.Answered, Method: "a", Seq: 1},
+		gaveUp(9),
+		gaveUp(12),
 	})
 	if len(g) != 2 || g[0].Text != "host frame seq 6 sent after 30s: gave up waiting (and 2 more like it)" || g[0].Count != 3 || len(g[0].Notes) != 3 ||
 		g[1].Text != "a (replay seq 1) answered from a recorded call whose params differed" || g[1].Count != 1 {
