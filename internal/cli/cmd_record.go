@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -130,14 +131,11 @@ func (e *env) record(c *cli.Context, red *redactValues) error {
 // session is recorded: which, how many frames, which store (stdout is the
 // plugin's alone).
 func (e *env) recordedNews(storeDir, id string) {
-	st, err := store.Open(storeDir, &store.Options{MustExist: true})
-	if err != nil {
-		return
+	// Ready takes the spool in, as the next command would.
+	st, warning, err := store.Ready(storeDir, &store.Options{MustExist: true})
+	if err != nil || errors.Is(warning, store.ErrEmpty) {
+		return // a damaged or empty database: record has said so, and nothing goes into it
 	}
-	if st.Health() != nil {
-		return // an empty or damaged database: record has said so, and nothing goes into it
-	}
-	_ = st.Recover() // takes the spool in, as the next command would
 	if meta, err := st.Session(id); err == nil && meta != nil {
 		fmt.Fprintln(e.stderr, present.RecordedLine(meta, storeDir))
 	}

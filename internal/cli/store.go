@@ -16,7 +16,7 @@ import (
 )
 
 // openStore opens the store named by --store and ingests what dead recorders
-// left behind. A recovery failure is reported, not fatal: it never stops a
+// left behind (store.Ready). A recovery failure is reported, not fatal: it never stops a
 // look at what is already stored. A damaged database is: the command ends
 // with one line saying so (exit 1), before anything reads it. A 0-byte
 // one is named on stderr, once, and read as empty (nothing is ingested
@@ -34,41 +34,20 @@ func (e *env) openOrMakeStore(dir string) (*store.Store, error) {
 }
 
 func (e *env) open(dir string, opts *store.Options) (*store.Store, error) {
-	st, err := store.Open(dir, opts)
-	if errors.Is(err, store.ErrNoStore) {
+	st, warning, err := store.Ready(dir, opts)
+	switch {
+	case errors.Is(err, store.ErrNoStore):
 		return nil, fail(1, "%v (nothing is recorded there yet: tapedeck record or import makes it)", err)
-	}
-	if err != nil {
-		return nil, fail(1, "%v", err)
-	}
-	switch err := st.Health(); {
-	case errors.Is(err, store.ErrEmpty):
-		// Nothing is written over it, so the spools wait: the line says
-		// so, once, instead of one more per spool that cannot go in.
-		fmt.Fprintf(e.stderr, "tapedeck: %v\n", err)
-		return st, nil
 	case err != nil:
 		return nil, fail(1, "%v", err)
-	}
-	if err := st.Recover(); errors.Is(err, store.ErrDamaged) {
-		return nil, fail(1, "%v", firstDamage(err))
-	} else if err != nil {
-		fmt.Fprintf(e.stderr, "tapedeck: %v\n", err)
+	case warning != nil:
+		// A 0-byte database: nothing is written over it, so the spools
+		// wait, and the line says so once instead of once per spool that
+		// cannot go in. Or a recovery that failed: what is stored is
+		// still read.
+		fmt.Fprintf(e.stderr, "tapedeck: %v\n", warning)
 	}
 	return st, nil
-}
-
-// firstDamage picks, from errors joined by errors.Join, the first that
-// wraps store.ErrDamaged, so that one line is printed, not one per spool.
-func firstDamage(err error) error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			if errors.Is(e, store.ErrDamaged) {
-				return e
-			}
-		}
-	}
-	return err
 }
 
 // resolveSession resolves a session reference for command cmd, turning the

@@ -74,11 +74,11 @@ func (s *server) keep(name string) (*Kept, error) {
 // write writes session id as NAME's tape and host script and replays the
 // tape once.
 func (s *server) write(name, id string) (*Kept, error) {
-	st, err := store.Open(s.opt.StoreDir, nil)
-	if err != nil {
-		return nil, fmt.Errorf("keep: %w", err)
+	st, warning, err := store.Ready(s.opt.StoreDir, nil)
+	if err == nil {
+		err = warning // an empty database, a spool not taken in: the session may be missing
 	}
-	if err := st.Recover(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("keep: %w", err)
 	}
 	rec, err := playback.FromStore(st, id)

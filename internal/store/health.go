@@ -276,3 +276,45 @@ func newestMeta(f *os.File) (boltMeta, error) {
 	}
 	return best, nil
 }
+
+// Ready opens the store in dir the one way every command that reads or
+// adds to it does: Open (opts as Open takes them), the database's Health,
+// then Recover, which ingests what dead recorders left. err is what keeps
+// the store from being read, st nil then: Open's errors (ErrNoStore with
+// opts.MustExist, ErrUnsafe, …), a damaged database, or a damaged spool
+// (ErrDamaged: the first one, so that one line is said, not one per
+// spool). warning is what does not, st usable: a 0-byte database
+// (ErrEmpty; nothing is recovered into it, as nothing is written over it,
+// and it reads as empty) or a recovery that failed otherwise (a look at
+// what is already stored goes on).
+func Ready(dir string, opts *Options) (st *Store, warning, err error) {
+	st, err = Open(dir, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch err := st.Health(); {
+	case errors.Is(err, ErrEmpty):
+		return st, err, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	if err := st.Recover(); errors.Is(err, ErrDamaged) {
+		return nil, nil, firstDamage(err)
+	} else if err != nil {
+		return st, err, nil
+	}
+	return st, nil, nil
+}
+
+// firstDamage picks, from errors joined by errors.Join, the first that
+// wraps ErrDamaged.
+func firstDamage(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if errors.Is(e, ErrDamaged) {
+				return e
+			}
+		}
+	}
+	return err
+}

@@ -423,3 +423,44 @@ func TestOldSpoolReads(t *testing.T) {
 	}
 	check("database")
 }
+
+// TestReadyIsOpenHealthRecover: Ready refuses what cannot be read (no
+// store where one must be, a damaged database), opens a 0-byte database
+// with a warning and ingests nothing into it, and otherwise ingests what
+// a dead recorder left, as every command's open does.
+func TestReadyIsOpenHealthRecover(t *testing.T) {
+	if st, warning, err := Ready(filepath.Join(t.TempDir(), "none"), &Options{MustExist: true}); st != nil || warning != nil || !errors.Is(err, ErrNoStore) {
+		t.Errorf("no store: %v, %v, %v; want ErrNoStore", st, warning, err)
+	}
+
+	st := newStore(t)
+	meta := newMeta("01ready")
+	w := writeSpool(t, st, meta, lineFrames(3), &frame.End{Status: frame.StatusComplete})
+	w.Close()
+	os.WriteFile(st.dbPath(), nil, 0o600)
+	got, warning, err := Ready(st.Dir(), &Options{NoSync: true})
+	if err != nil || got == nil || !errors.Is(warning, ErrEmpty) {
+		t.Fatalf("a 0-byte database: %v, %v, %v; want the store and ErrEmpty", got, warning, err)
+	}
+	if _, err := os.Stat(st.SpoolPath(meta.ID)); err != nil {
+		t.Errorf("the spool went into a 0-byte database: %v", err)
+	}
+
+	os.Remove(st.dbPath())
+	got, warning, err = Ready(st.Dir(), &Options{NoSync: true})
+	if err != nil || warning != nil || got == nil {
+		t.Fatalf("a sound store: %v, %v, %v", got, warning, err)
+	}
+	if m, err := got.Session(meta.ID); err != nil || m == nil {
+		t.Errorf("the dead recorder's spool was not ingested: %v, %v", m, err)
+	}
+
+	good, err := os.ReadFile(st.dbPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(st.dbPath(), good[:4096], 0o600)
+	if got, warning, err := Ready(st.Dir(), nil); got != nil || warning != nil || !errors.Is(err, ErrDamaged) {
+		t.Errorf("a damaged database: %v, %v, %v; want ErrDamaged", got, warning, err)
+	}
+}
