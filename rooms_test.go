@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -80,4 +81,84 @@ func eachLiteral(t *testing.T, dir string, fn func(token.Position, *ast.BasicLit
 			return true
 		})
 	}
+}
+
+// TestOneJSONScanner: JSON strings are scanned by hand in one place,
+// internal/jsonscan. A function elsewhere whose switch cases tell '"' from
+// '\\' (where a string ends, and its escapes) is a string scanner of its
+// own: use jsonscan's (SkipString, CheckString, PartialString, Unquote,
+// AppendString, Compact). Dispatch on the kind of a value ('{', '[', '"')
+// built on jsonscan is not scanning; nor is a check that a value starts
+// with '"' or holds no '\\' (only cases that test a byte for equality
+// count).
+func TestOneJSONScanner(t *testing.T) {
+	dirs, err := filepath.Glob("*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	internal, _ := filepath.Glob("internal/*")
+	for _, dir := range append(dirs, internal...) {
+		if dir == "internal/jsonscan" || dir == "testdata" || dir == "bench" || !isDir(dir) || strings.HasPrefix(dir, ".") {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Body == nil {
+					continue
+				}
+				chars := map[string]bool{}
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					if cc, ok := n.(*ast.CaseClause); ok {
+						for _, e := range cc.List {
+							caseChars(e, chars)
+						}
+					}
+					return true
+				})
+				if chars[`'"'`] && chars[`'\\'`] {
+					t.Errorf("%s: %s scans JSON strings by hand: use internal/jsonscan", name, fn.Name.Name)
+				}
+			}
+		}
+	}
+}
+
+// caseChars adds to chars the character literals a case expression tests
+// a byte for equality with: the case's own value (case '"':), or one side
+// of an == (case c == '"':), through && and || and parentheses.
+func caseChars(e ast.Expr, chars map[string]bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind == token.CHAR {
+			chars[e.Value] = true
+		}
+	case *ast.ParenExpr:
+		caseChars(e.X, chars)
+	case *ast.BinaryExpr:
+		switch e.Op {
+		case token.LAND, token.LOR:
+			caseChars(e.X, chars)
+			caseChars(e.Y, chars)
+		case token.EQL:
+			for _, side := range []ast.Expr{e.X, e.Y} {
+				if lit, ok := side.(*ast.BasicLit); ok && lit.Kind == token.CHAR {
+					chars[lit.Value] = true
+				}
+			}
+		}
+	}
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

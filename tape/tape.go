@@ -649,38 +649,7 @@ func wholeString(p []byte, b64 bool) (n int, closed bool) {
 		}
 		return len(p) / 4 * 4, false
 	}
-	for i := 0; i < len(p); {
-		switch p[i] {
-		case '"':
-			return i, true
-		case '\\':
-			need := 2
-			if i+1 < len(p) && p[i+1] == 'u' {
-				need = 6
-				if i+6 <= len(p) && isHighSurrogate(p[i+2:i+6]) {
-					need = 8 // enough to tell whether a low one follows
-					if i+8 <= len(p) && p[i+6] == '\\' && p[i+7] == 'u' {
-						need = 12
-					} else if i+8 <= len(p) {
-						need = 6
-					}
-				}
-			}
-			if i+need > len(p) {
-				return i, false
-			}
-			i += need
-		default:
-			i++
-		}
-	}
-	return len(p), false
-}
-
-// isHighSurrogate reports whether the four hex digits h spell U+D800 …
-// U+DBFF.
-func isHighSurrogate(h []byte) bool {
-	return (h[0] == 'd' || h[0] == 'D') && (h[1] == '8' || h[1] == '9' || h[1] == 'a' || h[1] == 'A' || h[1] == 'b' || h[1] == 'B')
+	return jsonscan.PartialString(p)
 }
 
 func blank(line []byte) bool {

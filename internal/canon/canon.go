@@ -279,44 +279,20 @@ func (r *reorderer) span(dst []byte, a, b int) []byte {
 // that is already the spelling (no escape, UTF-8, no U+2028 or U+2029),
 // else decoded and spelled again.
 func (p *parser) str(dst []byte) ([]byte, bool) {
-	start := p.i
-	plain := true
-	for p.i++; p.i < len(p.in); {
-		switch c := p.in[p.i]; {
-		case c == '"':
-			p.i++
-			lit := p.in[start:p.i]
-			if plain && utf8.Valid(lit) && !hasLineSep(lit) {
-				return append(dst, lit...), true
-			}
-			p.scratch, _, _ = jsonscan.Unquote(p.scratch[:0], lit)
-			if !utf8.Valid(p.scratch) {
-				p.scratch = bytes.ToValidUTF8(p.scratch, []byte("\uFFFD"))
-			}
-			return jsonscan.AppendString(dst, p.scratch), true
-		case c == '\\':
-			plain = false
-			if p.i+1 >= len(p.in) {
-				return dst, false
-			}
-			switch p.in[p.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p.i += 2
-			case 'u':
-				if _, ok := jsonscan.Hex4(p.in[p.i+2:]); !ok {
-					return dst, false
-				}
-				p.i += 6
-			default:
-				return dst, false
-			}
-		case c < 0x20:
-			return dst, false
-		default:
-			p.i++
-		}
+	end, escaped, ok := jsonscan.CheckString(p.in, p.i)
+	if !ok {
+		return dst, false
 	}
-	return dst, false
+	lit := p.in[p.i:end]
+	p.i = end
+	if !escaped && utf8.Valid(lit) && !hasLineSep(lit) {
+		return append(dst, lit...), true
+	}
+	p.scratch, _, _ = jsonscan.Unquote(p.scratch[:0], lit)
+	if !utf8.Valid(p.scratch) {
+		p.scratch = bytes.ToValidUTF8(p.scratch, []byte("\uFFFD"))
+	}
+	return jsonscan.AppendString(dst, p.scratch), true
 }
 
 // hasLineSep reports whether s holds U+2028 or U+2029, which

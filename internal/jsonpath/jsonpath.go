@@ -14,7 +14,7 @@
 // them against concrete paths (the list of segments that leads to one value,
 // like params, tree, [3], label); it does not walk JSON itself, but for
 // looking one value up by its concrete path (Lookup). It imports only the
-// standard library.
+// standard library and the one JSON scanner.
 package jsonpath
 
 import (
@@ -25,6 +25,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/tapedeck/tapedeck/internal/jsonscan"
 )
 
 // ErrSyntax is wrapped by every Parse and ParseRule error.
@@ -204,19 +206,15 @@ func Parse(s string) (Path, error) {
 // quoted reads the JSON string at the start of s and returns its contents
 // and its length in s.
 func quoted(s string) (string, int, error) {
-	for j := 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			j++
-		case '"':
-			var v string
-			if err := json.Unmarshal([]byte(s[:j+1]), &v); err != nil {
-				return "", 0, fmt.Errorf("bad quoted name %s", s[:j+1])
-			}
-			return v, j + 1, nil
-		}
+	end, ok := jsonscan.SkipString([]byte(s), 0)
+	if !ok {
+		return "", 0, errors.New("unterminated quoted name")
 	}
-	return "", 0, errors.New("unterminated quoted name")
+	var v string
+	if err := json.Unmarshal([]byte(s[:end]), &v); err != nil {
+		return "", 0, fmt.Errorf("bad quoted name %s", s[:end])
+	}
+	return v, end, nil
 }
 
 // Match reports whether the concrete path (member names and "[n]" indexes,

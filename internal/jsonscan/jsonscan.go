@@ -1,9 +1,11 @@
 // Package jsonscan owns the low-level scanning of JSON text that tapedeck's
 // parsers share (message, tape, wrap, redact and the canonical form of
 // package canon): skipping white space, a string or a whole value without
-// decoding it, decoding a string's escapes (Hex4, Unquote), and writing
-// text as a JSON string (AppendString, the one string encoding of
-// tapedeck's JSON outputs). It builds no values, keeps no state and
+// decoding it, checking a string (CheckString), finding how much of a
+// string cut short decodes (PartialString), decoding a string's escapes
+// (Hex4, Unquote), leaving out the white space between tokens (Compact),
+// and writing text as a JSON string (AppendString, the one string encoding
+// of tapedeck's JSON outputs). It builds no values, keeps no state and
 // allocates nothing but what an append to a caller's slice does.
 //
 // The skip functions do not validate: a caller that needs valid JSON checks
@@ -49,6 +51,128 @@ func SkipString(b []byte, i int) (end int, ok bool) {
 		}
 	}
 	return len(b), false
+}
+
+// CheckString checks the JSON string that opens at b[i] as encoding/json
+// does: every escape one that JSON names (\" \\ \/ \b \f \n \r \t, or \u
+// and four hex digits) and no control character. It returns the index
+// just past it and whether it holds an escape; ok is false when b[i] is
+// not '"', when the string is not valid, or when the text ends first.
+// Bytes that are not UTF-8 pass, as they do encoding/json's scanner.
+func CheckString(b []byte, i int) (end int, escaped, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false, false
+	}
+	for i++; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, escaped, true
+		case c < 0x20:
+			return i, escaped, false
+		case c != '\\':
+			i++
+			continue
+		}
+		escaped = true
+		if i+1 >= len(b) {
+			return len(b), escaped, false
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if _, ok := Hex4(b[i+2:]); !ok {
+				return i, escaped, false
+			}
+			i += 6
+		default:
+			return i, escaped, false
+		}
+	}
+	return len(b), escaped, false
+}
+
+// PartialString is how many bytes of p, the inside of a JSON string from
+// some point on (after its opening quote, at a character or an escape),
+// can be decoded without the bytes that come after p: up to the closing
+// quote (closed true), else up to the last escape that is whole. A \u
+// escape of a high surrogate is held back until what follows it shows
+// whether a low surrogate completes the pair, so that a string decoded
+// piece by piece decodes as it does whole.
+func PartialString(p []byte) (n int, closed bool) {
+	for i := 0; i < len(p); {
+		switch p[i] {
+		case '"':
+			return i, true
+		case '\\':
+			need := 2
+			if i+1 < len(p) && p[i+1] == 'u' {
+				need = 6
+				if i+6 <= len(p) && highSurrogate(p[i+2:i+6]) {
+					// What follows tells whether a low one completes it.
+					switch {
+					case i+6 == len(p):
+						need = 7
+					case p[i+6] != '\\':
+					case i+7 == len(p):
+						need = 8
+					case p[i+7] == 'u' && (i+12 > len(p) || lowSurrogate(p[i+8:i+12])):
+						need = 12
+					}
+				}
+			}
+			if i+need > len(p) {
+				return i, false
+			}
+			i += need
+		default:
+			i++
+		}
+	}
+	return len(p), false
+}
+
+// highSurrogate reports whether the four bytes h spell U+D800 … U+DBFF in
+// hex; lowSurrogate, U+DC00 … U+DFFF.
+func highSurrogate(h []byte) bool {
+	r, ok := Hex4(h)
+	return ok && r >= 0xd800 && r < 0xdc00
+}
+
+func lowSurrogate(h []byte) bool {
+	r, ok := Hex4(h)
+	return ok && r >= 0xdc00 && r < 0xe000
+}
+
+// Compact appends src to dst without the white space outside its strings,
+// what json.Compact leaves out, and at most max bytes of it (max < 0: all
+// of it), so that a caller that shows the start of a long value stops
+// early. It does not check src: on any text it never fails, a string that
+// does not end running to the end, a backslash in a string escaping the
+// byte after it.
+func Compact(dst, src []byte, max int) []byte {
+	limit := len(dst) + max
+	room := func() int {
+		if max < 0 {
+			return len(src)
+		}
+		return limit - len(dst)
+	}
+	for i := 0; i < len(src) && room() > 0; {
+		switch c := src[i]; {
+		case c == '"':
+			end, _ := SkipString(src, i)
+			dst = append(dst, src[i:min(end, i+room())]...)
+			i = end
+		case IsSpace(c):
+			i++
+		default:
+			dst = append(dst, c)
+			i++
+		}
+	}
+	return dst
 }
 
 // SkipValue returns the index just past the JSON value that starts at b[i]

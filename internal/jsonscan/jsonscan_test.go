@@ -235,6 +235,177 @@ func checkScan(t *testing.T, b []byte) {
 			t.Fatalf("AppendString(%q) = %s, which decodes to %q (%v)", b, q, s, err)
 		}
 	}
+	checkStrings(t, b)
+	checkCompact(t, b)
+}
+
+// checkStrings holds CheckString to encoding/json (a string is valid
+// where json.Valid says so) and PartialString to Unquote: a valid string
+// decoded piece by piece, each piece what PartialString says decodes,
+// however the pieces are cut, reads as it does whole.
+func checkStrings(t *testing.T, b []byte) {
+	end, escaped, ok := CheckString(b, 0)
+	if end > len(b) || ok && escaped != bytes.Contains(b[:end], []byte(`\`)) {
+		t.Fatalf("CheckString(%q) = %d, %v, %v", b, end, escaped, ok)
+	}
+	if len(b) > 0 && b[0] == '"' && !IsSpace(b[len(b)-1]) && (ok && end == len(b)) != json.Valid(b) {
+		t.Fatalf("CheckString(%q) = %d, %v; json.Valid says %v", b, end, ok, json.Valid(b))
+	}
+	if n, _ := PartialString(b); n > len(b) {
+		t.Fatalf("PartialString(%q) = %d", b, n)
+	}
+	if !ok || end != len(b) {
+		return
+	}
+	whole, _, _ := Unquote(nil, b)
+	inside := b[1:] // up to and with the closing quote
+	for _, cut := range []int{1, 2, 3, 5, 7, 13} {
+		var got, pending []byte
+		for i := 0; ; {
+			pending = append(pending, inside[i:min(i+cut, len(inside))]...)
+			i = min(i+cut, len(inside))
+			n, closed := PartialString(pending)
+			if n > len(pending) {
+				t.Fatalf("PartialString(%q) = %d", pending, n)
+			}
+			piece, _, ok := Unquote(nil, append(append([]byte{'"'}, pending[:n]...), '"'))
+			if !ok {
+				t.Fatalf("the piece %q of %q does not decode", pending[:n], b)
+			}
+			got = append(got, piece...)
+			pending = append(pending[:0], pending[n:]...)
+			if closed {
+				break
+			}
+			if i == len(inside) {
+				t.Fatalf("PartialString never found the end of %q (cut %d): %q left", b, cut, pending)
+			}
+		}
+		if !bytes.Equal(got, whole) {
+			t.Fatalf("%q decoded in pieces of %d: %q; whole: %q", b, cut, got, whole)
+		}
+	}
+}
+
+// checkCompact holds Compact to json.Compact on valid JSON, and on any
+// text to the byte-by-byte rule it replaced; a bound cuts the same bytes
+// short.
+func checkCompact(t *testing.T, b []byte) {
+	got := Compact(nil, b, -1)
+	if json.Valid(b) {
+		var want bytes.Buffer
+		if err := json.Compact(&want, b); err != nil || !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("Compact(%q) = %q; json.Compact %q (%v)", b, got, want.Bytes(), err)
+		}
+	}
+	if want := compactByteByByte(b); !bytes.Equal(got, want) {
+		t.Fatalf("Compact(%q) = %q, want %q", b, got, want)
+	}
+	for _, max := range []int{0, 1, 2, 7, len(got) - 1} {
+		if max < 0 {
+			continue
+		}
+		if cut := Compact([]byte("x"), b, max); string(cut) != "x"+string(got[:min(max, len(got))]) {
+			t.Fatalf("Compact(%q, %d) = %q, want the first %d bytes of %q", b, max, cut[1:], max, got)
+		}
+	}
+}
+
+// compactByteByByte is how present and redact left out white space before
+// Compact: a quote outside a string opens one, a backslash in a string
+// escapes the next byte.
+func compactByteByByte(v []byte) []byte {
+	out := []byte{}
+	in := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case in && c == '\\' && i+1 < len(v):
+			out = append(out, c, v[i+1])
+			i++
+			continue
+		case c == '"':
+			in = !in
+		case !in && IsSpace(c):
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func TestCheckString(t *testing.T) {
+	for _, c := range []struct {
+		in          string
+		end         int
+		escaped, ok bool
+	}{
+		{`"abc" `, 5, false, true},
+		{`"a\"b\\c\/\b\f\n\r\t"`, 21, true, true},
+		{`"\u00e9\uD83D\ude00"`, 20, true, true},
+		{"\"\xff\xfe\"", 4, false, true},
+		{`"a\x"`, 2, true, false},
+		{`"a\u12"`, 2, true, false},
+		{"\"a\tb\"", 2, false, false},
+		{`"ab`, 3, false, false},
+		{`"ab\`, 4, true, false},
+		{`x"`, 0, false, false},
+		{``, 0, false, false},
+	} {
+		end, escaped, ok := CheckString([]byte(c.in), 0)
+		if end != c.end || escaped != c.escaped || ok != c.ok {
+			t.Errorf("CheckString(%q) = %d, %v, %v; want %d, %v, %v", c.in, end, escaped, ok, c.end, c.escaped, c.ok)
+		}
+	}
+}
+
+func TestPartialString(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		n      int
+		closed bool
+	}{
+		{`abc`, 3, false},
+		{`abc"def`, 3, true},
+		{`ab\`, 2, false},
+		{`ab\n`, 4, false},
+		{`ab\u00`, 2, false},
+		{`ab\u00e9`, 8, false},
+		{`ab\ud83d`, 2, false},        // a low surrogate may follow
+		{`ab\ud83dx`, 9, false},       // none follows
+		{`ab\ud83d\`, 2, false},       // not yet known
+		{`ab\ud83d\n`, 10, false},     // none follows
+		{`ab\ud83d\ude`, 2, false},    // the pair is cut
+		{`ab\ud83d\ude00`, 14, false}, // the pair
+		{`ab\ud83d\ude00"`, 14, true},
+		{`\ud83d\ud83d\ude00`, 18, false}, // a high one, then a pair
+		{`\"`, 2, false},
+	} {
+		n, closed := PartialString([]byte(c.in))
+		if n != c.n || closed != c.closed {
+			t.Errorf("PartialString(%q) = %d, %v; want %d, %v", c.in, n, closed, c.n, c.closed)
+		}
+	}
+}
+
+func TestCompact(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{` { "a" : [ 1 , "b c" ] } `, -1, `{"a":[1,"b c"]}`},
+		{` { "a" : [ 1 , "b c" ] } `, 9, `{"a":[1,"`},
+		{"{\"a\\\" b\":\n1}", -1, "{\"a\\\" b\":1}"},
+		{`"open  string`, -1, `"open  string`},
+		{`x \ y`, -1, `x\y`},
+		{` "a b" `, 3, `"a `},
+		{``, 5, ``},
+	} {
+		if got := string(Compact(nil, []byte(c.in), c.max)); got != c.want {
+			t.Errorf("Compact(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
 }
 
 // jsonTestSuite is the files of the JSONTestSuite corpus, when it is there

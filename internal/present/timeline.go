@@ -18,6 +18,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/check"
 	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/jsonscan"
 	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/message"
 	"github.com/tapedeck/tapedeck/tape"
@@ -478,30 +479,24 @@ func jsonOneLine(raw []byte, width int) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	var b []byte
-	in, esc := false, false
-	n := 0
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case esc:
-			esc = false
-		case in && c == '\\':
-			esc = true
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			continue
+	// The first width+1 characters (lead bytes) of the compact form tell
+	// whether it is cut, and where; each takes at most 4 bytes, unless
+	// bytes that are not UTF-8 run on, which the next round takes.
+	for limit := 4 * (max(width, 0) + 2); ; limit *= 2 {
+		b := jsonscan.Compact(nil, raw, limit)
+		n := 0
+		for i, c := range b {
+			if c < 0x80 || c >= 0xc0 {
+				n++
+			}
+			if n > width {
+				return truncate(string(b[:i+1]), width)
+			}
 		}
-		b = append(b, c)
-		if c < 0x80 || c >= 0xc0 {
-			n++
-		}
-		if n > width {
-			return truncate(string(b), width)
+		if len(b) < limit {
+			return string(b)
 		}
 	}
-	return string(b)
 }
 
 // truncate cuts s to at most width cells, marking a cut with "…".

@@ -230,25 +230,7 @@ func (w *rewriter) value() bool {
 }
 
 // compact returns v without white space outside strings.
-func compact(v []byte) []byte {
-	out := make([]byte, 0, len(v))
-	in := false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case in && c == '\\' && i+1 < len(v):
-			out = append(out, c, v[i+1])
-			i++
-			continue
-		case c == '"':
-			in = !in
-		case !in && jsonscan.IsSpace(c):
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
-}
+func compact(v []byte) []byte { return jsonscan.Compact(make([]byte, 0, len(v)), v, -1) }
 
 // decodeString returns the contents of the JSON string q (quotes included);
 // ok is false when q is not a whole string. Invalid escapes and lone
