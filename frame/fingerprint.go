@@ -11,7 +11,8 @@ type Fingerprint struct {
 	// Interpreter is the program that ran the plugin's main (node,
 	// python3), nil for a plugin that is its own executable.
 	Interpreter *Interpreter `json:"interpreter,omitempty"`
-	// Manifest is the identity agentty-plugin.json declares, nil without one.
+	// Manifest is the identity the plugin's manifest declares, nil
+	// without one.
 	Manifest *ManifestID `json:"manifest,omitempty"`
 	// Root is the plugin folder whose files were hashed, relative to the
 	// session's working directory ("." when it is that folder).
@@ -47,7 +48,7 @@ type Interpreter struct {
 	Version string `json:"version,omitempty"` // from NAME --version: 20.11.1, 3.11.7
 }
 
-// ManifestID is what agentty-plugin.json says the plugin is.
+// ManifestID is what the plugin's manifest says the plugin is.
 type ManifestID struct {
 	ID         string `json:"id,omitempty"`
 	Version    string `json:"version,omitempty"`

@@ -49,8 +49,8 @@ type runEnv struct {
 }
 
 // prepareEnv makes the environment of a replay of rec: opt.Env (nil:
-// ours), the recording's AGENTTY_* variables (others reported in notes,
-// one line each, and skipped), a new empty folder for each variable of
+// ours), the recording's variables (see environment; those it may not
+// set are reported in notes, one line each, and skipped), a new empty folder for each variable of
 // opt.FreshDirs, and the pinned clock. Close undoes it.
 func prepareEnv(rec *Recording, opt *Options) (*runEnv, error) {
 	e := &runEnv{}

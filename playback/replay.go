@@ -34,8 +34,9 @@ type Options struct {
 	Command []string
 	// Dir runs the plugin there instead of its recorded working directory.
 	Dir string
-	// Env is the environment the plugin's starts from (nil: ours); the
-	// recording's AGENTTY_* variables are added to it.
+	// Env is the environment the plugin starts from (nil: ours); the
+	// variables recorded with the session (those its host profile holds
+	// to belong to it, and those record --env kept) are added to it.
 	Env []string
 
 	// Ignore are METHOD:PATH rules left out when comparing, beside those

@@ -58,9 +58,8 @@ type Options struct {
 	// "" means the current one.
 	Dir string
 	// Env is the plugin's environment; nil means ours. The variables a
-	// host profile holds to belong to a session (profile.SessionEnv:
-	// Agentty's AGENTTY_*), and those KeepEnv names, are stored with the
-	// session.
+	// host profile holds to belong to a session (profile.SessionEnv),
+	// and those KeepEnv names, are stored with the session.
 	Env     []string
 	KeepEnv []string
 	// Profile names the session's host profile ("": found from its first

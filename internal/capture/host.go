@@ -23,7 +23,7 @@ import (
 // for; see host.Script), for Options.Host.
 type HostScript struct {
 	script *host.Script
-	// awaits says, by script line, what the line waits for ("ui/setPanel",
+	// awaits says, by script line, what the line waits for ("tools/call",
 	// "the reply to request 2"), for the error a wait that timed out is.
 	awaits map[int]string
 	// failure is set by the one Run that plays the script: the first line
@@ -32,8 +32,8 @@ type HostScript struct {
 }
 
 // Failure says, once Run has returned, which script line waited in vain:
-// "script line 3 waited 30s (--step-timeout) for ui/setPanel, which never
-// came", with how many more did; "" when every line's wait was met. The
+// "script line 3 waited 30s (--step-timeout) for notifications/progress,
+// which never came", with how many more did; "" when every line's wait was met. The
 // session's end record says it too (its error).
 func (h *HostScript) Failure() string { return h.failure }
 

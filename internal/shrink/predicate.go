@@ -29,13 +29,13 @@ type Facts struct {
 // Predicate says whether a replay fails the way being chased:
 //
 //	differs                          any difference
-//	differs("ui/setPanel")           any difference in a message of that method (a glob)
-//	changed("ui/setPanel:params.tree..text")
+//	differs("tools/call")            any difference in a message of that method (a glob)
+//	changed("tools/call:result..text")
 //	                                 a changed frame of that method with a change at that path
-//	missing("ui/notify"), extra("…"), moved("…")
+//	missing("notifications/*"), extra("…"), moved("…")
 //	                                 a frame of that method missing, extra or moved
 //	stderr("TypeError")              a stderr line matches the regular expression
-//	unanswered("net/fetch")          the plugin asked what the recording never answered
+//	unanswered("roots/list")         the plugin asked what the recording never answered
 //	exit == 3, exit != 0             the exit code (false when a signal ended it)
 //	signal("SIGTERM")                a signal ended it
 //	timedout                         the replay ran out of time
