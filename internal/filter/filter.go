@@ -11,8 +11,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
@@ -67,7 +69,23 @@ type compiledFilter struct {
 	Filter
 	re *regexp.Regexp
 	at *jsonpath.Rule // nil: everywhere
+	// lit is a string every match of re begins with ("" when re has no
+	// literal prefix): a value that does not hold it is not searched.
+	lit string
+	// context: re has an assertion that looks before where a search
+	// starts (^, \A, \b, \B), so it cannot be searched for one match
+	// at a time from inside a value (see expand).
+	context bool
 }
+
+// The bounds of a filter, checked before it is used: each match builds
+// the positions of every group, and each replacement is written out, so
+// a regex of many groups or a long replacement made one 4 MB tape cost
+// 3.5 GB and 112 s (201 groups) or all the memory there was (900).
+const (
+	maxGroups      = 32
+	maxReplacement = 4 << 10
+)
 
 // Check says what is wrong with f, if anything: a regex that is empty,
 // does not compile or matches the empty string, or an At that is not a
@@ -83,9 +101,19 @@ func (f Filter) compile() (compiledFilter, error) {
 	if f.Regex == "" {
 		return c, fmt.Errorf("the regex is empty")
 	}
+	if len(f.Replacement) > maxReplacement {
+		return c, fmt.Errorf("the replacement is %d bytes long: at most %d", len(f.Replacement), maxReplacement)
+	}
 	re, err := regexp.Compile(f.Regex)
 	if err != nil {
 		return c, fmt.Errorf("bad regex: %v", err)
+	}
+	if n := re.NumSubexp(); n > maxGroups {
+		return c, fmt.Errorf("the regex has %d groups: at most %d (a group that is not needed in the replacement can be (?:…))", n, maxGroups)
+	}
+	c.lit, _ = re.LiteralPrefix()
+	if tree, err := syntax.Parse(f.Regex, syntax.Perl); err == nil {
+		c.context = looksBack(tree)
 	}
 	if re.MatchString("") {
 		return c, fmt.Errorf("the regex matches the empty string (it would put %q between every character)", f.Replacement)
@@ -105,8 +133,12 @@ func (f Filter) compile() (compiledFilter, error) {
 // A nil *Set applies none.
 type Set struct {
 	filters []compiledFilter
-	scoped  bool  // some filter has At: paths and methods are needed
-	counts  []int // replacements made, per filter
+	// gate matches where any filter matches: a value it does not match
+	// is left as it is in one search instead of one per filter (nil: no
+	// gate, with one filter).
+	gate   *regexp.Regexp
+	scoped bool  // some filter has At: paths and methods are needed
+	counts []int // replacements made, per filter
 }
 
 // Compile compiles the filters of opt (a program's own, named "filter N
@@ -262,16 +294,15 @@ func (s *Set) text(v, method string, path []string, count, inJSON bool) (string,
 		if f.at != nil && (!inJSON || !f.at.MatchMethod(method) || !underRule(f.at.Path, path)) {
 			continue
 		}
-		m := f.re.FindAllStringSubmatchIndex(v, -1)
-		if len(m) == 0 {
+		if f.lit != "" && !strings.Contains(v, f.lit) {
 			continue
 		}
-		nv, ok := expand(f.re, f.Replacement, v, m, limit)
-		if !ok {
+		nv, n, ok := expand(f, v, limit)
+		if !ok || n == 0 {
 			continue // not applied, so not counted in the note
 		}
 		if count {
-			s.counts[i] += len(m)
+			s.counts[i] += n
 		}
 		if nv != v {
 			v, changed = nv, true
@@ -280,25 +311,98 @@ func (s *Set) text(v, method string, path []string, count, inJSON bool) (string,
 	return v, changed
 }
 
-// expand replaces the matches m of re in v with template, as
-// ReplaceAllString would; false when the result would be longer than
-// limit (it stops there).
-func expand(re *regexp.Regexp, template, v string, m [][]int, limit int) (string, bool) {
+// maxMatches bounds the matches of one filter in one value: past it the
+// filter leaves the value as it is (a regex of many groups that matches
+// every other byte of a 4 MB string took 14 s). A regex whose matches
+// must be found all at once (see expand) holds their positions together.
+const maxMatches = 1 << 14
+
+// expand replaces the matches of f's regex in v with its replacement, as
+// ReplaceAllString would, and returns how many it replaced; false when
+// the result would be longer than limit or the matches more than
+// maxMatches (it stops there). It finds one
+// match at a time, searching from the end of the last, so that it holds
+// one match's positions however many there are; a regex whose
+// assertions look before where a search starts is searched once for at
+// most maxContextMatches matches instead.
+func expand(f *compiledFilter, v string, limit int) (string, int, bool) {
+	re, template := f.re, f.Replacement
 	var out []byte
-	last := 0
-	for _, sub := range m {
+	last, at, n := 0, 0, 0
+	if f.context {
+		all := re.FindAllStringSubmatchIndex(v, maxMatches+1)
+		if len(all) > maxMatches {
+			return "", 0, false
+		}
+		for _, sub := range all {
+			out = append(out, v[last:sub[0]]...)
+			out = re.ExpandString(out, template, v, sub)
+			if len(out) > limit {
+				return "", 0, false
+			}
+			n, last = n+1, sub[1]
+		}
+		at = len(v) + 1
+	}
+	// As regexp's FindAll: successive matches that do not overlap, an
+	// empty match right after a match ignored, and past an empty match
+	// the search goes on a character later.
+	for prevEnd := -1; at <= len(v); {
+		sub := re.FindStringSubmatchIndex(v[at:])
+		if sub == nil {
+			break
+		}
+		for k := range sub {
+			if sub[k] >= 0 {
+				sub[k] += at
+			}
+		}
+		accept := true
+		if sub[1] == at {
+			accept = sub[0] != prevEnd
+			if at < len(v) {
+				_, w := utf8.DecodeRuneInString(v[at:])
+				at += w
+			} else {
+				at++
+			}
+		} else {
+			at = sub[1]
+		}
+		prevEnd = sub[1]
+		if !accept {
+			continue
+		}
 		out = append(out, v[last:sub[0]]...)
 		out = re.ExpandString(out, template, v, sub)
-		if len(out) > limit {
-			return "", false
+		if len(out) > limit || n == maxMatches {
+			return "", 0, false
 		}
-		last = sub[1]
+		n, last = n+1, sub[1]
+	}
+	if n == 0 {
+		return v, 0, true
 	}
 	out = append(out, v[last:]...)
 	if len(out) > limit {
-		return "", false
+		return "", 0, false
 	}
-	return string(out), true
+	return string(out), n, true
+}
+
+// looksBack reports whether a regex holds an assertion about what comes
+// before a position: the start of the text or a line, a word boundary.
+func looksBack(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpBeginLine, syntax.OpBeginText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return true
+	}
+	for _, sub := range re.Sub {
+		if looksBack(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // underRule reports whether path, or a path it lies below, is one p names.

@@ -2,11 +2,15 @@ package filter
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
 )
@@ -133,16 +137,59 @@ func TestExpandIsReplaceAll(t *testing.T) {
 		{`(\w+)@(\w+)`, "$2 at ${1}", "me@home you@work"},
 		{`^`, "> ", "line"},
 		{`.`, "$0$0", "abc"},
+		{`\bfoo`, "X", "foo afoo foo"},
+		{`(?m)^a`, "B", "a\na\nba"},
+		{`\B.`, "-", "ab cd"},
+		{`a$`, "Z", "aaa"},
+		{`x|$`, "!", "axb"},
 	} {
-		re := regexp.MustCompile(c.re)
-		got, ok := expand(re, c.tmpl, c.v, re.FindAllStringSubmatchIndex(c.v, -1), 1<<20)
-		if want := re.ReplaceAllString(c.v, c.tmpl); !ok || got != want {
+		f := rawFilter(c.re, c.tmpl)
+		got, _, ok := expand(&f, c.v, 1<<20)
+		if want := f.re.ReplaceAllString(c.v, c.tmpl); !ok || got != want {
 			t.Errorf("expand(%s, %q, %q) = %q, %v; ReplaceAllString says %q", c.re, c.tmpl, c.v, got, ok, want)
 		}
 	}
-	re := regexp.MustCompile(`.`)
-	if _, ok := expand(re, "$0$0", "abcd", re.FindAllStringSubmatchIndex("abcd", -1), 7); ok {
+	f := rawFilter(`.`, "$0$0")
+	if _, _, ok := expand(&f, "abcd", 7); ok {
 		t.Error("expand went past its limit")
+	}
+}
+
+// rawFilter is a filter of re and tmpl as compile makes it, but for the
+// refusal of a regex that matches the empty string.
+func rawFilter(re, tmpl string) compiledFilter {
+	f := compiledFilter{Filter: Filter{Regex: re, Replacement: tmpl}, re: regexp.MustCompile(re)}
+	tree, _ := syntax.Parse(re, syntax.Perl)
+	f.context = looksBack(tree)
+	return f
+}
+
+// FuzzExpandIsReplaceAll: however the value reads, expand (one match at a
+// time, from the end of the last) replaces what ReplaceAllString does.
+func FuzzExpandIsReplaceAll(f *testing.F) {
+	patterns := []string{`\d+`, `x*`, `(\w+)@(\w+)`, `^`, `.`, `\bfoo`, `(?m)^a`, `\B.`, `a$`, `x|$`, `[a-c]{2}`, `\s*,\s*`}
+	f.Add(uint8(0), "a1b22c333")
+	f.Add(uint8(5), "foo afoo\nfoo")
+	f.Fuzz(func(t *testing.T, which uint8, v string) {
+		p := patterns[int(which)%len(patterns)]
+		c := rawFilter(p, "<$0|${1}>")
+		got, _, ok := expand(&c, v, 1<<24)
+		if want := c.re.ReplaceAllString(v, "<$0|${1}>"); !ok || got != want {
+			t.Fatalf("expand(%s, %q) = %q, %v; ReplaceAllString says %q", p, v, got, ok, want)
+		}
+	})
+}
+
+// TestFilterBoundsAreCheckedFirst: a regex of too many groups or a
+// replacement too long is refused when the filters are compiled, before
+// it meets a value (201 groups had cost 3.5 GB and 112 s on a 4 MB tape).
+func TestFilterBoundsAreCheckedFirst(t *testing.T) {
+	many := strings.Repeat("(a)", 201)
+	if _, err := Compile([]Filter{{Regex: many, Replacement: "x"}}, &Config{}, ""); err == nil || !strings.Contains(err.Error(), "201 groups") {
+		t.Errorf("201 groups: %v, want refused", err)
+	}
+	if _, err := Compile([]Filter{{Regex: "a", Replacement: strings.Repeat("x", 5000)}}, &Config{}, ""); err == nil || !strings.Contains(err.Error(), "replacement is 5000 bytes") {
+		t.Errorf("a 5000-byte replacement: %v, want refused", err)
 	}
 }
 
@@ -165,5 +212,53 @@ func TestFiltersThatDoubleStayBounded(t *testing.T) {
 	// The note counts the filters that applied, not those refused.
 	if set.counts[0] != 8 || set.counts[len(fs)-1] != 0 {
 		t.Errorf("counted %d replacements by the first filter and %d by the last; want 8 and 0 (refused)", set.counts[0], set.counts[len(fs)-1])
+	}
+}
+
+// BenchmarkHundredFilters: a hundred filters over 2,000 frames of a
+// panel's JSON, none of whose strings most filters match.
+func BenchmarkHundredFilters(b *testing.B) {
+	var filters []Filter
+	for i := range 100 {
+		filters = append(filters, Filter{Regex: fmt.Sprintf(`note%d [0-9a-z]{6}`, i), Replacement: "note [id]"})
+	}
+	set, err := Compile(filters, &Config{}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	frames := make([]frame.Frame, 2000)
+	for i := range frames {
+		frames[i] = frame.Frame{Seq: uint64(i + 1), Dir: frame.Out, Raw: []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"ui/setPanel","params":{"tree":{"type":"column","children":[{"type":"text","text":"hello %d"},{"type":"button","id":"b%d","label":"Save note"},{"type":"text","text":"note7 abc123"}]}}}`, i, i))}
+	}
+	b.ResetTimer()
+	for range b.N {
+		set.Frames(frames, false, false)
+	}
+}
+
+// TestManyMatchesStayBounded: a regex of 32 groups over a 4 MB value that
+// matches everywhere (1 MB here) stops at maxMatches, holding one match's positions
+// at a time (FindAll of 201 groups built 3.5 GB and took 112 s on a 4 MB
+// tape), and one that matches a few times is applied.
+func TestManyMatchesStayBounded(t *testing.T) {
+	v := strings.Repeat("ab", 512<<10)
+	for _, f := range []compiledFilter{rawFilter(strings.Repeat("(a)?", 31)+"(b)", "x"), rawFilter(`(?:^|\B)(a)(b)`, "x")} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		_, _, ok := expand(&f, v, 2*len(v)+4<<10)
+		took := time.Since(start)
+		runtime.ReadMemStats(&after)
+		if ok {
+			t.Errorf("%s: applied to %d matches, want refused past %d", f.Regex, len(v)/2, maxMatches)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 || took > 5*time.Second {
+			t.Errorf("%s: allocated %d MB in %v for a 1 MB value, want at most 64 MB and 5 s", f.Regex, got>>20, took)
+		}
+	}
+	few := "x" + strings.Repeat("-", 1<<20) + "ab"
+	f := rawFilter(strings.Repeat("(a)?", 31)+"(b)", "x")
+	if out, n, ok := expand(&f, few, 2*len(few)+4<<10); !ok || n != 1 || !strings.HasSuffix(out, "-x") {
+		t.Errorf("one match in 1 MB: %d matches, %v", n, ok)
 	}
 }
