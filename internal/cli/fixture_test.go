@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"crypto/rand"
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -22,6 +23,17 @@ var fixtures = map[string]func() int{
 	// echo copies stdin to stdout byte for byte.
 	"echo": func() int {
 		io.Copy(os.Stdout, os.Stdin)
+		return 0
+	},
+	// randomkey answers the first line with a result whose member is named
+	// by a random id, new at every run, then reads stdin to its end.
+	"randomkey": func() int {
+		br := bufio.NewReader(os.Stdin)
+		br.ReadBytes('\n')
+		var b [6]byte
+		rand.Read(b[:])
+		fmt.Printf(`{"jsonrpc":"2.0","id":1,"result":{"items":{"k%x":{"at":1}}}}`+"\n", b)
+		io.Copy(io.Discard, br)
 		return 0
 	},
 	// tee copies stdin to stdout and to stderr.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -192,5 +193,33 @@ func TestReplayRunsOverlap(t *testing.T) {
 	}
 	if met, _ := filepath.Glob(filepath.Join(dir, "met-*")); len(met) != 0 {
 		t.Errorf("with -j 1 runs met each other: %v", met)
+	}
+}
+
+// TestRunsConvergeOnMadeUpMemberNames: a plugin that names a member by a
+// random id at every run gets one proposed rule, for the object that holds
+// such members, not one rule per name it happened to make (which never
+// converged); with the rule written, the replay is the same.
+func TestRunsConvergeOnMadeUpMemberNames(t *testing.T) {
+	t.Parallel()
+	store := t.TempDir()
+	if r := recordFixture(t, store, "randomkey", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n"), "FIXTURE_X=1"); r.code != 0 {
+		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
+	}
+	tp := filepath.Join(t.TempDir(), "rk.jsonl")
+	if r := tapedeck(t, store, nil, nil, "export", "-o", tp, "last"); r.code != 0 {
+		t.Fatalf("export: exit %d: %s", r.code, r.stderr)
+	}
+	env := []string{"TAPEDECK_FIXTURE=randomkey"}
+	r := tapedeck(t, t.TempDir(), nil, env, "replay", tp, "--json", "--runs", "4", "--write-config")
+	var out replayJSON
+	if err := json.Unmarshal(r.stdout, &out); err != nil || r.code != 1 {
+		t.Fatalf("replay --runs: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if len(out.Proposed) != 1 || out.Proposed[0] != "initialize:result.items" {
+		t.Fatalf("proposed %v, want [initialize:result.items]", out.Proposed)
+	}
+	if r := tapedeck(t, t.TempDir(), nil, env, "replay", tp); r.code != 0 {
+		t.Errorf("with the proposed rule written the replay still differs:\n%s", r.stdout)
 	}
 }

@@ -130,9 +130,25 @@ func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, r
 	}
 	nr.Rules = proposeRules(whole)
 	nr.Filters = groupFilters(parts)
+	var proposed []jsonpath.Rule
+	for _, r := range nr.Rules {
+		if pr, err := jsonpath.ParseRule(r); err == nil {
+			proposed = append(proposed, pr)
+		}
+	}
+	covered := func(method string, segs []string) bool {
+		for _, r := range proposed {
+			if r.MatchMethod(method) && r.Path.Match(segs) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, d := range first.Diff.Differences {
 		for _, ch := range d.Changes {
-			if !seen[varied{d.Method, ch.Path}] {
+			// What a proposed rule ignores is noise, however alike the runs
+			// made it (a made-up member name absent from every run).
+			if !seen[varied{d.Method, ch.Path}] && !covered(d.Method, ch.Segments) {
 				nr.Stable = append(nr.Stable, StableChange{Method: d.Method, Path: ch.Path, Old: ch.Old, New: ch.New})
 			}
 		}
@@ -304,8 +320,11 @@ func proposeRules(paths []pathChange) []string {
 		shape := make([]string, len(p.segs))
 		for i, s := range p.segs {
 			shape[i] = s
-			if isIndex(s) {
+			switch {
+			case isIndex(s):
 				shape[i] = "[*]"
+			case idLike(s):
+				shape[i] = anyMember // a member named by a value the plugin made up
 			}
 		}
 		k := p.method + "\x00" + strings.Join(shape, "\x00")
@@ -316,15 +335,26 @@ func proposeRules(paths []pathChange) []string {
 			continue
 		}
 		for i, s := range p.segs {
-			if isIndex(s) && g.segs[i] != s {
+			switch {
+			case g.segs[i] == s:
+			case isIndex(s):
 				g.segs[i] = "[*]"
+			case idLike(s):
+				g.segs[i] = anyMember
 			}
 		}
 	}
 	var rules []string
 	seen := map[string]bool{}
 	for _, k := range order {
-		r := spellRule(groups[k].method, groups[k].segs)
+		segs := groups[k].segs
+		if n := len(segs); n > 1 && segs[n-1] == anyMember {
+			// The members themselves come and go under made-up names: the
+			// rule takes the object that holds them (a member ignored keeps
+			// its name, which differs).
+			segs = segs[:n-1]
+		}
+		r := spellRule(groups[k].method, segs)
 		if !seen[r] {
 			seen[r] = true
 			rules = append(rules, r)
@@ -336,11 +366,42 @@ func proposeRules(paths []pathChange) []string {
 
 func isIndex(s string) bool { return strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") }
 
+// anyMember stands, in a proposed rule's segments, for any member name
+// (spelled "*"; a member named "*" is spelled quoted).
+const anyMember = "\x00*"
+
+// idLike reports whether a member name looks made up at run time (a
+// random id, a counter, a time): at least six letters, digits, '-' or '_'
+// with a digit among them. Rules for paths that differ only in such names
+// are joined into one with "*" there, so that runs that name their members
+// anew each time converge on one rule instead of one rule per name.
+func idLike(s string) bool {
+	if len(s) < 6 {
+		return false
+	}
+	digit := false
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '-', c == '_':
+		default:
+			return false
+		}
+	}
+	return digit
+}
+
 // spellRule spells an ignore rule: METHOD:PATH, keys that need it quoted.
 func spellRule(method string, segs []string) string {
 	var b strings.Builder
 	for i, s := range segs {
 		switch {
+		case s == anyMember:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteByte('*')
 		case isIndex(s):
 			b.WriteString(s)
 		case s == "" || strings.ContainsAny(s, `.[]"*`):

@@ -234,3 +234,23 @@ func TestProposeStringFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestProposeRulesJoinsMadeUpNames: paths alike but for member names made
+// up at run time (a random id as a key) share one rule with "*" there,
+// so that runs converge on it; names that are words stay as they are.
+func TestProposeRulesJoinsMadeUpNames(t *testing.T) {
+	paths := []pathChange{
+		{method: "tools/call", segs: []string{"result", "items", "a1b2c3d4", "at"}},
+		{method: "tools/call", segs: []string{"result", "items", "f9e8d7c6", "at"}},
+		{method: "tools/call", segs: []string{"result", "items", "k3j4h5g6", "at"}},
+		{method: "tools/list", segs: []string{"result", "byId", "id-7f3a21"}},
+		{method: "tools/list", segs: []string{"result", "byId", "id-99c0de"}},
+		{method: "ui/setPanel", segs: []string{"params", "tree", "label"}},
+		{method: "ui/setPanel", segs: []string{"params", "tree", "title"}},
+	}
+	got := strings.Join(proposeRules(paths), " ")
+	want := "tools/call:result.items.*.at tools/list:result.byId ui/setPanel:params.tree.label ui/setPanel:params.tree.title"
+	if got != want {
+		t.Errorf("proposeRules = %s\nwant          %s", got, want)
+	}
+}
