@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"crypto/rand"
 	"bufio"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
