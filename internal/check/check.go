@@ -246,7 +246,9 @@ func (c *agentty) host(f *frame.Frame) {
 	m := message.Parse(f.Raw)
 	switch m.Kind {
 	case message.Request:
-		c.hostCalls[m.IDKey()] = call{seq: f.Seq, at: f.At, method: m.Method}
+		if k := idKey(&m); room(len(c.hostCalls)) {
+			c.hostCalls[k] = call{seq: f.Seq, at: f.At, method: m.Method}
+		}
 		fallthrough
 	case message.Notification:
 		switch m.Method {
@@ -263,8 +265,8 @@ func (c *agentty) host(f *frame.Frame) {
 			c.stopping(f, "shutdown")
 		}
 	case message.Response, message.ErrorReply:
-		p, ok := c.pluginCalls[m.IDKey()]
-		delete(c.pluginCalls, m.IDKey())
+		p, ok := c.pluginCalls[idKey(&m)]
+		delete(c.pluginCalls, idKey(&m))
 		if ok && m.Error != nil {
 			c.refused(f, p, m.Error)
 		}
@@ -373,7 +375,7 @@ func (c *agentty) plugin(f *frame.Frame) {
 	}
 	method := m.Method
 	if m.IsReply() {
-		method = c.hostCalls[m.IDKey()].method
+		method = c.hostCalls[idKey(&m)].method
 	}
 	if !m.HasJSONRPC {
 		c.add(at(f), RuleJSONRPCMissing, method, "", false, `no "jsonrpc" member`)
@@ -407,12 +409,14 @@ func (c *agentty) call(f *frame.Frame, m *message.Message) {
 	s := at(f)
 	name := m.Method
 	notif := m.Kind == message.Notification
-	key := m.IDKey()
+	key := idKey(m)
 	if !notif {
 		if p, ok := c.pluginCalls[key]; ok {
 			c.add(s, RuleIDReused, name, "id", false, fmt.Sprintf("id %s is still waiting for the answer to %s (#%d)", key, p.method, p.seq))
 		}
-		c.pluginCalls[key] = call{seq: f.Seq, at: f.At, method: name}
+		if room(len(c.pluginCalls)) {
+			c.pluginCalls[key] = call{seq: f.Seq, at: f.At, method: name}
+		}
 	}
 	spec, known := c.sch.methods[name]
 	if !known || spec.since > c.api {
@@ -543,7 +547,7 @@ func siteList(sites []Site) string {
 // answer checks the plugin's answer to a host request.
 func (c *agentty) answer(f *frame.Frame, m *message.Message) {
 	s := at(f)
-	key := m.IDKey()
+	key := idKey(m)
 	p, ok := c.hostCalls[key]
 	if !ok && c.blind {
 		return

@@ -1,11 +1,14 @@
 package check
 
 import (
+	"runtime"
+
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"io"
 	"io/fs"
 	"os"
@@ -627,5 +630,33 @@ func TestLintFallsBehind(t *testing.T) {
 	lines := buf.lines()
 	if last := lines[len(lines)-1]; !strings.Contains(last, `"rule":"lint-stopped"`) {
 		t.Errorf("last lint line = %s, want the lint-stopped finding", last)
+	}
+}
+
+// TestUnansweredRequestsCostBoundedMemory: requests that are never
+// answered, with 4 KB ids, are followed by a hash of the id, without
+// params larger than maxKeptParams, and at most maxTracked of them, under
+// every profile (80,000 requests with 4 KB ids had held 575 MB).
+func TestUnansweredRequestsCostBoundedMemory(t *testing.T) {
+	id := strings.Repeat("i", 4<<10)
+	params := `{"text":"` + strings.Repeat("p", maxKeptParams) + `"}`
+	for _, p := range profile.All() {
+		c := New(Options{Profile: p})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		raw := make([]byte, 0, len(id)+len(params)+100)
+		for i := range 500 {
+			raw = fmt.Appendf(raw[:0], `{"jsonrpc":"2.0","id":"%s%d","method":"x/y","params":%s}`, id, i, params)
+			c.Feed(&frame.Frame{Seq: uint64(i + 1), Dir: frame.In, Raw: raw})
+			raw = fmt.Appendf(raw[:0], `{"jsonrpc":"2.0","id":"%s%d","method":"x/z","params":%s}`, id, i, params)
+			c.Feed(&frame.Frame{Seq: uint64(i + 1), Dir: frame.Out, Raw: raw})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 4<<20 {
+			t.Errorf("%s: 1,000 requests in flight hold %d MB, want at most 4 MB", p.Name(), grown>>20)
+		}
+		runtime.KeepAlive(c)
 	}
 }

@@ -2,10 +2,13 @@ package check
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/wire"
+	"github.com/tapedeck/tapedeck/message"
 )
 
 // ruleSet is one profile's rules applied to one session: Feed it the
@@ -171,3 +174,27 @@ func RulesOf(p profile.Profile) []Rule {
 	}
 	return Rules()
 }
+
+// What check keeps of the ids it follows, so that a session of any size
+// costs bounded memory: an id longer than maxIDKey is kept as a hash of
+// it, and at most maxTracked ids are kept per table (80,000 requests with
+// 4 KB ids had held 575 MB). Past maxTracked a table takes no new id:
+// those requests are not followed (no finding is made for them).
+const (
+	maxIDKey   = 64
+	maxTracked = 100000
+)
+
+// idKey is the key an id is followed by: its canonical spelling
+// (message.IDKey), or a hash of it when that is long.
+func idKey(m *message.Message) string {
+	k := m.IDKey()
+	if len(k) <= maxIDKey {
+		return k
+	}
+	sum := sha256.Sum256([]byte(k))
+	return "#" + hex.EncodeToString(sum[:16])
+}
+
+// room reports whether a table of n ids may take one more.
+func room(n int) bool { return n < maxTracked }

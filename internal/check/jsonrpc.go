@@ -66,6 +66,11 @@ type rpcCall struct {
 // side (about 3 MiB); past it, only reuse while in flight is found.
 const maxIDs = 1 << 16
 
+// maxKeptParams bounds the params of a request in flight that check keeps
+// for its answer's rules (the MCP profile reads a cursor and a tool's
+// name there): larger ones are not kept.
+const maxKeptParams = 64 << 10
+
 // extension is what a profile adds to JSON-RPC's rules. Each hook runs
 // after the engine's own rules for the message.
 type extension interface {
@@ -285,7 +290,7 @@ func (r *rpc) batch(s side, f *frame.Frame, text []byte) {
 func (r *rpc) message(s side, f *frame.Frame, m *message.Message) {
 	method := m.Method
 	if m.IsReply() {
-		if c := r.calls[s.other()][m.IDKey()]; c != nil {
+		if c := r.calls[s.other()][idKey(m)]; c != nil {
 			method = c.method
 		}
 	}
@@ -307,7 +312,7 @@ func (r *rpc) message(s side, f *frame.Frame, m *message.Message) {
 
 // request registers a request of s and checks its id.
 func (r *rpc) request(s side, f *frame.Frame, m *message.Message) {
-	key := m.IDKey()
+	key := idKey(m)
 	if p := r.calls[s][key]; p != nil {
 		r.add(at(f), RuleIDReused, m.Method, "id", fmt.Sprintf("the %s's id %s is still waiting for the answer to its %s (#%d)", r.who[s], key, p.method, p.seq))
 	} else if first, ok := r.used[s][key]; ok && r.ext.lifetimeIDs(s) {
@@ -316,15 +321,20 @@ func (r *rpc) request(s side, f *frame.Frame, m *message.Message) {
 	if _, ok := r.used[s][key]; !ok && len(r.used[s]) < maxIDs && r.ext.lifetimeIDs(s) {
 		r.used[s][key] = f.Seq
 	}
-	c := &rpcCall{seq: f.Seq, at: f.At, method: m.Method, id: key, params: m.Params}
-	r.calls[s][key] = c
+	c := &rpcCall{seq: f.Seq, at: f.At, method: m.Method, id: key}
+	if len(m.Params) <= maxKeptParams {
+		c.params = m.Params
+	}
+	if _, waiting := r.calls[s][key]; waiting || room(len(r.calls[s])) {
+		r.calls[s][key] = c
+	}
 	r.ext.request(s, f, m, c)
 }
 
 // answer matches a response of s to the other side's request and checks
 // its shape.
 func (r *rpc) answer(s side, f *frame.Frame, m *message.Message) {
-	key := m.IDKey()
+	key := idKey(m)
 	o := s.other()
 	c := r.calls[o][key]
 	if c == nil {
