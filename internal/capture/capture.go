@@ -121,6 +121,13 @@ type Options struct {
 	// a closed stdout or a file size limit is an error, not the end of the
 	// process.
 	Signals <-chan os.Signal
+	// Group runs the plugin in a process group of its own and ends what it
+	// leaves behind once it has exited (relay.Config.Group): for a
+	// front-end that is the host itself (play), not for the shim, whose
+	// host ends the plugin's processes. Started, when set, is told the
+	// plugin's pid once it has started.
+	Group   bool
+	Started func(pid int)
 	// Version is the tapedeck version stored in the session header ("":
 	// the main module's version, or "dev").
 	Version string
@@ -260,6 +267,8 @@ func (s *session) relay(ctx context.Context, sink relay.Sink, sigs chan os.Signa
 		Signals: sigs,
 		Framing: s.framing,
 		Detect:  s.detect,
+		Group:   s.opt.Group,
+		Started: s.opt.Started,
 	}
 	if s.opt.Host != nil {
 		return s.playHost(ctx, cfg, sigs)

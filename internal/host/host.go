@@ -385,7 +385,7 @@ func start(opts Options) (Plugin, error) {
 		},
 		Kill: func() []int {
 			proc.Kill()
-			return endPlugin(proc.Pid, started)
+			return child.EndGroup(proc.Pid, started)
 		},
 	}, nil
 }

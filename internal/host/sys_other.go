@@ -4,18 +4,16 @@ package host
 
 import (
 	"syscall"
-	"time"
+
+	"github.com/tapedeck/tapedeck/internal/child"
 )
 
 // sysProcAttr puts the plugin in a process group of its own, so that the
 // replay can end everything it started.
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
-
-// endPlugin kills what is left of the plugin's process group. A child that
-// left the group (setsid) is out of reach here: it is not reported.
-func endPlugin(pid int, _ time.Time) []int {
-	syscall.Kill(-pid, syscall.SIGKILL)
-	return nil
+func sysProcAttr() *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{}
+	child.NewGroup(attr)
+	return attr
 }
 
 // rawRead and rawWrite are read(2) and write(2) on a non-blocking file.

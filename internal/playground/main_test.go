@@ -58,6 +58,9 @@ type playing struct {
 	store string
 	dir   string
 	log   *syncBuffer
+	// end ends the playground (as Ctrl-C does) and waits until Run has
+	// returned; the test's end calls it too.
+	end func()
 }
 
 type syncBuffer struct {
@@ -99,16 +102,22 @@ func play(t *testing.T, dir string, tweak func(*Options)) *playing {
 		cancel()
 		t.Fatal("the playground did not start within 30 s")
 	}
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-ended:
-			if err != nil {
-				t.Errorf("the playground ended with %v", err)
+	var once sync.Once
+	p.end = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-ended:
+				if err != nil {
+					t.Errorf("the playground ended with %v", err)
+				}
+			case <-time.After(termAfter + killAfter + 10*time.Second):
+				t.Error("the playground did not end within its grace periods and 10 s")
 			}
-		case <-time.After(termAfter + killAfter + 10*time.Second):
-			t.Error("the playground did not end within its grace periods and 10 s")
-		}
+		})
+	}
+	t.Cleanup(func() {
+		p.end()
 		if t.Failed() {
 			t.Logf("the playground's log:\n%s", p.log)
 		}

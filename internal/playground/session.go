@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,7 +55,10 @@ type run struct {
 	said chan struct{}
 	// replayed is the replay of actions this run plays, or nil.
 	replayed *replaying
-	wg       sync.WaitGroup // the writer, the grace periods, timers, the replay of actions
+	// pid is the plugin's once it has started (0 before); it leads the
+	// plugin's process group, which capture ends at every exit.
+	pid atomic.Int64
+	wg  sync.WaitGroup // the writer, the grace periods, timers, the replay of actions
 }
 
 // findingData is a check finding as the page shows it: the report's
@@ -104,6 +108,7 @@ func (s *server) startLocked(actions *replaying) *run {
 		Name: s.opt.Name + "-" + strconv.Itoa(r.n), StoreDir: s.opt.StoreDir,
 		Stdin: stdinR, Stdout: out, Stderr: errw, Log: s.opt.Log,
 		Signals: r.sigs, Version: s.opt.Version,
+		Group: true, Started: func(pid int) { r.pid.Store(int64(pid)) },
 	}
 	s.wg.Add(1)
 	go func() {

@@ -126,6 +126,16 @@ type Config struct {
 	Sink    Sink             // nil records nothing
 	Signals <-chan os.Signal // signals to pass on to the child; may be nil
 
+	// Group starts the child in a process group of its own and, once it
+	// has exited (or ctx is done), ends what it left behind: the rest of
+	// its group and what left the group with setsid(2) (child.EndGroup).
+	// Without it the child is in ours, as a shim's child should be, and
+	// what it leaves behind is its host's to end.
+	Group bool
+	// Started, when set, is called with the child's pid once it has
+	// started, before a byte is relayed.
+	Started func(pid int)
+
 	// Drain is how long the child's stdout and stderr are still read after it
 	// exits, for pipes a grandchild keeps open. Zero means DefaultDrain.
 	Drain time.Duration
@@ -224,12 +234,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		Stderr:      pipes.ChildErr,
 		SysProcAttr: sysProcAttr(),
 	}
+	if cfg.Group {
+		child.NewGroup(cmd.SysProcAttr)
+	}
 
+	started := time.Now()
 	proc, exited, err := child.Start(cmd) // a parent-death signal that holds
 	pipes.CloseChild()
 	if err != nil {
 		pipes.Close()
 		return Result{}, classifyStart(cfg.Command[0], err)
+	}
+	if cfg.Started != nil {
+		cfg.Started(proc.Pid)
 	}
 
 	stdin := cfg.Stdin
@@ -296,6 +313,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	state := <-exited
 	close(signalsDone)
 	<-signalsOver
+	if cfg.Group {
+		// What the child left behind goes with it, and the pipes it held
+		// with them.
+		child.EndGroup(proc.Pid, started)
+	}
 
 	// The child is gone. What it wrote is in the pipes; a grandchild may keep
 	// them open, so read on only for the drain window.

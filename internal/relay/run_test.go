@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -153,5 +156,44 @@ func (s *afterSink) Event(e Event) {
 	defer s.mu.Unlock()
 	if s.over {
 		s.late = append(s.late, fmt.Sprintf("event %d", e.Kind))
+	}
+}
+
+// TestRunGroupEndsWhatTheChildLeaves: with Group, a process the child
+// leaves running in a session of its own (setsid) is gone once Run has
+// returned, and Started was told the child's pid; without it, it lives
+// on (its host's to end).
+func TestRunGroupEndsWhatTheChildLeaves(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid(1)")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	for _, group := range []bool{true, false} {
+		pidfile := filepath.Join(t.TempDir(), "pid")
+		var started int
+		_, err := Run(context.Background(), Config{
+			Command: []string{"sh", "-c", `setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! >"$0"; echo $$ >>"$0"`, pidfile},
+			Group:   group,
+			Started: func(pid int) { started = pid },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(pidfile)
+		f := strings.Fields(string(b))
+		if len(f) != 2 {
+			t.Fatalf("the shell wrote %q", b)
+		}
+		left, _ := strconv.Atoi(f[0])
+		t.Cleanup(func() { syscall.Kill(left, syscall.SIGKILL) })
+		if self, _ := strconv.Atoi(f[1]); self != started {
+			t.Errorf("Group %v: Started was told pid %d, the child is %d", group, started, self)
+		}
+		stat, err := os.ReadFile("/proc/" + f[0] + "/stat")
+		if gone := err != nil; gone != group {
+			t.Errorf("Group %v: the setsid child is gone: %v, want %v (%s)", group, gone, group, stat)
+		}
 	}
 }
