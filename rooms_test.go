@@ -21,7 +21,7 @@ var genericRooms = []string{
 	"frame", "message", "tape", "playback",
 	"internal/relay", "internal/recorder", "internal/spool", "internal/store",
 	"internal/wire", "internal/host", "internal/diff", "internal/shrink",
-	"internal/golden", "internal/capture",
+	"internal/golden", "internal/capture", "internal/window",
 	"internal/filter", "internal/noise", "internal/pending", "internal/inorder", "internal/note",
 }
 

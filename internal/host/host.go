@@ -44,6 +44,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/child"
 	"github.com/tapedeck/tapedeck/internal/note"
+	"github.com/tapedeck/tapedeck/internal/window"
 	"github.com/tapedeck/tapedeck/internal/wire"
 	"github.com/tapedeck/tapedeck/message"
 )
@@ -200,7 +201,7 @@ type event struct {
 	unkept bool
 	cut    *frame.Cut
 	// view marks raw as a view of r.outLines' input, valid while the
-	// event is handled (see splitter).
+	// event is handled (see window.Splitter).
 	view bool
 }
 
@@ -271,7 +272,7 @@ type runner struct {
 	out      *os.File
 	outRaw   io.Reader // out, read raw (see rawFile)
 	outBuf   []byte
-	outLines *splitter
+	outLines *window.Splitter
 	outArmed time.Time // the read deadline set
 	drainBy  time.Time // after the plugin's exit: stdout is read until then
 	kick     func()
@@ -417,11 +418,11 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 	readers := []struct {
 		src  io.Reader
 		dir  frame.Dir
-		keep *keeper
-	}{{p.Stdout, frame.Out, &keeper{bound: pl.out}}, {p.Stderr, frame.Err, &keeper{bound: pl.err}}}
+		keep *window.Keeper
+	}{{p.Stdout, frame.Out, &window.Keeper{Bound: pl.out}}, {p.Stderr, frame.Err, &window.Keeper{Bound: pl.err}}}
 	if f, ok := p.Stdout.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
-		r.out, r.outRaw, r.outBuf = f, rawOr(f), make([]byte, pl.out.bufSize(readBufMin, readBufMax))
-		r.outLines = &splitter{keep: readers[0].keep, scan: r.scanner(frame.Out)}
+		r.out, r.outRaw, r.outBuf = f, rawOr(f), make([]byte, pl.out.BufSize(readBufMin, readBufMax))
+		r.outLines = &window.Splitter{Keep: readers[0].keep, Scan: r.scanner(frame.Out)}
 		r.readers++
 		r.kick = func() { f.SetReadDeadline(time.Now()) }
 		stop := context.AfterFunc(ctx, r.kick)
@@ -469,7 +470,7 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 		r.kill()
 	}
 	wg.Wait()
-	r.res.UnkeptOut, r.res.UnkeptErr = readers[0].keep.count, readers[1].keep.count
+	r.res.UnkeptOut, r.res.UnkeptErr = readers[0].keep.Count(), readers[1].keep.Count()
 	for _, src := range []io.Reader{p.Stdout, p.Stderr} {
 		if c, ok := src.(io.Closer); ok {
 			c.Close()
@@ -486,7 +487,7 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 	}
 	r.lateNotes()
 	for i, name := range []string{"stdout", "stderr"} {
-		if n := readers[i].keep.count.note(name); n != "" {
+		if n := unkeptNote(readers[i].keep.Count(), name); n != "" {
 			r.note("%s", n)
 		}
 	}
@@ -960,14 +961,14 @@ func (r *runner) next(ctx context.Context, wake time.Time) error {
 	n, err := r.outRaw.Read(r.outBuf)
 	at := time.Now()
 	if n > 0 {
-		r.outLines.feed(r.outBuf[:n], func(l line) { r.outLine(l, at) })
+		r.outLines.Feed(r.outBuf[:n], func(l window.Line) { r.outLine(l, at) })
 	}
 	switch {
 	case err == nil:
 	case errors.Is(err, os.ErrDeadlineExceeded) && (r.drainBy.IsZero() || at.Before(r.drainBy)):
 		r.outArmed = time.Time{} // a kick may have moved it
 	default: // the end of stdout, or of the reading left after the exit
-		r.outLines.end(func(l line) { r.outLine(l, at) })
+		r.outLines.End(func(l window.Line) { r.outLine(l, at) })
 		r.out = nil
 		r.handle(event{kind: evEOF, dir: frame.Out, at: at})
 	}
@@ -975,8 +976,8 @@ func (r *runner) next(ctx context.Context, wake time.Time) error {
 }
 
 // outLine handles a line the main loop read from stdout.
-func (r *runner) outLine(l line, at time.Time) {
-	r.handle(event{kind: evLine, dir: frame.Out, raw: l.raw, head: l.head, eol: l.eol, cut: l.cut, unkept: l.unkept, view: l.view, at: at})
+func (r *runner) outLine(l window.Line, at time.Time) {
+	r.handle(event{kind: evLine, dir: frame.Out, raw: l.Raw, head: l.Head, eol: l.EOL, cut: l.Cut, unkept: l.Unkept, view: l.View, at: at})
 }
 
 // perform carries out one host step.
@@ -1025,7 +1026,7 @@ func (r *runner) handle(ev event) {
 			case same != nil:
 				ev.raw = same.frame.Raw
 			case ev.view:
-				ev.raw = r.outLines.copyOut(ev.raw)
+				ev.raw = r.outLines.CopyOut(ev.raw)
 			}
 			f := frame.Frame{Dir: ev.dir, Raw: ev.raw, NoEOL: !ev.eol, Cut: ev.cut}
 			if ev.head != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/window"
 )
 
 // TestBoundOfARecording: the bound is liveFactor × the recorded lines and
@@ -23,20 +24,20 @@ func TestBoundOfARecording(t *testing.T) {
 		{Event: frame.EventExit},
 	}
 	b := boundOf(rec, frame.Out)
-	if want := (bound{frames: 2*liveFactor + liveMarginFrames, bytes: liveFactor*(5+40<<20) + 40<<20 + liveMarginBytes, line: 40 << 20, recorded: 5 + 40<<20}); b != want {
+	if want := (bound{Frames: 2*liveFactor + liveMarginFrames, Bytes: liveFactor*(5+40<<20) + 40<<20 + liveMarginBytes, Line: 40 << 20, Recorded: 5 + 40<<20}); b != want {
 		t.Errorf("bound %+v, want %+v", b, want)
 	}
-	if got := b.bufSize(readBufMin, readBufMax); got != readBufMax {
+	if got := b.BufSize(readBufMin, readBufMax); got != readBufMax {
 		t.Errorf("read buffer %d for 40 MiB recorded, want %d", got, readBufMax)
 	}
-	if got := boundOf(rec[:1], frame.Out).bufSize(readBufMin, readBufMax); got != readBufMin {
+	if got := boundOf(rec[:1], frame.Out).BufSize(readBufMin, readBufMax); got != readBufMin {
 		t.Errorf("read buffer %d for 5 bytes recorded, want %d", got, readBufMin)
 	}
-	if b := boundOf(rec[:1], frame.Out); b.line != minLineCap {
-		t.Errorf("line cap %d for 5-byte lines, want %d", b.line, minLineCap)
+	if b := boundOf(rec[:1], frame.Out); b.Line != minLineCap {
+		t.Errorf("line cap %d for 5-byte lines, want %d", b.Line, minLineCap)
 	}
-	if b := boundOf([]frame.Frame{{Dir: frame.Err, Raw: bytes.Repeat([]byte("x"), 10<<20)}}, frame.Err); b.line != HostLineLimit+1 {
-		t.Errorf("line cap %d for 10 MiB lines, want the host's limit + 1", b.line)
+	if b := boundOf([]frame.Frame{{Dir: frame.Err, Raw: bytes.Repeat([]byte("x"), 10<<20)}}, frame.Err); b.Line != HostLineLimit+1 {
+		t.Errorf("line cap %d for 10 MiB lines, want the host's limit + 1", b.Line)
 	}
 }
 
@@ -54,7 +55,7 @@ func (c infinite) Read(p []byte) (int, error) {
 // main loop marked unkept; a line over the cap is kept cut, its length
 // counted; an endless one never holds more than the cap.
 func TestReadKeepsWhatTheBoundAllows(t *testing.T) {
-	k := &keeper{bound: bound{frames: 2, bytes: 1 << 30, line: 1 << 20}}
+	k := &window.Keeper{Bound: bound{Frames: 2, Bytes: 1 << 30, Line: 1 << 20}}
 	long := io.LimitReader(infinite('a'), 5<<20)
 	src := io.MultiReader(strings.NewReader("one\n"), long, strings.NewReader("\nthree\nfour\n"))
 	r := &runner{events: make(chan event, 16)}
@@ -77,14 +78,14 @@ func TestReadKeepsWhatTheBoundAllows(t *testing.T) {
 		t.Errorf("lines past the bound: %q %v, %q %v", got[2].raw, got[2].unkept, got[3].raw, got[3].unkept)
 	}
 	want := Unkept{Frames: 2, Bytes: 5<<20 - 1<<20 + 5 + 4, Cut: 1, CutAt: 1 << 20, KeptFrames: 2, KeptBytes: 3 + 1<<20}
-	if k.count != want {
-		t.Errorf("counted %+v, want %+v", k.count, want)
+	if k.Count() != want {
+		t.Errorf("counted %+v, want %+v", k.Count(), want)
 	}
-	if n := k.count.note("stdout"); !strings.Contains(n, "1 line cut at 1048576 bytes, and 2 lines more after the first 2") {
+	if n := unkeptNote(k.Count(), "stdout"); !strings.Contains(n, "1 line cut at 1048576 bytes, and 2 lines more after the first 2") {
 		t.Errorf("note %q", n)
 	}
 
-	endless := &keeper{bound: bound{frames: 10, bytes: 1 << 30, line: 1 << 20}}
+	endless := &window.Keeper{Bound: bound{Frames: 10, Bytes: 1 << 30, Line: 1 << 20}}
 	r = &runner{events: make(chan event, 4)}
 	r.read(io.LimitReader(infinite('b'), 64<<20), frame.Out, endless)
 	if ev := <-r.events; len(ev.raw) != 1<<20 || cap(ev.raw) > 2<<20 || ev.cut.Len != 64<<20 || ev.eol {
