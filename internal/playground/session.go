@@ -19,6 +19,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/check"
 	"github.com/tapedeck/tapedeck/internal/host"
 	"github.com/tapedeck/tapedeck/internal/htmlreport"
+	"github.com/tapedeck/tapedeck/internal/window"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -55,6 +56,8 @@ type run struct {
 	said chan struct{}
 	// replayed is the replay of actions this run plays, or nil.
 	replayed *replaying
+	// keep is what the run keeps of its pipes for the page (bounded.go).
+	keep *keeping
 	// pid is the plugin's once it has started (0 before); it leads the
 	// plugin's process group, which capture ends at every exit.
 	pid atomic.Int64
@@ -82,7 +85,7 @@ func (s *server) startLocked(actions *replaying) *run {
 		n: s.runs, start: time.Now(),
 		queue: make(chan []byte, queueMax), sigs: make(chan os.Signal, 4), done: make(chan struct{}),
 		live: htmlreport.NewLive(), nextID: 1, have: map[string]int{}, said: make(chan struct{}, 1),
-		replayed: actions,
+		replayed: actions, keep: newKeeping(),
 	}
 	opts := check.Options{Manifest: s.plugin.Manifest, NoManifest: s.plugin.NoManifest}
 	r.checker = check.New(opts)
@@ -93,8 +96,7 @@ func (s *server) startLocked(actions *replaying) *run {
 		s.failLocked(r, fmt.Sprintf("start the plugin: %v", err))
 		return r
 	}
-	out := &lineWriter{fn: func(line []byte) { s.pluginSaid(r, frame.Out, line) }}
-	errw := &lineWriter{fn: func(line []byte) { s.pluginSaid(r, frame.Err, line) }}
+	out, errw := s.newPipe(r, frame.Out), s.newPipe(r, frame.Err)
 	r.wg.Add(1)
 	go func() { // the writer: host frames to the plugin's stdin, in order
 		defer r.wg.Done()
@@ -188,7 +190,7 @@ func (s *server) sendLocked(r *run, raw []byte) error {
 	default:
 		return fmt.Errorf("the plugin has not read its last %d host frames", queueMax)
 	}
-	s.addLocked(r, frame.Frame{Dir: frame.In, Raw: raw})
+	s.hostFrameLocked(r, raw)
 	return nil
 }
 
@@ -253,6 +255,9 @@ func (s *server) addLocked(r *run, f frame.Frame) []check.Finding {
 
 func (s *server) findingsLocked(r *run, found []check.Finding, index int) {
 	for _, f := range found {
+		if !s.keepFindingLocked(r) {
+			continue
+		}
 		d := findingData{Seq: f.Seq, Index: -1, Level: string(f.Level), Rule: f.Rule, Method: f.Method, Message: f.Message, Path: f.Path}
 		if f.Seq > 0 && int(f.Seq) <= len(r.frames) {
 			d.Index = int(f.Seq) - 1
@@ -270,14 +275,14 @@ func (s *server) findingsLocked(r *run, found []check.Finding, index int) {
 
 // pluginSaid takes one line the plugin wrote (stdout or stderr): the
 // host's view of it, and for a request the host's answer.
-func (s *server) pluginSaid(r *run, dir frame.Dir, line []byte) {
+func (s *server) pluginSaid(r *run, dir frame.Dir, line window.Line) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	found := s.addLocked(r, frame.Frame{Dir: dir, Raw: line})
+	found := s.takeLocked(r, dir, line)
 	if dir != frame.Out {
 		return
 	}
-	m := message.Parse(bytes.TrimSuffix(line, []byte("\r")))
+	m := message.Parse(bytes.TrimSuffix(line.Raw, []byte("\r")))
 	if c, ok := host.CauseOf(&m); ok {
 		r.have[c]++
 		select {
@@ -357,6 +362,9 @@ func (s *server) exited(r *run, res *capture.Result, err error) {
 	}
 	s.addLocked(r, ev)
 	s.findingsLocked(r, r.checker.Finish(), -1)
+	if note := s.unkeptNoteLocked(r); note != "" {
+		fmt.Fprintf(s.opt.Log, "tapedeck: play: %s\n", note)
+	}
 	if !r.closed {
 		r.closed = true
 		close(r.queue)
@@ -427,35 +435,4 @@ func (s *server) resetLocked() any {
 		out.Findings = append(out.Findings, r.finds...)
 	}
 	return out
-}
-
-// lineWriter splits what a stream writes into lines (without the "\n")
-// for fn; flush hands on an unterminated last line.
-type lineWriter struct {
-	buf []byte
-	fn  func(line []byte)
-}
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	for {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			break
-		}
-		line := append(w.buf, p[:i]...)
-		w.buf = nil
-		w.fn(bytes.Clone(line))
-		p = p[i+1:]
-	}
-	w.buf = append(w.buf, p...)
-	return n, nil
-}
-
-func (w *lineWriter) flush() {
-	if len(w.buf) > 0 {
-		line := w.buf
-		w.buf = nil
-		w.fn(line)
-	}
 }

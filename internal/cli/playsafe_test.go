@@ -1,0 +1,158 @@
+package cli
+
+// tapedeck play against a plugin that floods, or writes one line without
+// end: the playground keeps a bounded window for the page (the store has
+// every frame), so it costs time, not memory.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// vmHWM is process pid's peak resident memory in MiB (-1 when it cannot
+// be read: the process has gone).
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+// TestPlayFloodCostsTimeNotMemory: tapedeck play of a plugin that floods
+// its stdout with lines, writes one stdout line without end, or floods
+// its stderr (flood-go), for 8 s under a 4 GiB address-space limit:
+// its peak RSS stays under 200 MB and stops growing once the page's
+// window is full (the audit's build: 949 MB after 20 s of lines, out of
+// memory at 10 s of the endless line), the page still gets its reset
+// within the window, Ctrl-C ends it, and it says what it did not keep.
+func TestPlayFloodCostsTimeNotMemory(t *testing.T) {
+	t.Parallel() // its cases run one after another: each floods a core
+	if testing.Short() {
+		t.Skip("floods for 8 s a case")
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc to read the peak RSS from")
+	}
+	flood := filepath.Join(t.TempDir(), "flood-go")
+	if b, err := exec.Command("go", "build", "-o", flood, "./testdata/plugins/flood-go").CombinedOutput(); err != nil {
+		t.Fatalf("build flood-go: %v\n%s", err, b)
+	}
+	const (
+		runFor = 8 * time.Second
+		limit  = 200  // MiB
+		guard  = 1024 // MiB: past it the run is ended at once
+		growth = 30   // MiB the peak may still grow after settle
+		settle = 3 * time.Second
+	)
+	for _, c := range []struct{ mode, note string }{
+		{"lines", "on the plugin's stdout"},
+		{"endless", "1 line on the plugin's stdout cut at 16777217 bytes"},
+		{"stderr", "on the plugin's stderr"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			cmd := exec.Command("sh", "-c", `ulimit -v 4194304 && exec "$@"`, "sh", tapedeckBin, "play", "--", flood, c.mode)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(), "TAPEDECK_STORE="+t.TempDir())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if cmd.ProcessState == nil {
+					cmd.Process.Kill()
+					cmd.Wait()
+				}
+			}()
+			first, err := bufio.NewReader(out).ReadString('\n')
+			m := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+)`).FindStringSubmatch(first)
+			if err != nil || m == nil {
+				t.Fatalf("tapedeck play printed %q (%v)\n%s", first, err, stderr.String())
+			}
+			pid := cmd.Process.Pid
+			start := time.Now()
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			var settled, peak int64
+			for time.Since(start) < runFor {
+				<-tick.C
+				peak = vmHWM(pid)
+				if peak < 0 {
+					t.Fatalf("tapedeck play ended under the flood\n%.3000s", stderr.String())
+				}
+				if peak > guard {
+					t.Fatalf("peak RSS %d MiB after %v: ended (guard %d MiB)", peak, time.Since(start).Round(time.Millisecond), guard)
+				}
+				if settled == 0 && time.Since(start) >= settle {
+					settled = peak
+				}
+			}
+			// The page still gets everything it draws from, within the
+			// window.
+			u, _ := url.Parse(m[1])
+			client := &http.Client{Timeout: 20 * time.Second}
+			res, err := client.Get("http://" + u.Host + "/events?token=" + u.Query().Get("token"))
+			if err != nil || res.StatusCode != 200 {
+				t.Fatalf("the page's event stream under the flood: %v %v", err, res)
+			}
+			line, err := bufio.NewReaderSize(res.Body, 1<<20).ReadString('\n')
+			res.Body.Close()
+			var reset struct {
+				T      string            `json:"t"`
+				Frames []json.RawMessage `json:"frames"`
+			}
+			if err != nil || json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &reset) != nil || reset.T != "reset" {
+				t.Fatalf("the page's first event under the flood: %.200q (%v)", line, err)
+			}
+			if len(reset.Frames) > 3*20000 {
+				t.Errorf("the page's reset holds %d frames: more than the window", len(reset.Frames))
+			}
+			cmd.Process.Signal(syscall.SIGINT)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("tapedeck play after Ctrl-C: %v", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("tapedeck play did not end within 20 s of Ctrl-C")
+			}
+			t.Logf("peak RSS %d MiB at %v, %d MiB at %v", settled, settle, peak, runFor)
+			if !raceEnabled { // the race-built binary's memory is the detector's
+				if peak > limit {
+					t.Errorf("peak RSS %d MiB after %v of flood, want under %d", peak, runFor, limit)
+				}
+				if peak-settled > growth {
+					t.Errorf("peak RSS grew from %d MiB at %v to %d MiB at %v: the playground keeps what the flood says", settled, settle, peak, runFor)
+				}
+			}
+			if !strings.Contains(stderr.String(), "not kept for the page: ") || !strings.Contains(stderr.String(), c.note) {
+				t.Errorf("tapedeck play did not say what it did not keep (%q):\n%.3000s", c.note, stderr.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,67 @@
+package playground
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestThePageKeepsAWindow: a plugin that says more on stdout than the
+// page's window holds, and then asks the host something: the page gets
+// the first keptFrames of its stdout and a note that the rest was
+// counted, not shown; the request past the window is still answered (the
+// plugin's stderr, within its own window, shows the answer); the
+// terminal says how much was not kept once the run has exited.
+func TestThePageKeepsAWindow(t *testing.T) {
+	plugin := `yes '{"jsonrpc":"2.0","method":"flood","params":{}}' | head -n ` + strconv.Itoa(keptFrames+500) + `
+echo '{"jsonrpc":"2.0","id":"late","method":"host/info","params":{}}'
+while read -r line; do echo "got $line" >&2; done`
+	p := play(t, t.TempDir(), func(o *Options) { o.Command = []string{"sh", "-c", plugin} })
+	// A page that cannot keep up with the flood is let go, and starts
+	// again from a reset: the test reads resets until one holds the answer.
+	var reset map[string]any
+	answered := func(ev map[string]any) bool {
+		frames, _ := ev["frames"].([]any)
+		for _, f := range frames {
+			f := f.(map[string]any)
+			if r, _ := f["r"].(string); f["d"] == "err" && strings.HasPrefix(r, `got {"jsonrpc":"2.0","id":"late","result":`) {
+				return true
+			}
+		}
+		return false
+	}
+	if !waitUntil(60*time.Second, func() bool {
+		reset = p.follow(t).wait(30*time.Second, func(ev map[string]any) bool { return ev["t"] == "reset" })
+		return reset != nil && answered(reset)
+	}) {
+		t.Fatalf("the request past the window was not answered\n%s", p.log)
+	}
+	frames, _ := reset["frames"].([]any)
+	out := 0
+	for _, f := range frames {
+		if f.(map[string]any)["d"] == "out" {
+			out++
+		}
+	}
+	if out != keptFrames {
+		t.Errorf("the page has %d of the plugin's stdout lines, want the window's %d", out, keptFrames)
+	}
+	var notes []string
+	findings, _ := reset["findings"].([]any)
+	for _, f := range findings {
+		if x := f.(map[string]any); x["rule"] == RuleNotKept {
+			notes = append(notes, x["message"].(string))
+		}
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.HasPrefix(n, "the plugin's stdout ran past what the playground keeps for the page")
+	}) {
+		t.Errorf("the page has no note that stdout ran past its window: %q", notes)
+	}
+	p.end()
+	if want := "run 1: not kept for the page: 501 lines ("; !strings.Contains(p.log.String(), want) {
+		t.Errorf("the terminal does not say %q:\n%s", want, p.log)
+	}
+}
