@@ -56,3 +56,40 @@ func TestEndGroupEndsWhatLeftTheGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestWritingSeesAGrandchildsFile: a file under the folder that a
+// grandchild of the child holds open for writing is listed; one it holds
+// open for reading only is not, nor one outside the folder.
+func TestWritingSeesAGrandchildsFile(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc")
+	}
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	inside := filepath.Join(dir, "log.txt")
+	script := filepath.Join(dir, "read.txt")
+	os.WriteFile(script, []byte("x"), 0o644)
+	ready := filepath.Join(t.TempDir(), "ready")
+	cmd := exec.Command("sh", "-c", `sh -c 'exec 3>>"$0" 4>/dev/null 5<"$2"; touch "$1"; exec sleep 600' "$0" "$1" "$2" & wait`, inside, ready, script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	NewGroup(cmd.SysProcAttr)
+	started := time.Now()
+	proc, _, err := Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { EndGroup(proc.Pid, started) })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the grandchild did not start")
+		}
+		time.Sleep(10 * time.Millisecond) // polling a file's existence, with a deadline
+	}
+	got := Writing(proc.Pid, dir)
+	if len(got) != 1 || got[0] != inside {
+		t.Errorf("Writing(%d, %s) = %q, want [%s]", proc.Pid, dir, got, inside)
+	}
+}

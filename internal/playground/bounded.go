@@ -108,6 +108,9 @@ func (p *pipe) flush() { p.split.End(p.emit) }
 // past it), checks it either way, and returns check's findings.
 func (s *server) takeLocked(r *run, dir frame.Dir, l window.Line) []check.Finding {
 	f := frame.Frame{Dir: dir, Raw: l.Raw, Cut: l.Cut, NoEOL: !l.EOL}
+	if dir == frame.Out {
+		r.heardLocked()
+	}
 	if !l.Unkept {
 		return s.addLocked(r, f)
 	}

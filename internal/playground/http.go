@@ -335,6 +335,7 @@ func (s *server) do(a *action) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.cur
+	r.actedLocked()
 	switch a.Do {
 	case "ui":
 		if a.Element == "" || !uiEvents[a.Event] {

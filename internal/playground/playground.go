@@ -37,6 +37,9 @@ type Options struct {
 	// files are looked at (0: 300 ms).
 	Watch      bool
 	WatchEvery time.Duration
+	// poll makes the watch look at the files even where the system
+	// notifies of changes (its tests of the fallback).
+	poll bool
 	// StepTimeout bounds each wait of a replay of the actions (0: 10 s).
 	StepTimeout time.Duration
 	// Ready, when set, is told the page's URL once it is served; Browser,

@@ -56,8 +56,10 @@ type run struct {
 	said chan struct{}
 	// replayed is the replay of actions this run plays, or nil.
 	replayed *replaying
-	// keep is what the run keeps of its pipes for the page (bounded.go).
+	// keep is what the run keeps of its pipes for the page (bounded.go);
+	// boot how far it has come in starting, for the watch (watchfiles.go).
 	keep *keeping
+	boot boot
 	// pid is the plugin's once it has started (0 before); it leads the
 	// plugin's process group, which capture ends at every exit.
 	pid atomic.Int64

@@ -6,13 +6,11 @@ package playground
 
 import (
 	"fmt"
-	"io/fs"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/internal/present"
 	"github.com/tapedeck/tapedeck/playback"
 )
@@ -23,92 +21,9 @@ type replaying struct {
 	tail   []cause
 	before []frame.Frame // the earlier run's frames, as the host saw them
 	why    string        // what changed
-}
-
-// fileStamp is what a file's change is seen by.
-type fileStamp struct {
-	size int64
-	mod  time.Time
-}
-
-// files stamps the plugin's files: not the tapes folder, hidden folders
-// or node_modules.
-func (s *server) files() map[string]fileStamp {
-	out := map[string]fileStamp{}
-	root := s.plugin.Dir
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || path == s.tapes) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if fi, err := d.Info(); err == nil {
-			rel, _ := filepath.Rel(root, path)
-			out[rel] = fileStamp{fi.Size(), fi.ModTime()}
-		}
-		return nil
-	})
-	return out
-}
-
-// changes says what differs between two stamps of the files.
-func changes(a, b map[string]fileStamp) string {
-	var what []string
-	for p, st := range b {
-		if old, ok := a[p]; !ok {
-			what = append(what, p+" added")
-		} else if old != st {
-			what = append(what, p+" changed")
-		}
-	}
-	for p := range a {
-		if _, ok := b[p]; !ok {
-			what = append(what, p+" removed")
-		}
-	}
-	sort.Strings(what)
-	return strings.Join(what, ", ")
-}
-
-// watch looks at the plugin's files every WatchEvery until the
-// playground ends; a change that has settled (the same at two looks)
-// starts the plugin again with the actions so far.
-func (s *server) watch() {
-	seen := s.files()
-	tick := time.NewTicker(s.opt.WatchEvery)
-	defer tick.Stop()
-	var pending map[string]fileStamp
-	for {
-		select {
-		case <-s.quitCh:
-			return
-		case <-tick.C:
-		}
-		now := s.files()
-		switch {
-		case changes(seen, now) == "":
-			pending = nil
-			continue
-		case pending == nil || changes(pending, now) != "":
-			pending = now // still being written: look again
-			continue
-		}
-		why := changes(seen, now)
-		seen, pending = now, nil
-		fmt.Fprintf(s.opt.Log, "tapedeck: play: %s: starting the plugin again and playing the actions so far\n", why)
-		s.mu.Lock()
-		prev := s.cur
-		list, tail := steps(prev.frames)
-		actions := &replaying{steps: userSteps(list), tail: tail, before: append([]frame.Frame(nil), prev.frames...), why: why}
-		s.mu.Unlock()
-		if err := s.restart(actions); err != nil {
-			return
-		}
-	}
+	// partial: the earlier run ran past the page's window (bounded.go),
+	// so its actions and frames are those of the window only.
+	partial bool
 }
 
 // userSteps are the steps a replay of actions sends: the host's frames
@@ -161,6 +76,10 @@ func (s *server) replayActions(r *run) {
 	s.awaitCauses(r, need)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	r.boot.replayed = time.Now()
+	if a.partial || r.keep.said[frame.In] || r.keep.said[frame.Out] {
+		late = append(late, "a run said more than the playground keeps for the page: the actions played again, and the frames compared, are those it kept")
+	}
 	after := append([]frame.Frame(nil), r.frames...)
 	res := struct {
 		T    string `json:"t"`
@@ -182,9 +101,31 @@ func (s *server) replayActions(r *run) {
 		}
 		res.Same, res.Text = o.Same() && len(late) == 0, b.String()
 	}
+	s.sayWatched(a.why, res.Same, o, err, late)
 	b, _ := jsonMarshal(res)
 	s.watched = b
 	s.broadcastLocked(res)
+}
+
+// sayWatched tells the terminal how what the plugin said after the change
+// why compares with before: the diff as tapedeck diff prints it (in
+// colour on a terminal), and the notes.
+func (s *server) sayWatched(why string, same bool, o *playback.Outcome, err error, late []string) {
+	w := s.opt.Log
+	names := escape.Text(why)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "tapedeck: play: after %s: could not compare: %v\n", names, err)
+		return
+	case same:
+		fmt.Fprintf(w, "tapedeck: play: after %s: the plugin said the same again\n", names)
+		return
+	}
+	fmt.Fprintf(w, "tapedeck: play: after %s: the plugin said something else:\n", names)
+	present.Outcome(w, o)
+	for _, l := range late {
+		fmt.Fprintf(w, "note: %s\n", l)
+	}
 }
 
 // awaitCauses waits until run r's plugin has said need, for at most

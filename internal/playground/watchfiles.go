@@ -1,0 +1,666 @@
+package playground
+
+// What --watch looks at, how it hears of a change (inotify where the
+// system has it, else a look at the files every WatchEvery), and which
+// changes are the plugin's own: those do not restart it.
+//
+// The plugin folder is watched but for hidden folders, node_modules, the
+// tapes folder, the plugin's data folder and the store (when they are
+// inside it: the plugin and the recording write there), and editors'
+// scratch files (swap files, backups, vim's 4913). A change is the
+// plugin's own when a process of the plugin holds the file open for
+// writing as the change is heard of (/proc): the path is remembered as
+// the plugin's, with its inode, so that a rename of it stays the
+// plugin's. A file the plugin opens, writes and closes before that is not
+// seen so; what it writes as it starts or ends is caught otherwise: a
+// change heard of while the plugin is being stopped, or is starting
+// (until bootGrace after its first line and its replay of the actions,
+// bootMax at most, and no longer once the page has done something), is
+// taken for the plugin's own, that once. Each is said once on the
+// terminal. The cost is bounded: at most maxWatchDirs folders watched
+// and maxWatchFiles files stamped (a poll looks at no more, and waits ten
+// times as long as a look took), each cap said once when reached.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/child"
+	"github.com/tapedeck/tapedeck/internal/escape"
+)
+
+// The watch's bounds.
+const (
+	maxWatchDirs  = 4096  // folders watched (inotify)
+	maxWatchFiles = 20000 // files stamped
+	maxMine       = 4096  // paths remembered as the plugin's
+	// bootGrace is how long after a run has started (its first line,
+	// and the replay of the actions) a change is still taken for the
+	// plugin's own; bootMax, how long at most for a plugin that says
+	// nothing.
+	bootGrace = 2 * time.Second
+	bootMax   = 5 * time.Second
+)
+
+// fileStamp is what a file's change is seen by: a save by rename makes
+// another inode.
+type fileStamp struct {
+	size int64
+	mod  time.Time
+	ino  uint64
+}
+
+func stampOf(fi fs.FileInfo) fileStamp {
+	st := fileStamp{size: fi.Size(), mod: fi.ModTime()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = uint64(sys.Ino)
+	}
+	return st
+}
+
+// change is one file that changed, by its path in the plugin folder.
+type change struct {
+	path string
+	what string // added, changed, removed
+}
+
+// describe is what changed, as the page shows it: the names as they
+// are (escape.Text them for the terminal).
+func describe(cs []change) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.path + " " + c.what
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// tree is the plugin's folder as the watch sees it. It is the watch's
+// goroutine's alone.
+type tree struct {
+	s    *server
+	root string          // the plugin folder, absolute, its links resolved
+	skip map[string]bool // absolute folders left out
+	mine map[string]bool // paths the plugin wrote (held open as they changed)
+	// mineIno are their inodes: a file of the plugin's renamed keeps its
+	// inode, and stays the plugin's.
+	mineIno map[uint64]string
+	said    map[string]bool // notes said once
+}
+
+func (s *server) newTree() *tree {
+	root := s.plugin.Dir
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	t := &tree{s: s, root: root, skip: map[string]bool{}, mine: map[string]bool{}, mineIno: map[uint64]string{}, said: map[string]bool{}}
+	for _, dir := range []string{s.tapes, s.dataDir, s.opt.StoreDir} {
+		if dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		t.skip[abs] = true
+	}
+	return t
+}
+
+// once writes msg on the terminal the first time key is said.
+func (t *tree) once(key, msg string) {
+	if t.said[key] {
+		return
+	}
+	t.said[key] = true
+	fmt.Fprintf(t.s.opt.Log, "tapedeck: play: --watch: %s\n", msg)
+}
+
+// skipDir says whether the folder abs (named name) is left out.
+func (t *tree) skipDir(abs, name string) bool {
+	return abs != t.root && (strings.HasPrefix(name, ".") || name == "node_modules" || t.skip[abs])
+}
+
+// scratch says whether a file named name is an editor's scratch file: a
+// vim swap file or its write test (4913), a backup (name~), an emacs
+// lock or autosave.
+func scratch(name string) bool {
+	return name == "4913" || strings.HasSuffix(name, "~") || strings.HasPrefix(name, ".#") ||
+		strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#") ||
+		strings.HasPrefix(name, ".") && (strings.HasSuffix(name, ".swp") || strings.HasSuffix(name, ".swx") || strings.HasSuffix(name, ".swo"))
+}
+
+// watched says whether the file at rel is one the watch looks at.
+func (t *tree) watched(rel string) bool {
+	return !t.mine[rel] && !scratch(filepath.Base(rel))
+}
+
+// walk stamps the watched files (at most maxWatchFiles, the cap said
+// once) and calls dir, when set, with each watched folder; a false from
+// it leaves the folder's subfolders out.
+func (t *tree) walk(dir func(abs, rel string) bool) map[string]fileStamp {
+	out := map[string]fileStamp{}
+	filepath.WalkDir(t.root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(t.root, path)
+		if d.IsDir() {
+			if t.skipDir(path, d.Name()) {
+				return filepath.SkipDir
+			}
+			if dir != nil && !dir(path, rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !t.watched(rel) {
+			return nil
+		}
+		if len(out) >= maxWatchFiles {
+			t.once("files", fmt.Sprintf("the plugin folder has more than %d files: only the first %d are watched", maxWatchFiles, maxWatchFiles))
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			out[rel] = stampOf(fi)
+		}
+		return nil
+	})
+	return out
+}
+
+// stat stamps the file at rel now; false when there is none (or it is a
+// folder).
+func (t *tree) stat(rel string) (fileStamp, bool) {
+	fi, err := os.Lstat(filepath.Join(t.root, rel))
+	if err != nil || fi.IsDir() {
+		return fileStamp{}, false
+	}
+	return stampOf(fi), true
+}
+
+// diff says what differs between two stamps of the files, of the paths
+// in only (all when nil).
+func diff(a, b map[string]fileStamp, only map[string]bool) []change {
+	var out []change
+	for p, st := range b {
+		if only != nil && !only[p] {
+			continue
+		}
+		if old, ok := a[p]; !ok {
+			out = append(out, change{p, "added"})
+		} else if old != st {
+			out = append(out, change{p, "changed"})
+		}
+	}
+	for p := range a {
+		if only != nil && !only[p] {
+			continue
+		}
+		if _, ok := b[p]; !ok {
+			out = append(out, change{p, "removed"})
+		}
+	}
+	return out
+}
+
+// held lists the paths under the plugin folder that the plugin's
+// processes hold open for writing now, relative to it.
+func (t *tree) held() map[string]bool {
+	t.s.mu.Lock()
+	var pid int64
+	if r := t.s.cur; r != nil && !r.over {
+		pid = r.pid.Load()
+	}
+	t.s.mu.Unlock()
+	if pid == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, abs := range child.Writing(int(pid), t.root) {
+		if rel, err := filepath.Rel(t.root, abs); err == nil {
+			out[rel] = true
+		}
+	}
+	return out
+}
+
+// claim remembers rel as the plugin's (at most maxMine paths), with its
+// inode (from st, else stamped now), and says so once.
+func (t *tree) claim(rel string, st fileStamp, why string) {
+	if t.mine[rel] {
+		return
+	}
+	if len(t.mine) >= maxMine {
+		t.once("mine", fmt.Sprintf("the plugin wrote more than %d files in its folder: no more are remembered as its own", maxMine))
+		return
+	}
+	t.mine[rel] = true
+	if st.ino == 0 {
+		st, _ = t.stat(rel)
+	}
+	if st.ino != 0 {
+		t.mineIno[st.ino] = rel
+	}
+	t.once("mine "+rel, fmt.Sprintf("%s %s: its changes do not restart the plugin", escape.Text(rel), why))
+}
+
+// renamed says whether the file now stamped st at rel is one the plugin
+// wrote under another name (its inode is one of the plugin's files', and
+// that name no longer has it).
+func (t *tree) renamed(rel string, st fileStamp) bool {
+	from, ok := t.mineIno[st.ino]
+	if !ok || st.ino == 0 || from == rel {
+		return false
+	}
+	if cur, ok := t.stat(from); ok && cur.ino == st.ino {
+		return false // a hard link: both names are there
+	}
+	return true
+}
+
+// absorb says once that a change to rel was taken for the plugin's own,
+// as the plugin was starting or stopping.
+func (t *tree) absorb(rel string) {
+	t.once("boot "+rel, fmt.Sprintf("%s changed while the plugin was starting or stopping: taken for the plugin's own (save it again to start the plugin again)", escape.Text(rel)))
+}
+
+// booting says whether a change now is taken for the plugin's own: the
+// current run is being stopped, or is starting (until bootGrace after
+// its first line and its replay of the actions, bootMax at most for a
+// plugin that says nothing, and no longer once the page has done
+// something). A run that ended by itself is not: a change then starts it
+// again.
+func (s *server) booting(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.cur
+	switch {
+	case r == nil:
+		return false
+	case r.stopped && !r.over:
+		return true
+	case r.over, !r.boot.acted.IsZero() && now.After(r.boot.acted):
+		return false
+	case r.replayed != nil && r.boot.replayed.IsZero():
+		return true
+	}
+	end := r.start.Add(bootMax)
+	if !r.boot.spoke.IsZero() {
+		end = r.boot.spoke.Add(bootGrace)
+	}
+	if !r.boot.replayed.IsZero() {
+		end = later(end, r.boot.replayed.Add(bootGrace))
+	}
+	return now.Before(end)
+}
+
+// boot is how far a run has come in starting, for the watch (see
+// booting); the server's mutex guards it.
+type boot struct {
+	spoke    time.Time // the plugin's first line on stdout
+	replayed time.Time // the replay of the actions ended
+	acted    time.Time // the page first did something: the plugin had started
+}
+
+// actedLocked notes that the page did something to run r.
+func (r *run) actedLocked() {
+	if r.boot.acted.IsZero() {
+		r.boot.acted = time.Now()
+	}
+}
+
+// heardLocked notes that run r's plugin said a line on stdout.
+func (r *run) heardLocked() {
+	if r.boot.spoke.IsZero() {
+		r.boot.spoke = time.Now()
+	}
+}
+
+// counted is "1 file", "N files".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// watch watches the plugin's files until the playground ends: with the
+// system's notifications where it has them, else by looking every
+// WatchEvery. A change that has settled (nothing more for WatchEvery)
+// starts the plugin again with the actions so far.
+func (s *server) watch() {
+	t := s.newTree()
+	n, err := newNotifier()
+	if s.opt.poll && err == nil {
+		n.close()
+		s.poll(t)
+		return
+	}
+	if err != nil {
+		t.once("poll", fmt.Sprintf("%v: looking at the files every %v instead", err, s.opt.WatchEvery))
+		s.poll(t)
+		return
+	}
+	if err := s.notified(t, n); err != nil {
+		t.once("poll", fmt.Sprintf("%v: looking at the files every %v instead", err, s.opt.WatchEvery))
+		s.poll(t)
+	}
+}
+
+// restartFor starts the plugin again for the changes cs, with the actions
+// so far, once they have settled.
+func (s *server) restartFor(cs []change) error {
+	why := describe(cs)
+	fmt.Fprintf(s.opt.Log, "tapedeck: play: %s: starting the plugin again and playing the actions so far\n", escape.Text(why))
+	s.mu.Lock()
+	prev := s.cur
+	list, tail := steps(prev.frames)
+	actions := &replaying{steps: userSteps(list), tail: tail, before: append([]frame.Frame(nil), prev.frames...), why: why,
+		partial: prev.keep.said[frame.In] || prev.keep.said[frame.Out]}
+	s.mu.Unlock()
+	return s.restart(actions)
+}
+
+// poll looks at the files every WatchEvery (or ten times as long as a
+// look took, whichever is longer) until the playground ends.
+func (s *server) poll(t *tree) {
+	seen := t.walk(nil)
+	fmt.Fprintf(s.opt.Log, "tapedeck: play: --watch: watching %s of %s for changes\n", counted(len(seen), "file"), escape.Text(t.root))
+	var pending map[string]fileStamp
+	wait := time.NewTimer(s.opt.WatchEvery)
+	defer wait.Stop()
+	for {
+		select {
+		case <-s.quitCh:
+			return
+		case <-wait.C:
+		}
+		began := time.Now()
+		now := t.walk(nil)
+		wait.Reset(max(s.opt.WatchEvery, 10*time.Since(began)))
+		cs := t.userChanges(diff(seen, now, nil), now, began)
+		switch {
+		case len(cs) == 0:
+			seen, pending = now, nil
+			continue
+		case pending == nil || len(diff(pending, now, nil)) > 0:
+			pending = now // still being written: look again
+			continue
+		}
+		seen, pending = now, nil
+		if err := s.restartFor(cs); err != nil {
+			return
+		}
+	}
+}
+
+// userChanges are the changes cs, seen at time at, but those that are the
+// plugin's own (claimed or absorbed; their stamps in now are taken as
+// seen).
+func (t *tree) userChanges(cs []change, now map[string]fileStamp, at time.Time) []change {
+	if len(cs) == 0 {
+		return nil
+	}
+	booting := t.s.booting(at)
+	held := t.held()
+	var out []change
+	for _, c := range cs {
+		st, there := now[c.path]
+		switch {
+		case held[c.path]:
+			t.claim(c.path, st, "is written by the plugin itself (it holds it open)")
+		case there && t.renamed(c.path, st):
+			t.claim(c.path, st, "is what the plugin wrote, renamed")
+		case booting:
+			t.absorb(c.path)
+		default:
+			out = append(out, c)
+			continue
+		}
+		delete(now, c.path) // not watched from now on, or taken as seen
+		if !t.mine[c.path] {
+			if st, ok := t.stat(c.path); ok {
+				now[c.path] = st
+			}
+		}
+	}
+	return out
+}
+
+// fsEvent is one change a notifier heard of: in the folder of watch wd,
+// the file name (its path in the plugin folder is the notifier's name
+// of it, rel once the watch has asked).
+type fsEvent struct {
+	wd     int32
+	name   string
+	rel    string
+	op     fsOp
+	cookie uint32 // pairs a rename's two halves
+}
+
+type fsOp uint8
+
+const (
+	opWrite    fsOp = 1 << iota // written, or its attributes changed
+	opCreate                    // made
+	opRemove                    // removed
+	opMoveFrom                  // renamed away
+	opMoveTo                    // renamed here
+	opDir                       // it is a folder
+	opOverflow                  // events were lost: look at everything
+)
+
+// notifier hears of changes in the folders added to it (inotify).
+type notifier interface {
+	// add watches the folder abs, at rel in the plugin folder.
+	add(abs, rel string) error
+	// read blocks until events come (or close), and returns them; it
+	// alone may run on another goroutine than the rest.
+	read(buf []byte) ([]fsEvent, error)
+	// name is an event's path in the plugin folder; false for one of a
+	// folder not watched.
+	name(e fsEvent) (string, bool)
+	close() error
+}
+
+// errNoNotifier is the answer of newNotifier where the system has none.
+var errNoNotifier = errors.New("no inotify on this system")
+
+// notified watches with n until the playground ends; an error when n
+// fails (the caller then polls).
+func (s *server) notified(t *tree, n notifier) error {
+	dirs := 0
+	var addErr error
+	addDir := func(abs, rel string) bool {
+		if addErr != nil {
+			return false
+		}
+		if dirs >= maxWatchDirs {
+			t.once("dirs", fmt.Sprintf("the plugin folder has more than %d folders: only the first %d are watched", maxWatchDirs, maxWatchDirs))
+			return false
+		}
+		if err := n.add(abs, rel); err != nil {
+			t.once("add", fmt.Sprintf("watch %s: %v: the folders from there on are not watched", escape.Text(rel), err))
+			addErr = err
+			return false
+		}
+		dirs++
+		return true
+	}
+	stamps := t.walk(addDir)
+	fmt.Fprintf(s.opt.Log, "tapedeck: play: --watch: watching %s of %s for changes\n", counted(dirs, "folder"), escape.Text(t.root))
+	type batch struct {
+		evs []fsEvent
+		at  time.Time // when they were read: whether the plugin was starting then
+	}
+	batches := make(chan batch)
+	readErr := make(chan error, 1)
+	go func() { // the reader; ends when n is closed
+		buf := make([]byte, 64<<10)
+		for {
+			evs, err := n.read(buf)
+			if err != nil {
+				readErr <- err
+				close(batches)
+				return
+			}
+			select {
+			case batches <- batch{evs, time.Now()}:
+			case <-s.quitCh:
+			}
+		}
+	}()
+	defer func() {
+		n.close()
+		for range batches { // until the reader has ended
+		}
+	}()
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	defer settle.Stop()
+	touched := map[string]bool{} // path → changed while the plugin was not booting
+	moved := map[uint32]string{} // rename cookie → the path renamed away
+	rescan := false
+	for {
+		select {
+		case <-s.quitCh:
+			return nil
+		case b, ok := <-batches:
+			if !ok {
+				return fmt.Errorf("inotify: %w", <-readErr)
+			}
+			booting := s.booting(b.at)
+			var held map[string]bool
+			for _, ev := range b.evs {
+				if ev.op&opOverflow != 0 {
+					rescan = true
+					continue
+				}
+				rel, ok := n.name(ev)
+				if !ok {
+					continue
+				}
+				ev.rel = rel
+				switch {
+				case ev.op&opDir != 0:
+					if ev.op&(opCreate|opMoveTo) != 0 {
+						// A new folder: watched, and its files are new.
+						abs := filepath.Join(t.root, ev.rel)
+						if !t.skipDir(abs, filepath.Base(ev.rel)) {
+							filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+								if err != nil {
+									return nil
+								}
+								rel, _ := filepath.Rel(t.root, path)
+								if d.IsDir() {
+									if t.skipDir(path, d.Name()) || !addDir(path, rel) {
+										return filepath.SkipDir
+									}
+								} else if t.watched(rel) {
+									touched[rel] = touched[rel] || !booting
+								}
+								return nil
+							})
+						}
+					} else if ev.op&(opRemove|opMoveFrom) != 0 {
+						rescan = true // a folder gone: what was in it is removed
+					}
+					continue
+				case ev.op&opMoveFrom != 0:
+					moved[ev.cookie] = ev.rel
+				case ev.op&opMoveTo != 0:
+					if from, ok := moved[ev.cookie]; ok {
+						delete(moved, ev.cookie)
+						if t.mine[from] {
+							t.claim(ev.rel, fileStamp{}, "is what the plugin wrote, renamed")
+						}
+					}
+				}
+				if !t.watched(ev.rel) {
+					continue
+				}
+				if ev.op&(opWrite|opCreate|opMoveTo) != 0 {
+					if held == nil {
+						held = t.held()
+					}
+					if held[ev.rel] {
+						t.claim(ev.rel, fileStamp{}, "is written by the plugin itself (it holds it open)")
+						continue
+					}
+				}
+				touched[ev.rel] = touched[ev.rel] || !booting
+			}
+			if len(moved) > 1024 {
+				clear(moved) // halves of renames from outside the folder
+			}
+			settle.Reset(s.opt.WatchEvery)
+		case <-settle.C:
+			var now map[string]fileStamp
+			only := map[string]bool{}
+			if rescan {
+				now, only = t.walk(nil), nil
+				rescan = false
+			} else {
+				now = map[string]fileStamp{}
+				for rel := range touched {
+					only[rel] = true
+					if st, ok := t.stat(rel); ok {
+						now[rel] = st
+					}
+				}
+			}
+			var cs []change
+			for _, c := range diff(stamps, now, only) {
+				st, there := now[c.path]
+				switch {
+				case t.mine[c.path]:
+				case there && t.renamed(c.path, st):
+					t.claim(c.path, st, "is what the plugin wrote, renamed")
+				case only != nil && !touched[c.path]:
+					t.absorb(c.path)
+				default:
+					cs = append(cs, c)
+				}
+			}
+			if only == nil {
+				cs = t.userChanges(cs, now, time.Now())
+				stamps = now
+			} else {
+				for rel := range only {
+					_, known := stamps[rel]
+					if st, ok := now[rel]; ok && (known || len(stamps) < maxWatchFiles) {
+						stamps[rel] = st
+					} else if !ok {
+						delete(stamps, rel)
+					}
+				}
+			}
+			clear(touched)
+			if len(cs) == 0 {
+				continue
+			}
+			if err := s.restartFor(cs); err != nil {
+				return nil
+			}
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package playground
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writerPlugin writes into its own folder as plugins do: a line into
+// state.txt at every start (opened, written, closed at once), every host
+// frame into plugin.log (a log it holds open), into cache.tmp renamed
+// cache.json (a save by rename; it holds the file open until the next
+// frame) and into its data folder.
+const writerPlugin = `echo "started $$" >> state.txt
+exec 3>>plugin.log
+echo '{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"up"}}'
+while read -r line; do
+	echo "$line" >&3
+	exec 4>&- 4>cache.tmp
+	echo "$line" >&4
+	mv cache.tmp cache.json
+	echo "$line" > "$AGENTTY_PLUGIN_DATA/last.json"
+done
+`
+
+// TestWatchLeavesThePluginsOwnWritesAlone: with Watch, a plugin that
+// writes into its own folder at every start, into a log it holds open at
+// every host frame, and into its data folder (inside its folder, as
+// TMPDIR puts it) is not started again for any of it, while the page
+// clicks; a change of the person's (main.sh) starts it again once, and
+// what the new run writes as it starts does not start it again. Each of
+// the plugin's files is said once. (Today's build started such a plugin
+// again without end: 24 times in 15 s.)
+func TestWatchLeavesThePluginsOwnWritesAlone(t *testing.T) {
+	for _, poll := range []bool{false, true} {
+		t.Run(map[bool]string{false: "notified", true: "polling"}[poll], func(t *testing.T) {
+			leavesOwnWritesAlone(t, poll)
+		})
+	}
+}
+
+func leavesOwnWritesAlone(t *testing.T, poll bool) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.sh"), []byte(writerPlugin), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp) // the plugin's data folder is made inside its folder
+	p := play(t, dir, func(o *Options) {
+		o.Command = []string{"sh", "main.sh"}
+		o.Watch, o.WatchEvery, o.poll = true, 50*time.Millisecond, poll
+	})
+	restarts := func() int { return strings.Count(p.log.String(), "starting the plugin again") }
+	// Once the watch watches, a restart from the page: what the new run
+	// writes as it starts does not start it again.
+	waitUntil(10*time.Second, func() bool { return strings.Contains(p.log.String(), "tapedeck: play: --watch: watching ") })
+	events := p.follow(t)
+	if status, res := p.post(t, `{"do":"restart"}`); status != 200 {
+		t.Fatalf("restart: %d %v", status, res)
+	}
+	if events.wait(20*time.Second, func(ev map[string]any) bool { return ev["t"] == "frame" && ev["run"] == float64(2) }) == nil {
+		t.Fatalf("run 2 said nothing\n%s", p.log)
+	}
+	if waitUntil(bootGrace+time.Second, func() bool { return restarts() > 0 }) {
+		t.Fatalf("what the plugin wrote as it started started it again:\n%s", p.log)
+	}
+	for i := range 20 {
+		if status, res := p.post(t, `{"do":"ui","element":"b`+string(rune('a'+i))+`","event":"click"}`); status != 200 {
+			t.Fatalf("click: %d %v", status, res)
+		}
+	}
+	if waitUntil(3*time.Second, func() bool { return restarts() > 0 }) {
+		t.Fatalf("the plugin's own writes started it again:\n%s", p.log)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "plugin.log")); strings.Count(string(b), "\n") < 20 {
+		t.Fatalf("the plugin did not write its log (%q): the test tests nothing", b)
+	}
+	main := filepath.Join(dir, "main.sh")
+	if err := os.WriteFile(main, []byte(writerPlugin+"# changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !waitUntil(20*time.Second, func() bool { return restarts() == 1 }) {
+		t.Fatalf("a change to main.sh did not start the plugin again:\n%s", p.log)
+	}
+	if waitUntil(bootGrace+2*time.Second, func() bool { return restarts() > 1 }) {
+		t.Errorf("the new run's own writes started it again:\n%s", p.log)
+	}
+	log := p.log.String()
+	if !strings.Contains(log, "--watch: state.txt is written by the plugin itself") && !strings.Contains(log, "--watch: state.txt changed while the plugin was starting or stopping: taken for the plugin's own") {
+		t.Errorf("the terminal does not say that state.txt was taken for the plugin's own:\n%s", log)
+	}
+	for _, want := range []string{
+		"tapedeck: play: main.sh changed: starting the plugin again",
+		"tapedeck: play: --watch: plugin.log is written by the plugin itself (it holds it open): its changes do not restart the plugin\n",
+	} {
+		if strings.Count(log, want) != 1 {
+			t.Errorf("the terminal says %q %d times, want once:\n%s", want, strings.Count(log, want), log)
+		}
+	}
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "starting the plugin again") && !strings.HasPrefix(line, "tapedeck: play: main.sh changed: ") {
+			t.Errorf("the plugin was started again for its own writes: %s", line)
+		}
+	}
+	if strings.Contains(log, "last.json") {
+		t.Errorf("the terminal names a file of the plugin's data folder:\n%s", log)
+	}
+}
+
+// TestWatchEscapesNames: a file whose name holds a terminal escape
+// starts the plugin again, and the terminal line names it escaped.
+// (Today's build printed the name raw.)
+func TestWatchEscapesNames(t *testing.T) {
+	for _, poll := range []bool{false, true} {
+		t.Run(map[bool]string{false: "notified", true: "polling"}[poll], func(t *testing.T) {
+			t.Parallel()
+			escapesNames(t, poll)
+		})
+	}
+}
+
+func escapesNames(t *testing.T, poll bool) {
+	dir := t.TempDir()
+	p := play(t, dir, func(o *Options) {
+		o.Command = []string{"sh", "-c", "while read -r line; do :; done"}
+		o.Watch, o.WatchEvery, o.poll = true, 50*time.Millisecond, poll
+	})
+	waitUntil(10*time.Second, func() bool { return strings.Contains(p.log.String(), "tapedeck: play: --watch: watching ") })
+	if status, res := p.post(t, `{"do":"ui","element":"a","event":"click"}`); status != 200 {
+		t.Fatalf("click: %d %v", status, res)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "x\x1b[2Jy\u202e.js"), []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !waitUntil(20*time.Second, func() bool { return strings.Contains(p.log.String(), "starting the plugin again") }) {
+		t.Fatalf("a new file did not start the plugin again:\n%q", p.log)
+	}
+	log := p.log.String()
+	if strings.ContainsAny(log, "\x1b\u202e") {
+		t.Errorf("the terminal got the name raw:\n%q", log)
+	}
+	if want := `tapedeck: play: x\x1b[2Jy\u202e.js added: starting the plugin again`; !strings.Contains(log, want) {
+		t.Errorf("the terminal does not say %q:\n%s", want, log)
+	}
+}
+
+// TestWatchSeesAnEditorsSave: an editor that saves by rename (vim: its
+// swap file, its write test 4913, the old file renamed to a backup and a
+// new one written; others: a temporary file renamed over the old) starts
+// the plugin again once, for the file saved, not its scratch files.
+func TestWatchSeesAnEditorsSave(t *testing.T) {
+	saves := map[string]func(dir string) error{
+		"vim": func(dir string) error {
+			main := filepath.Join(dir, "main.sh")
+			steps := []func() error{
+				func() error { return os.WriteFile(filepath.Join(dir, ".main.sh.swp"), []byte("swap"), 0o644) },
+				func() error { return os.WriteFile(filepath.Join(dir, "4913"), nil, 0o644) },
+				func() error { return os.Remove(filepath.Join(dir, "4913")) },
+				func() error { return os.Rename(main, main+"~") },
+				func() error { return os.WriteFile(main, []byte("while read -r line; do :; done # saved\n"), 0o644) },
+				func() error { return os.Remove(main + "~") },
+			}
+			for _, step := range steps {
+				if err := step(); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"rename": func(dir string) error {
+			tmp := filepath.Join(dir, "main.sh.tmp-8f3a")
+			if err := os.WriteFile(tmp, []byte("while read -r line; do :; done # saved\n"), 0o644); err != nil {
+				return err
+			}
+			return os.Rename(tmp, filepath.Join(dir, "main.sh"))
+		},
+	}
+	for name, save := range saves {
+		for _, poll := range []bool{false, true} {
+			t.Run(name+map[bool]string{false: "/notified", true: "/polling"}[poll], func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				os.WriteFile(filepath.Join(dir, "main.sh"), []byte("while read -r line; do :; done\n"), 0o644)
+				p := play(t, dir, func(o *Options) {
+					o.Command = []string{"sh", "main.sh"}
+					o.Watch, o.WatchEvery, o.poll = true, 50*time.Millisecond, poll
+				})
+				waitUntil(10*time.Second, func() bool { return strings.Contains(p.log.String(), "tapedeck: play: --watch: watching ") })
+				if status, res := p.post(t, `{"do":"ui","element":"a","event":"click"}`); status != 200 {
+					t.Fatalf("click: %d %v", status, res)
+				}
+				if err := save(dir); err != nil {
+					t.Fatal(err)
+				}
+				restarts := func() int { return strings.Count(p.log.String(), "starting the plugin again") }
+				if !waitUntil(20*time.Second, func() bool { return restarts() > 0 }) {
+					t.Fatalf("the save did not start the plugin again:\n%s", p.log)
+				}
+				if waitUntil(time.Second, func() bool { return restarts() > 1 }) {
+					t.Errorf("one save started the plugin again %d times", restarts())
+				}
+				if want := "tapedeck: play: main.sh changed: starting the plugin again"; !strings.Contains(p.log.String(), want) {
+					t.Errorf("the terminal does not say %q:\n%s", want, p.log)
+				}
+			})
+		}
+	}
+}
