@@ -283,3 +283,82 @@ func TestPlayWatchSaysWhatChangedSafely(t *testing.T) {
 		}
 	}
 }
+
+// try asks the host for what the page asks and returns the status and the
+// answer, whatever they are.
+func (p *playing) try(t *testing.T, action string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", p.base+"/api", strings.NewReader(action))
+	req.Header.Set("Origin", p.base)
+	req.Header.Set("X-Tapedeck-Token", p.token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+// quietPlay is a tapedeck play line of a plugin that reads the host's
+// frames and says nothing.
+const quietPlay = "tapedeck play -- sh -c 'while read -r line; do :; done'"
+
+// TestPlayKeepAsksBeforeOverwriting: Keep it of a name kept before
+// answers 409 naming the files and leaves them as they were; with the
+// overwrite flag (the page asked the person) it replaces them. (The
+// audit's build replaced a kept golden without asking.)
+func TestPlayKeepAsksBeforeOverwriting(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := startPlay(t, dir, t.TempDir(), quietPlay)
+	if status, res := p.try(t, `{"do":"keep","name":"greet"}`); status != 200 {
+		t.Fatalf("keep: %d %v", status, res)
+	}
+	golden := filepath.Join(dir, "tapes", "greet.jsonl")
+	first, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, res := p.try(t, `{"do":"keep","name":"greet"}`)
+	if status != 409 || !strings.HasPrefix(fmt.Sprint(res["error"]), "tapes/greet.jsonl and tapes/greet.host.jsonl exist already") {
+		t.Errorf("keep of a name kept before: %d %v, want 409 and the files named", status, res)
+	}
+	if again, _ := os.ReadFile(golden); !bytes.Equal(again, first) {
+		t.Error("keep without asking replaced the kept golden")
+	}
+	if status, res := p.try(t, `{"do":"keep","name":"greet","overwrite":true}`); status != 200 {
+		t.Errorf("keep with the overwrite flag: %d %v", status, res)
+	} else if again, _ := os.ReadFile(golden); bytes.Equal(again, first) {
+		t.Error("keep with the overwrite flag did not replace the golden")
+	}
+	p.stop(t)
+}
+
+// TestPlayKeepRefusesATapesLinkOut: a plugin folder whose tapes/ is a
+// link out of it: tapedeck play says so as it starts, and Keep it refuses
+// in one line, writing nothing where the link leads. (The audit's build
+// followed the link.)
+func TestPlayKeepRefusesATapesLinkOut(t *testing.T) {
+	t.Parallel()
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "tapes")); err != nil {
+		t.Fatal(err)
+	}
+	p := startPlay(t, dir, t.TempDir(), quietPlay)
+	status, res := p.try(t, `{"do":"keep","name":"greet"}`)
+	msg := fmt.Sprint(res["error"])
+	real, _ := filepath.EvalSymlinks(outside)
+	if status != 400 || !strings.HasPrefix(msg, "keep: the tapes folder tapes leads out of the plugin folder, to "+real+": ") || strings.Contains(msg, "\n") {
+		t.Errorf("keep into a tapes link out of the folder: %d %q", status, msg)
+	}
+	if names, _ := os.ReadDir(outside); len(names) > 0 {
+		t.Errorf("keep wrote %d files where the link leads", len(names))
+	}
+	p.stop(t)
+	if !strings.Contains(p.stderr.String(), "tapedeck: play: keep: the tapes folder tapes leads out of the plugin folder") {
+		t.Errorf("tapedeck play did not say so as it started:\n%s", p.stderr)
+	}
+}

@@ -260,6 +260,8 @@ type action struct {
 	Method  string          `json:"method"`
 	Answer  json.RawMessage `json:"answer"`
 	Name    string          `json:"name"`
+	// Overwrite lets keep replace NAME's files (the page asked).
+	Overwrite bool `json:"overwrite"`
 }
 
 // api does one action of the page's and answers {} or {"error": "…"}.
@@ -290,6 +292,14 @@ func (s *server) api(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	res, err := s.do(&a)
+	var exists *ExistsError
+	if errors.As(err, &exists) {
+		// A question for the person: the page asks, and keeps again
+		// with the overwrite flag.
+		w.WriteHeader(http.StatusConflict)
+		json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "exists": exists.Paths})
+		return
+	}
 	if err != nil {
 		fail(http.StatusBadRequest, err.Error())
 		return
@@ -325,7 +335,7 @@ func isKeepName(name string) bool {
 func (s *server) do(a *action) (any, error) {
 	switch a.Do {
 	case "keep":
-		return s.keep(a.Name)
+		return s.keep(a.Name, a.Overwrite)
 	case "restart":
 		return nil, s.restart(nil)
 	case "quit":

@@ -43,10 +43,20 @@ func keepPaths(tapes, name string) (tapePath, scriptPath string) {
 
 // keep ends the current session the host's way (shutdown) when it still
 // runs, writes its host script and tape, replays the tape, and starts the
-// plugin afresh.
-func (s *server) keep(name string) (*Kept, error) {
+// plugin afresh. It refuses, the session left running, a tapes folder
+// that leads out of the plugin folder, and NAME's files that are there
+// already unless overwrite (an *ExistsError: the page asks first).
+func (s *server) keep(name string, overwrite bool) (*Kept, error) {
 	if !isKeepName(name) || strings.HasSuffix(name, ".host") {
 		return nil, fmt.Errorf("a kept session's name is a file name of letters, digits, '.', '_' and '-' (not ending in .host), such as greet")
+	}
+	if err := s.tapesInside(); err != nil {
+		return nil, err
+	}
+	if !overwrite {
+		if err := s.existing(name); err != nil {
+			return nil, err
+		}
 	}
 	s.mu.Lock()
 	r := s.cur
@@ -87,6 +97,9 @@ func (s *server) write(name, id string) (*Kept, error) {
 	}
 	if err := os.MkdirAll(s.tapes, 0o755); err != nil {
 		return nil, fmt.Errorf("keep: %w", err)
+	}
+	if err := s.tapesInside(); err != nil { // as it is now that it is made
+		return nil, err
 	}
 	tapePath, scriptPath := keepPaths(s.tapes, name)
 	cmd := strings.Join(s.command, " ")

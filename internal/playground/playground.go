@@ -154,6 +154,9 @@ func Run(ctx context.Context, opt *Options) error {
 		s.rules[r.ID] = r
 	}
 	s.env = s.pluginEnv()
+	if err := s.tapesInside(); err != nil {
+		fmt.Fprintf(o.Log, "tapedeck: play: %v\n", err) // said now; Keep it refuses it
+	}
 	page, err := s.page()
 	if err != nil {
 		return err

@@ -54,7 +54,7 @@
       body: text
     }).then(function (r) {
       return r.json().then(function (j) {
-        if (!r.ok) throw new Error(j.error || ('HTTP ' + r.status));
+        if (!r.ok) throw Object.assign(new Error(j.error || ('HTTP ' + r.status)), { exists: j.exists });
         return j;
       });
     }).catch(function (e) {
@@ -181,12 +181,16 @@
     dom.keepName.type = 'text';
     dom.keepName.placeholder = 'name';
     dom.keepName.value = 'session';
-    dom.keepButton = button('Keep it', function () {
-      status('keeping ' + dom.keepName.value + '…');
-      post({ do: 'keep', name: dom.keepName.value }).then(function (k) {
+    // A name kept before is overwritten only once the person says so.
+    function keepAs(name, overwrite) {
+      status('keeping ' + name + '…');
+      post({ do: 'keep', name: name, overwrite: overwrite }).then(function (k) {
         status('kept ' + k.tape + ' and ' + k.script + ' · ' + k.test.split('\n')[0], !k.same);
-      }, function () {});
-    }, 'primary keep-button');
+      }, function (e) {
+        if (e.exists && window.confirm(e.message + '\n\nOverwrite ' + e.exists.join(' and ') + '?')) keepAs(name, true);
+      });
+    }
+    dom.keepButton = button('Keep it', function () { keepAs(dom.keepName.value, false); }, 'primary keep-button');
     dom.keepButton.title = 'End the session the host\'s way, write its host script and golden tape into the tapes folder, replay the tape, and start afresh';
     add(keep, dom.keepName, ' ', dom.keepButton);
     add(top, dom.title, dom.state, el('span', 'spacer'),
