@@ -32,9 +32,9 @@ const (
 	keptFindings = 2000
 )
 
-// RuleNotKept is the rule of the page's note that a pipe ran past the
+// ruleNotKept is the rule of the page's note that a pipe ran past the
 // page's window (a playground's note, not one of check's).
-const RuleNotKept = "not-kept"
+const ruleNotKept = "not-kept"
 
 // pageBound is the bound of the page's window on the pipe of direction
 // dir. A host frame is never cut (the playground writes it whole); its
@@ -163,7 +163,7 @@ func (s *server) keepFindingLocked(r *run) bool {
 // bound) and the terminal what run r left out.
 func (s *server) noteLocked(r *run, msg string) {
 	fmt.Fprintf(s.opt.Log, "tapedeck: play: %s\n", msg)
-	d := findingData{Index: -1, Level: string(check.Info), Rule: RuleNotKept, Message: msg}
+	d := findingData{Index: -1, Level: string(check.Info), Rule: ruleNotKept, Message: msg}
 	r.finds = append(r.finds, d)
 	s.broadcastLocked(struct {
 		T   string      `json:"t"`
@@ -182,24 +182,16 @@ func (s *server) unkeptNoteLocked(r *run) string {
 		u   window.Unkept
 	}{{frame.Out, r.keep.out.Count()}, {frame.Err, r.keep.err.Count()}, {frame.In, r.keep.in.Count()}} {
 		if p.u.Frames > 0 {
-			parts = append(parts, fmt.Sprintf("%s (%d bytes) on %s", countLines(p.u.Frames), p.u.Bytes, pipeName(p.dir)))
+			parts = append(parts, fmt.Sprintf("%s (%d bytes) on %s", counted(int(p.u.Frames), "line"), p.u.Bytes, pipeName(p.dir)))
 		}
 		if p.u.Cut > 0 {
-			parts = append(parts, fmt.Sprintf("%s on %s cut at %d bytes", countLines(p.u.Cut), pipeName(p.dir), p.u.CutAt))
+			parts = append(parts, fmt.Sprintf("%s on %s cut at %d bytes", counted(int(p.u.Cut), "line"), pipeName(p.dir), p.u.CutAt))
 		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return fmt.Sprintf("run %d: not kept for the page: %s (the session in the store has every frame)", r.n, joinAnd(parts))
-}
-
-// countLines is "1 line", "N lines".
-func countLines(n int64) string {
-	if n == 1 {
-		return "1 line"
-	}
-	return fmt.Sprintf("%d lines", n)
 }
 
 func pipeName(d frame.Dir) string {

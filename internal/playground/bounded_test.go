@@ -51,7 +51,7 @@ while read -r line; do echo "got $line" >&2; done`
 	var notes []string
 	findings, _ := reset["findings"].([]any)
 	for _, f := range findings {
-		if x := f.(map[string]any); x["rule"] == RuleNotKept {
+		if x := f.(map[string]any); x["rule"] == ruleNotKept {
 			notes = append(notes, x["message"].(string))
 		}
 	}

@@ -8,7 +8,10 @@
 // checked before its body is read; heads, bodies and times bounded, and
 // connections that have not shown the token capped; the assets embedded)
 // draws the panel with the report's renderer and timeline
-// (htmlreport.Script), live.
+// (htmlreport.Script), live, from a bounded window of each run (its
+// first frames, each line capped as replay caps it: bounded.go; the store
+// has them all). The plugin runs in a process group of its own, ended
+// with what it left behind at every restart and at the end.
 // What the person does in the page becomes the exact frames the host
 // sends (ui/event with the context, panel/open and close, context/changed,
 // command/execute, url/open, shutdown); the plugin's own requests get the
@@ -16,9 +19,12 @@
 // package check decides, by the manifest, what the host would reject
 // (-32001, -32601, -32602, the 700 ms rules). Keeping a session writes a
 // host script whose lines wait for what the plugin had said (HostScript)
-// and the golden tape into the plugin's tapes folder. With Watch, a
-// change to the plugin's files restarts it, plays the actions so far
-// again and shows the comparison.
+// and the golden tape into the plugin's tapes folder (never through a
+// link out of the plugin folder, and over a kept session only when the
+// page asked the person). With Watch, a change to the plugin's files
+// (heard by inotify where the system has it; not the plugin's own writes:
+// watchfiles.go) restarts it, plays the actions so far again and shows
+// the comparison, in the page and on the terminal.
 //
 // It knows nothing of the command line: cli's play command fills Options
 // and calls Run.

@@ -292,7 +292,7 @@ func (s *server) api(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	res, err := s.do(&a)
-	var exists *ExistsError
+	var exists *existsError
 	if errors.As(err, &exists) {
 		// A question for the person: the page asks, and keeps again
 		// with the overwrite flag.

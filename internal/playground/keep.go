@@ -45,7 +45,7 @@ func keepPaths(tapes, name string) (tapePath, scriptPath string) {
 // runs, writes its host script and tape, replays the tape, and starts the
 // plugin afresh. It refuses, the session left running, a tapes folder
 // that leads out of the plugin folder, and NAME's files that are there
-// already unless overwrite (an *ExistsError: the page asks first).
+// already unless overwrite (an *existsError: the page asks first).
 func (s *server) keep(name string, overwrite bool) (*Kept, error) {
 	if !isKeepName(name) || strings.HasSuffix(name, ".host") {
 		return nil, fmt.Errorf("a kept session's name is a file name of letters, digits, '.', '_' and '-' (not ending in .host), such as greet")

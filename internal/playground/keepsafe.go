@@ -13,14 +13,14 @@ import (
 	"strings"
 )
 
-// ExistsError is Keep's answer when NAME's tape or host script is there
+// existsError is Keep's answer when NAME's tape or host script is there
 // already and overwriting was not asked for: the page asks the person,
 // and keeps again with the overwrite flag.
-type ExistsError struct {
+type existsError struct {
 	Paths []string // as the page shows them: from the plugin folder when inside it
 }
 
-func (e *ExistsError) Error() string {
+func (e *existsError) Error() string {
 	verb := "exists"
 	if len(e.Paths) > 1 {
 		verb = "exist"
@@ -41,7 +41,7 @@ func (s *server) existing(name string) error {
 	if len(there) == 0 {
 		return nil
 	}
-	return &ExistsError{Paths: there}
+	return &existsError{Paths: there}
 }
 
 // tapesInside checks that the tapes folder, when its path is inside the

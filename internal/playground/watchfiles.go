@@ -22,7 +22,6 @@ package playground
 // times as long as a look took), each cap said once when reached.
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -169,7 +168,11 @@ func (t *tree) walk(dir func(abs, rel string) bool) map[string]fileStamp {
 			return nil
 		}
 		if len(out) >= maxWatchFiles {
-			t.once("files", fmt.Sprintf("the plugin folder has more than %d files: only the first %d are watched", maxWatchFiles, maxWatchFiles))
+			if dir == nil {
+				t.once("files", fmt.Sprintf("the plugin folder has more than %d files: only the first %d are looked at", maxWatchFiles, maxWatchFiles))
+			} else {
+				t.once("files", fmt.Sprintf("the plugin folder has more than %d files: the first %d are stamped, and a change to another is said as added", maxWatchFiles, maxWatchFiles))
+			}
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {
@@ -481,9 +484,6 @@ type notifier interface {
 	name(e fsEvent) (string, bool)
 	close() error
 }
-
-// errNoNotifier is the answer of newNotifier where the system has none.
-var errNoNotifier = errors.New("no inotify on this system")
 
 // notified watches with n until the playground ends; an error when n
 // fails (the caller then polls).
