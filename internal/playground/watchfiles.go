@@ -378,7 +378,7 @@ func (s *server) restartFor(cs []change) error {
 	prev := s.cur
 	list, tail := steps(prev.frames)
 	actions := &replaying{steps: userSteps(list), tail: tail, before: append([]frame.Frame(nil), prev.frames...), why: why,
-		partial: prev.keep.said[frame.In] || prev.keep.said[frame.Out]}
+		partial: len(prev.keep.said) > 0}
 	s.mu.Unlock()
 	return s.restart(actions)
 }
