@@ -263,7 +263,7 @@ func (p *prepared) with(opt *Options) *prepared {
 }
 
 // keepPlan reads the recording once for all of p's further runs.
-func (p *prepared) keepPlan() { p.plan = host.NewPlan(p.rec.Frames) }
+func (p *prepared) keepPlan() { p.plan = host.NewPlan(p.rec.Frames, host.Reading{}) }
 
 // run replays the recording once and compares. With compare false it
 // stops once the live run is redacted: no comparison with the recording
