@@ -218,7 +218,10 @@ func walkLeaves(b []byte, i int, path []string, fn func(path []string, start, en
 		fn(path, i, end)
 		return end
 	}
-	end, _ := jsonscan.SkipValue(b, i)
+	end, ok := jsonscan.SkipValue(b, i)
+	if !ok && end == i {
+		return i + 1 // not JSON here (a stray ':' or ','): on, a byte at a time
+	}
 	if c := b[i]; c == '-' || '0' <= c && c <= '9' {
 		fn(path, i, end)
 	}
