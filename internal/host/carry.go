@@ -103,20 +103,30 @@ const pathSep = "\x00"
 // as carried by itself (MinCarried); ok is false for a token that is no
 // string or number.
 func valueKey(tok []byte) (key string, long, ok bool) {
+	k, long, ok := appendKey(nil, tok)
+	return string(k), long, ok
+}
+
+// appendKey appends tok's key (see valueKey) to dst: a map looked up with
+// string(key) allocates nothing.
+func appendKey(dst, tok []byte) (key []byte, long, ok bool) {
 	if len(tok) == 0 {
-		return "", false, false
+		return dst, false, false
 	}
 	switch c := tok[0]; {
 	case c == '"':
+		if len(tok) < 2 {
+			return dst, false, false
+		}
 		s := tok[1 : len(tok)-1]
 		if bytes.IndexByte(s, '\\') >= 0 {
-			out, _, ok := jsonscan.Unquote([]byte{'s'}, tok)
+			out, _, ok := jsonscan.Unquote(append(dst, 's'), tok)
 			if !ok {
-				return "", false, false
+				return dst, false, false
 			}
-			return string(out), len(out)-1 >= MinCarried, true
+			return out, len(out)-len(dst)-1 >= MinCarried, true
 		}
-		return "s" + string(s), len(s) >= MinCarried, true
+		return append(append(dst, 's'), s...), len(s) >= MinCarried, true
 	case c == '-' || '0' <= c && c <= '9':
 		digits := 0
 		integer := true
@@ -128,15 +138,25 @@ func valueKey(tok []byte) (key string, long, ok bool) {
 				integer = false
 			}
 		}
-		return "n" + string(tok), integer && digits >= MinCarried, true
+		return append(append(dst, 'n'), tok...), integer && digits >= MinCarried, true
 	}
-	return "", false, false
+	return dst, false, false
 }
 
 // leaves calls fn for each string and number inside the params or result
-// of the JSON-RPC message b (valid JSON), with its path (params or result
-// first; fn must not keep it) and its token b[start:end].
-func leaves(b []byte, fn func(path []string, start, end int)) {
+// of the JSON-RPC message b, with its path (params or result first; fn
+// must not keep it) and its token b[start:end]. On text that is not JSON
+// it reports what it can, never past b's end.
+func leaves(b []byte, fn func(path []string, start, end int)) { walkMessage(b, true, fn) }
+
+// values is leaves without the paths (nil each time): what costs most in
+// the walk is spelling the member names.
+func values(b []byte, fn func(start, end int)) {
+	walkMessage(b, false, func(_ []string, s, e int) { fn(s, e) })
+}
+
+// walkMessage is leaves, building paths or not.
+func walkMessage(b []byte, paths bool, fn func(path []string, start, end int)) {
 	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return
@@ -162,7 +182,11 @@ func leaves(b []byte, fn func(path []string, start, end int)) {
 			i = jsonscan.SkipSpace(b, i+1)
 		}
 		if string(name) == "params" || string(name) == "result" {
-			i = walkLeaves(b, i, append(path[:0], string(name)), fn)
+			var p []string
+			if paths {
+				p = append(path[:0], string(name))
+			}
+			i = walkLeaves(b, i, p, paths, fn)
 		} else if i, ok = jsonscan.SkipValue(b, i); !ok {
 			return
 		}
@@ -170,15 +194,20 @@ func leaves(b []byte, fn func(path []string, start, end int)) {
 }
 
 // walkLeaves walks the value at b[i] (no white space before it), calling
-// fn for each string and number with its path, and returns the index past
-// it. Past maxCarryDepth a value is skipped.
-func walkLeaves(b []byte, i int, path []string, fn func(path []string, start, end int)) int {
+// fn for each string and number with its path (when paths is set; depth
+// levels deep), and returns the index past it. Past maxCarryDepth a value
+// is skipped.
+func walkLeaves(b []byte, i int, path []string, paths bool, fn func(path []string, start, end int)) int {
+	return walkDepth(b, i, path, len(path), paths, fn)
+}
+
+func walkDepth(b []byte, i int, path []string, depth int, paths bool, fn func(path []string, start, end int)) int {
 	if i >= len(b) {
 		return i
 	}
 	switch b[i] {
 	case '{', '[':
-		if len(path) >= maxCarryDepth {
+		if depth >= maxCarryDepth {
 			end, _ := jsonscan.SkipValue(b, i)
 			return end
 		}
@@ -202,16 +231,24 @@ func walkLeaves(b []byte, i int, path []string, fn func(path []string, start, en
 				if !ok {
 					return len(b)
 				}
-				seg = memberName(b[i:end])
+				if paths {
+					seg = memberName(b[i:end])
+				}
 				i = jsonscan.SkipSpace(b, end)
 				if i < len(b) && b[i] == ':' {
 					i = jsonscan.SkipSpace(b, i+1)
 				}
 			} else {
-				seg = "[" + strconv.Itoa(n) + "]"
+				if paths {
+					seg = "[" + strconv.Itoa(n) + "]"
+				}
 				n++
 			}
-			i = walkLeaves(b, i, append(path, seg), fn)
+			sub := path
+			if paths {
+				sub = append(path, seg)
+			}
+			i = walkDepth(b, i, sub, depth+1, paths, fn)
 		}
 	case '"':
 		end, _ := jsonscan.SkipString(b, i)
@@ -276,17 +313,19 @@ func plainName(s string) bool {
 // carryFrame is a recorded frame as the carry analysis reads it.
 type carryFrame struct {
 	f      *frame.Frame
-	method string // of the message (a response: its request's)
+	method string // of a plugin message (a response: its request's)
 	cause  string // a plugin frame's (see CauseOf); "" for none
 }
 
 // planCarry finds the places and the carried values of a recording (see
 // the comment at the top of this file); nil when nothing is carried.
 func planCarry(recorded []frame.Frame, msgs []parsed, rd Reading) *carryPlan {
-	// The recording's JSON frames with their methods.
+	// The recording's JSON frames with their methods, and the long values
+	// the host says.
 	var frames []carryFrame
+	var key []byte
 	hostMethod := map[string]string{} // host request id → method
-	hostWords := map[string]bool{}    // the long values the host says
+	hostWords := map[string]bool{}
 	for i := range recorded {
 		f := &recorded[i]
 		if f.IsEvent() || f.Dir == frame.Err || f.Cut != nil {
@@ -300,14 +339,13 @@ func planCarry(recorded []frame.Frame, msgs []parsed, rd Reading) *carryPlan {
 		m := &msgs[i]
 		switch {
 		case f.Dir == frame.In:
-			e := message.ReadEnvelope(body)
-			if e.Kind == message.Request {
-				hostMethod[message.IDKey(e.ID)] = string(e.Method)
+			if m.kind == message.Request { // (parsed when it has an id)
+				hostMethod[m.req.IDKey()] = m.req.Method
 			}
-			cf.method = string(e.Method)
-			leaves(body, func(_ []string, s, e int) {
-				if k, long, ok := valueKey(body[s:e]); ok && long {
-					hostWords[k] = true
+			values(body, func(s, e int) {
+				var long, ok bool
+				if key, long, ok = appendKey(key[:0], body[s:e]); ok && long && !hostWords[string(key)] {
+					hostWords[string(key)] = true
 				}
 			})
 		case m.kind == message.Request || m.kind == message.Notification:
@@ -325,42 +363,64 @@ func planCarry(recorded []frame.Frame, msgs []parsed, rd Reading) *carryPlan {
 	explicit := func(method string, path []string) bool { return rd.Carry != nil && rd.Carry(method, path) }
 
 	// The places: those named, and where the plugin first said a value
-	// the host later sent (and had not said before).
-	type source struct{ place string }
-	first := map[string]source{} // candidate value → where the plugin said it first
+	// the host later sent (and had not said before). Without rules only
+	// long values can be carried, and a plugin frame's paths are spelled
+	// only when it says one the host says too.
+	first := map[string]string{} // candidate value → the place where the plugin said it first
 	hostSaid := map[string]bool{}
 	places := map[string]bool{} // method + pathSep + path
 	for _, cf := range frames {
 		body := bytes.TrimSuffix(cf.f.Raw, []byte("\r"))
-		if !json.Valid(body) {
-			continue
-		}
 		if cf.f.Dir == frame.In {
-			leaves(body, func(_ []string, s, e int) {
-				k, _, ok := valueKey(body[s:e])
+			values(body, func(s, e int) {
+				k, long, ok := appendKey(key[:0], body[s:e])
+				key = k
 				if !ok {
 					return
 				}
-				if src, ok := first[k]; ok {
-					places[src.place] = true
-				} else {
-					hostSaid[k] = true
+				if place, ok := first[string(k)]; ok {
+					places[place] = true
+				} else if (long || rd.Carry != nil) && !hostSaid[string(k)] {
+					hostSaid[string(k)] = true
 				}
 			})
 			continue
 		}
-		leaves(body, func(path []string, s, e int) {
-			k, long, ok := valueKey(body[s:e])
-			if !ok || hostSaid[k] || !(long && hostWords[k]) && !explicit(cf.method, path) {
-				return
+		candidate := func(k []byte, long bool) bool {
+			if hostSaid[string(k)] {
+				return false
 			}
-			if _, seen := first[k]; !seen {
-				first[k] = source{cf.method + pathSep + strings.Join(path, pathSep)}
+			_, seen := first[string(k)]
+			return !seen && long && hostWords[string(k)]
+		}
+		if rd.Carry == nil {
+			any := false
+			values(body, func(s, e int) {
+				k, long, ok := appendKey(key[:0], body[s:e])
+				key = k
+				any = any || ok && candidate(k, long)
+			})
+			if !any {
+				continue
+			}
+		}
+		leaves(body, func(path []string, s, e int) {
+			k, long, ok := appendKey(key[:0], body[s:e])
+			key = k
+			if ok && (candidate(k, long) || explicit(cf.method, path) && !hostSaid[string(k)]) {
+				if _, seen := first[string(k)]; !seen {
+					first[string(k)] = cf.method + pathSep + strings.Join(path, pathSep)
+				}
 			}
 		})
 	}
 	if len(places) == 0 && rd.Carry == nil {
 		return nil
+	}
+	placed := map[string]bool{} // the methods with a place found
+	for p := range places {
+		m, _, _ := strings.Cut(p, pathSep)
+		placed[m] = true
 	}
 
 	// The values at the places, in the plugin's frames, and where the
@@ -375,20 +435,21 @@ func planCarry(recorded []frame.Frame, msgs []parsed, rd Reading) *carryPlan {
 		if f.Dir == frame.Out && cf.cause != "" {
 			count[cf.cause]++
 		}
-		if !json.Valid(body) {
-			continue
-		}
 		if f.Dir == frame.In {
-			leaves(body, func(_ []string, s, e int) {
-				k, _, ok := valueKey(body[s:e])
+			values(body, func(s, e int) {
+				k, _, ok := appendKey(key[:0], body[s:e])
+				key = k
 				switch {
 				case !ok:
-				case carried[k]:
-					cp.host[f.Seq] = append(cp.host[f.Seq], hostSite{s, e, k})
-				default:
-					hostSaid[k] = true
+				case carried[string(k)]:
+					cp.host[f.Seq] = append(cp.host[f.Seq], hostSite{s, e, string(k)})
+				case !hostSaid[string(k)]:
+					hostSaid[string(k)] = true
 				}
 			})
+			continue
+		}
+		if rd.Carry == nil && !placed[cf.method] {
 			continue
 		}
 		var sites []carrySite
@@ -442,7 +503,7 @@ func blindKey(params json.RawMessage, sites []carrySite) string {
 	// with "params".
 	var out []byte
 	last := 0
-	walkLeaves(params, jsonscan.SkipSpace(params, 0), []string{"params"}, func(path []string, s, e int) {
+	walkLeaves(params, jsonscan.SkipSpace(params, 0), []string{"params"}, true, func(path []string, s, e int) {
 		if at[strings.Join(path, pathSep)] {
 			out = append(append(out, params[last:s]...), "null"...)
 			last = e
@@ -479,7 +540,7 @@ func (cp *carryPlan) tailSites(seq uint64, tail []byte) []hostSite {
 		return nil
 	}
 	var sites []hostSite
-	walkLeaves(tail, len(pre), []string{"result"}, func(_ []string, s, e int) {
+	walkLeaves(tail, len(pre), []string{"result"}, false, func(_ []string, s, e int) {
 		if k, _, ok := valueKey(tail[s:e]); ok && keys[k] {
 			sites = append(sites, hostSite{s, e, k})
 		}
