@@ -30,7 +30,10 @@ import (
 // the request matched to the recorded one, the same occurrence of a
 // notification), and before a later host frame (a request, a notification
 // or an answer to the plugin) is written, puts the live value where the
-// recorded one was, reframing a header-framed body. Result.Carried lists
+// recorded one was, reframing a header-framed body. A live frame that
+// still holds the recorded value somewhere (a tool's name in a list the
+// plugin ordered otherwise) teaches nothing: the plugin did not choose it
+// anew. Result.Carried lists
 // what it learned that differs, for the comparison (Uncarry) and the
 // notes.
 
@@ -578,7 +581,10 @@ func (r *runner) learnFrom(seq uint64, raw []byte, liveSeq uint64) {
 		if r.carry.learned == nil {
 			r.carry.learned = map[string][]byte{}
 		}
-		if string(tok) == site.token {
+		// The same value, or one the plugin still says elsewhere in the
+		// frame (a name in a list it ordered otherwise): not one it chose
+		// anew, so nothing is carried.
+		if string(tok) == site.token || bytes.Contains(body, []byte(site.token)) {
 			delete(r.carry.learned, site.key)
 			return
 		}

@@ -110,6 +110,20 @@ func TestCarriedValuesGoBack(t *testing.T) {
 		},
 		wantKept: []string{"open:result.handle"},
 	}, {
+		name: "a name from a list the plugin ordered otherwise is not a new value",
+		rec: []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"longRunning"},{"name":"getTinyImage"}]}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"getTinyImage"}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+			"eof",
+		},
+		live: map[string]string{`[{"name":"longRunning"},{"name":"getTinyImage"}]`: `[{"name":"getTinyImage"},{"name":"longRunning"}]`},
+		wantHost: []string{
+			`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"getTinyImage"}}`,
+		},
+	}, {
 		name: "a value the host said first is the host's",
 		rec: []string{
 			`> {"jsonrpc":"2.0","id":1,"method":"open","params":{"uri":"file:///work/notes.txt"}}`,
