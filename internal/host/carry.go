@@ -429,7 +429,11 @@ func planCarry(recorded []frame.Frame, msgs []parsed, rd Reading) *carryPlan {
 	// The values at the places, in the plugin's frames, and where the
 	// host sends them back.
 	cp := &carryPlan{sources: map[uint64][]carrySite{}, occ: map[string][]uint64{}, host: map[uint64][]hostSite{}, blind: map[uint64]string{}}
-	carried := map[string]bool{}
+	// carried are the values carried so far; a short one (a rule's) goes
+	// back only under a member of the name it had where the plugin said
+	// it (a token as a token), as the same small number or word stands
+	// for other things in other places (a line, a version).
+	carried := map[string]map[string]bool{} // value → nil (long), or the names it had
 	hostSaid = map[string]bool{}
 	count := map[string]int{} // frames of each cause so far
 	for _, cf := range frames {
@@ -439,13 +443,17 @@ func planCarry(recorded []frame.Frame, msgs []parsed, rd Reading) *carryPlan {
 			count[cf.cause]++
 		}
 		if f.Dir == frame.In {
-			values(body, func(s, e int) {
+			leaves(body, func(path []string, s, e int) {
 				k, _, ok := appendKey(key[:0], body[s:e])
 				key = k
+				if !ok {
+					return
+				}
+				names, isCarried := carried[string(k)]
 				switch {
-				case !ok:
-				case carried[string(k)]:
+				case isCarried && (names == nil || names[lastName(path)]):
 					cp.host[f.Seq] = append(cp.host[f.Seq], hostSite{s, e, string(k)})
+				case isCarried:
 				case !hostSaid[string(k)]:
 					hostSaid[string(k)] = true
 				}
@@ -466,8 +474,17 @@ func planCarry(recorded []frame.Frame, msgs []parsed, rd Reading) *carryPlan {
 				return
 			}
 			sites = append(sites, carrySite{path: joined, key: k, token: string(body[s:e]), place: placeOf(cf.method, path)})
-			if !hostSaid[k] {
-				carried[k] = true
+			if hostSaid[k] {
+				return
+			}
+			if _, long, _ := valueKey(body[s:e]); long {
+				carried[k] = nil
+			} else if names, seen := carried[k]; !seen || names != nil {
+				if names == nil {
+					names = map[string]bool{}
+				}
+				names[lastName(path)] = true
+				carried[k] = names
 			}
 		})
 		if len(sites) == 0 {
@@ -490,6 +507,16 @@ func planCarry(recorded []frame.Frame, msgs []parsed, rd Reading) *carryPlan {
 		return nil
 	}
 	return cp
+}
+
+// lastName is the last member name of a path ("" for none).
+func lastName(path []string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if !strings.HasPrefix(path[i], "[") {
+			return path[i]
+		}
+	}
+	return ""
 }
 
 // blindKey is the params key (see paramsKey) of a request's params with

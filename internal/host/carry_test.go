@@ -110,6 +110,26 @@ func TestCarriedValuesGoBack(t *testing.T) {
 		},
 		wantKept: []string{"open:result.handle"},
 	}, {
+		name: "a short value a rule names goes back only under its own name",
+		rec: []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"initialize"}`,
+			`< {"jsonrpc":"2.0","id":"c","method":"progress/create","params":{"token":1}}`,
+			`> {"jsonrpc":"2.0","id":"c","result":null}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+			`> {"jsonrpc":"2.0","method":"progress/cancel","params":{"token":1,"version":1}}`,
+			"eof",
+		},
+		live: map[string]string{`"token":1`: `"token":5`},
+		rd: Reading{Carry: func(method string, path []string) bool {
+			return method == "progress/create" && slices.Equal(path, []string{"params", "token"})
+		}},
+		wantHost: []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize"}`,
+			`{"jsonrpc":"2.0","id":"c","result":null}`,
+			`{"jsonrpc":"2.0","method":"progress/cancel","params":{"token":5,"version":1}}`,
+		},
+		wantKept: []string{"progress/create:params.token"},
+	}, {
 		name: "a name from a list the plugin ordered otherwise is not a new value",
 		rec: []string{
 			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
