@@ -50,6 +50,7 @@ type replayValues struct {
 	pinClock                    bool
 	pinClockSet                 int // times --pin-clock was given
 	freshDirs                   cli.StringSlice
+	setEnv                      cli.StringSlice
 	cwd                         string
 }
 
@@ -64,6 +65,7 @@ func (v *replayValues) flags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-gap", Destination: &v.maxGap, Value: 2 * time.Second, Usage: "clamp each paced gap to this"},
 		&cli.BoolFlag{Name: "pin-clock", Destination: &v.pinClock, Count: &v.pinClockSet, Usage: "pin the plugin's clock as recorded (the default when the tape was recorded with --pin-clock); --pin-clock=false runs it on the real clock; on a tape recorded without it, pins the clock to the recorded start"},
 		&cli.StringSliceFlag{Name: "fresh-dir", Destination: &v.freshDirs, Usage: "set the variable `NAME` to a new, empty folder for each run, removed after it: the data folder a plugin takes from NAME (say COSMICA_HOME), so that a pinned replay's file names collide with nothing the recording left (repeatable)"},
+		&cli.StringSliceFlag{Name: "env", Destination: &v.setEnv, Usage: "set `NAME=VALUE` for the plugin, over what the recording kept (record --env) and over ours (repeatable)"},
 	)
 }
 
@@ -82,6 +84,11 @@ func (v *replayValues) options(argv, environ []string, storeDir string, redactKe
 	if err != nil {
 		return nil, err
 	}
+	for _, kv := range v.setEnv.Value() {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsAny(k, " \t\n\x00") {
+			return nil, fmt.Errorf("--env %q: want NAME=VALUE, such as --env MEMORY_FILE_PATH=/tmp/memory.json", kv)
+		}
+	}
 	o := &playback.Options{
 		Command:       argv,
 		Dir:           v.cwd,
@@ -98,6 +105,7 @@ func (v *replayValues) options(argv, environ []string, storeDir string, redactKe
 		StoreDir:      storeDir,
 		RedactKey:     redactKey,
 		FreshDirs:     v.freshDirs.Value(),
+		SetEnv:        v.setEnv.Value(),
 	}
 	if v.verbose {
 		o.AlwaysDrift = true
