@@ -20,6 +20,12 @@
 // and a request given up on is not waited for again. Stray output and
 // stderr cause nothing: the host ignores them.
 //
+// A value the plugin chose itself (a task id, a cursor, a progress token)
+// that the host sends back is carried: the live value goes where the
+// recording has the recorded one, in host frames and answers alike (see
+// carry.go). The plugin's chatter (Reading.Chatter: reports on its own
+// work whose number depends on timing) is not waited for.
+//
 // It takes frames, never a database, and never sleeps for a fixed time:
 // every wait ends on an event or a bound.
 package host
