@@ -6,10 +6,12 @@ package playback
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
 	"github.com/tapedeck/tapedeck/internal/filter"
+	"github.com/tapedeck/tapedeck/internal/host"
 	"github.com/tapedeck/tapedeck/internal/jsonpath"
 	"github.com/tapedeck/tapedeck/internal/note"
 )
@@ -71,7 +73,7 @@ func ignoreFunc(rules []jsonpath.Rule) func(string, []string) bool {
 func (o *Outcome) compareFiltered(filters *filter.Set, recorded, live []frame.Frame) {
 	o.filters = filters
 	stderr := o.DiffOptions.CompareStderr
-	o.Diff = diff.Frames(filters.Frames(recorded, stderr, true), filters.Frames(live, stderr, true), o.DiffOptions)
+	o.Diff = o.timing().diff(filters.Frames(recorded, stderr, true), filters.Frames(live, stderr, true), o.DiffOptions)
 	if n := filters.Note(); n != "" {
 		o.Notes = append(o.Notes, note.Text(n))
 	}
@@ -86,8 +88,54 @@ func (o *Outcome) Filtered(frames []frame.Frame) []frame.Frame {
 }
 
 // Recompare compares other recorded frames (a shrunk candidate's, say)
-// with o's live run, under the same options and filters as o (counting
-// nothing). o itself is left as it is.
+// with o's live run, under the same options, filters and profile timing
+// as o (counting nothing). o itself is left as it is.
 func (o *Outcome) Recompare(recorded []frame.Frame) diff.Result {
-	return diff.Frames(o.Filtered(recorded), o.Filtered(o.Live()), o.DiffOptions)
+	live := o.Compared()
+	res := o.timing().diff(o.Filtered(recorded), o.Filtered(live), o.DiffOptions)
+	res, _ = o.timing().relax(res, recorded, live, nil)
+	return res
+}
+
+// Compared is what the plugin said this time as it is compared with the
+// recording: each value it chose itself put back to the recorded one
+// (host.Uncarry), its frames of independent streams in the recorded order
+// of their streams (see timing.arrange). Live itself when neither applies.
+func (o *Outcome) Compared() []frame.Frame {
+	live, _ := o.comparedMoved()
+	return live
+}
+
+// comparedMoved is Compared, and how many of the plugin's frames it put
+// in another place.
+func (o *Outcome) comparedMoved() ([]frame.Frame, int) {
+	if o.Run == nil {
+		return o.Live(), 0
+	}
+	live := host.Uncarry(o.Run.Live, o.Run.Carried)
+	if o.prepared == nil {
+		return live, 0
+	}
+	return o.prepared.timing.arrange(o.Recording.Frames, live)
+}
+
+// carriedNote says which values the plugin chose itself came back other
+// than recorded, by place; "" for none.
+func carriedNote(carried []host.Carried) string {
+	if len(carried) == 0 {
+		return ""
+	}
+	var places []string
+	n := map[string]int{}
+	for _, c := range carried {
+		if n[c.Place] == 0 {
+			places = append(places, c.Place)
+		}
+		n[c.Place]++
+	}
+	parts := make([]string, len(places))
+	for i, pl := range places {
+		parts[i] = fmt.Sprintf("%s ×%d", pl, n[pl])
+	}
+	return fmt.Sprintf("carried %d values the plugin chose itself (the live one sent back and compared as the recorded one): %s", len(carried), strings.Join(parts, ", "))
 }

@@ -10,7 +10,11 @@
 // noise inside strings) of the options and of tapedeck.json beside a tape,
 // and returns an Outcome: the live run, its differences, the notes and,
 // when it differs, the drift of the plugin's surroundings since the
-// recording. Compare does the same for two recordings without running
+// recording. Values the plugin chose itself are carried back (the
+// profile's carry rules and tapedeck.json's), and what the host profile
+// leaves to timing (the order of independent streams, the number of
+// reports on the plugin's own work) is a note, not a difference
+// (timing.go). Compare does the same for two recordings without running
 // anything. Suite and RunTape replay many tapes at once, as tapedeck test
 // and package tapetest do.
 //

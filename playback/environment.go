@@ -50,14 +50,47 @@ type runEnv struct {
 
 // prepareEnv makes the environment of a replay of rec: opt.Env (nil:
 // ours), the recording's variables (see environment; those it may not
-// set are reported in notes, one line each, and skipped), a new empty folder for each variable of
-// opt.FreshDirs, and the pinned clock. Close undoes it.
-func prepareEnv(rec *Recording, opt *Options) (*runEnv, error) {
+// set are reported in notes, one line each, and skipped), opt.SetEnv over
+// them, a new empty folder for each variable of opt.FreshDirs, and the
+// pinned clock. A variable that keep (tapedeck.json's "env") names, or
+// that the recording holds redacted, and that the replay could not take
+// from the recording is said in a note: which, and whether the caller's
+// value or none stood in. Close undoes it.
+func prepareEnv(rec *Recording, opt *Options, keep []string) (*runEnv, error) {
 	e := &runEnv{}
-	var ignored []string
-	e.env, e.added, ignored = environment(rec, opt.Env)
+	var ignored, redacted []string
+	e.env, e.added, ignored, redacted = environment(rec, opt.Env)
 	for _, k := range ignored {
 		e.notes = append(e.notes, note.Textf("the recording's environment sets %s: not applied (a replay applies only variables named [A-Za-z_][A-Za-z0-9_]*, without NUL, that do not change how programs are loaded)", k))
+	}
+	set := map[string]bool{}
+	for _, kv := range opt.SetEnv {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !envName.MatchString(k) {
+			e.Close()
+			return nil, fmt.Errorf("--env %q: want NAME=VALUE", kv)
+		}
+		set[k] = true
+		e.env = setEnv(e.env, k, v)
+		e.added = append(e.added, kv)
+	}
+	without := func(name, why string) {
+		if set[name] {
+			return
+		}
+		stood := "without it"
+		if v, ok := lookupEnv(e.env, name); ok {
+			stood = fmt.Sprintf("with the caller's (%d bytes)", len(v))
+		}
+		e.notes = append(e.notes, note.Textf("ran without the recorded %s (%s): it ran %s; give it with --env %s=VALUE", name, why, stood, name))
+	}
+	for _, k := range redacted {
+		without(k, "the recording holds it redacted")
+	}
+	for _, k := range keep {
+		if _, ok := rec.Meta.Env[k]; !ok {
+			without(k, "tapedeck.json's env lists it, but the recording has none: record it again where tapedeck.json is, or with --env "+k)
+		}
 	}
 	for _, name := range opt.FreshDirs {
 		if !envName.MatchString(name) || name == "PATH" || strings.HasPrefix(name, "TAPEDECK_") || name == "NODE_OPTIONS" || name == "PYTHONPATH" {
@@ -112,6 +145,17 @@ func setEnv(env []string, key, value string) []string {
 		}
 	}
 	return append(out, key+"="+value)
+}
+
+// lookupEnv is the value of key in env (the last setting wins, as for a
+// process's environment).
+func lookupEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, _ := strings.Cut(env[i], "="); k == key {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // spellKey quotes a tape's variable name for a note, at most 64 bytes of it.

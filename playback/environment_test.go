@@ -29,7 +29,7 @@ func TestTapeEnvironmentIsChecked(t *testing.T) {
 		"PATH":                   "/tmp/evil",
 		"MEMORY_FILE_PATH":       "/data/memory.json",
 	}}}
-	e, err := prepareEnv(rec, &Options{Env: []string{"HOME=/h"}})
+	e, err := prepareEnv(rec, &Options{Env: []string{"HOME=/h"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestTapeEnvironmentIsChecked(t *testing.T) {
 func TestFreshDirs(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	rec := &Recording{Name: "t.jsonl", Meta: &frame.Session{}}
-	e, err := prepareEnv(rec, &Options{Env: []string{"STAMP_HOME=/recorded"}, FreshDirs: []string{"STAMP_HOME"}})
+	e, err := prepareEnv(rec, &Options{Env: []string{"STAMP_HOME=/recorded"}, FreshDirs: []string{"STAMP_HOME"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +74,54 @@ func TestFreshDirs(t *testing.T) {
 		t.Errorf("Close left %s", dir)
 	}
 	for _, bad := range []string{"A-B", "", "PATH", "TAPEDECK_CLOCK_SEED", "X=Y"} {
-		if _, err := prepareEnv(rec, &Options{FreshDirs: []string{bad}}); err == nil || !strings.Contains(err.Error(), "--fresh-dir") {
+		if _, err := prepareEnv(rec, &Options{FreshDirs: []string{bad}}, nil); err == nil || !strings.Contains(err.Error(), "--fresh-dir") {
 			t.Errorf("--fresh-dir %q: %v, want refused", bad, err)
 		}
 	}
 	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
 		t.Errorf("left %v", left)
+	}
+}
+
+// TestTheEnvironmentTravels: --env NAME=VALUE sets a variable over the
+// recorded one; a recorded value that is redacted is not applied, and a
+// variable tapedeck.json lists that the recording lacks is said in a note
+// with what stood in (the caller's value, or none).
+func TestTheEnvironmentTravels(t *testing.T) {
+	rec := &Recording{Name: "t.jsonl", Meta: &frame.Session{Env: map[string]string{
+		"MEMORY_FILE_PATH": "/recorded/memory.jsonl",
+		"API_KEY":          "«redacted:0123456789ab»",
+		"OVERRIDDEN":       "recorded",
+	}}}
+	e, err := prepareEnv(rec, &Options{Env: []string{"HOME=/h", "API_KEY=mine", "ALLOWED_DIR=/caller"}, SetEnv: []string{"OVERRIDDEN=given"}}, []string{"ALLOWED_DIR", "NOT_ANYWHERE", "MEMORY_FILE_PATH"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	env := map[string]string{}
+	for _, kv := range e.env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for k, want := range map[string]string{"MEMORY_FILE_PATH": "/recorded/memory.jsonl", "API_KEY": "mine", "OVERRIDDEN": "given", "ALLOWED_DIR": "/caller"} {
+		if env[k] != want {
+			t.Errorf("%s=%q, want %q", k, env[k], want)
+		}
+	}
+	notes := strings.Join(note.Strings(e.notes), "\n")
+	for _, want := range []string{
+		"ran without the recorded API_KEY (the recording holds it redacted): it ran with the caller's (4 bytes)",
+		"ran without the recorded ALLOWED_DIR (tapedeck.json's env lists it, but the recording has none",
+		"ran without the recorded NOT_ANYWHERE (tapedeck.json's env lists it, but the recording has none: record it again where tapedeck.json is, or with --env NOT_ANYWHERE): it ran without it",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes\n%s\nlack %q", notes, want)
+		}
+	}
+	if strings.Contains(notes, "MEMORY_FILE_PATH") || strings.Contains(notes, "OVERRIDDEN") || len(e.notes) != 3 {
+		t.Errorf("notes\n%s\nwant exactly the three", notes)
+	}
+	if _, err := prepareEnv(rec, &Options{SetEnv: []string{"NOEQUALS"}}, nil); err == nil || !strings.Contains(err.Error(), "--env") {
+		t.Errorf("--env NOEQUALS: %v", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/jsonpath"
 	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/internal/profile"
+	"github.com/tapedeck/tapedeck/internal/redact"
 	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
@@ -38,6 +39,9 @@ type Options struct {
 	// variables recorded with the session (those its host profile holds
 	// to belong to it, and those record --env kept) are added to it.
 	Env []string
+	// SetEnv are NAME=VALUE settings over the recording's variables
+	// (replay --env).
+	SetEnv []string
 
 	// Ignore are METHOD:PATH rules left out when comparing, beside those
 	// of the tapedeck.json next to a tape.
@@ -219,6 +223,13 @@ type prepared struct {
 	// profile is the recording's host profile: its grace periods, its
 	// panels.
 	profile profile.Profile
+	// reading is what the engine is told beyond the recording: the carry
+	// rules of the profile and of tapedeck.json, the profile's chatter.
+	reading host.Reading
+	// timing is what the comparison does not hold the plugin to (the
+	// profile's), and keepEnv the variables tapedeck.json lists.
+	timing  timing
+	keepEnv []string
 }
 
 // prepare works out what replays of rec under opt (nil: the defaults)
@@ -242,6 +253,19 @@ func prepare(rec *Recording, opt *Options) (*prepared, *Outcome) {
 	if p.filters, err = filter.Compile(opt.Filters, cfg, cfgPath); err != nil {
 		return failed(err)
 	}
+	carry, err := filter.CarryRules(cfg.Carry, cfgPath)
+	if err != nil {
+		return failed(err)
+	}
+	more, err := filter.CarryRules(p.profile.Carried(), "the "+p.profile.Name()+" profile")
+	if err != nil {
+		return failed(err)
+	}
+	if p.timing, err = timingOf(p.profile); err != nil {
+		return failed(err)
+	}
+	p.reading = host.Reading{Carry: ignoreFunc(append(carry, more...)), Chatter: p.timing.chatterFunc()}
+	p.keepEnv = cfg.Env
 	if p.cmd, p.dir, p.notes, err = command(rec, opt.Command, opt.Dir); err != nil {
 		return failed(err)
 	}
@@ -263,7 +287,7 @@ func (p *prepared) with(opt *Options) *prepared {
 }
 
 // keepPlan reads the recording once for all of p's further runs.
-func (p *prepared) keepPlan() { p.plan = host.NewPlan(p.rec.Frames) }
+func (p *prepared) keepPlan() { p.plan = host.NewPlan(p.rec.Frames, p.reading) }
 
 // run replays the recording once and compares. With compare false it
 // stops once the live run is redacted: no comparison with the recording
@@ -272,7 +296,7 @@ func (p *prepared) keepPlan() { p.plan = host.NewPlan(p.rec.Frames) }
 func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 	rec, opt := p.rec, p.opt
 	o := &Outcome{Recording: rec, ConfigPath: p.cfgPath, Notes: slices.Clone(p.notes), prepared: p}
-	re, err := prepareEnv(rec, opt)
+	re, err := prepareEnv(rec, opt, p.keepEnv)
 	if err != nil {
 		o.Err = err
 		return o
@@ -302,6 +326,7 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 		MaxGap:      opt.MaxGap,
 		Delivering:  re.delivering(),
 		Grace:       p.profile.Grace(),
+		Reading:     p.reading,
 	}
 	ro.Framing, _ = wire.Parse(rec.Meta.Framing)
 	if p.plan != nil {
@@ -331,7 +356,15 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 		Pair:          func(seq uint64) (uint64, bool) { r, ok := pairs[seq]; return r, ok },
 		Panel:         p.profile.PanelMethod(),
 	}
-	o.compareFiltered(p.filters, rec.Frames, o.Run.Live)
+	live, moved := o.comparedMoved()
+	o.compareFiltered(p.filters, rec.Frames, live)
+	o.Diff, o.Notes = p.timing.relax(o.Diff, rec.Frames, live, o.Notes)
+	if n := p.timing.arrangedNote(moved); n != "" {
+		o.Notes = append(o.Notes, note.Text(n))
+	}
+	if n := carriedNote(o.Run.Carried); n != "" {
+		o.Notes = append(o.Notes, note.Text(n))
+	}
 	o.takeFingerprint = fingerprint.Options{Command: p.cmd, Dir: p.dir, Env: env, DataDirs: re.fresh}
 	if rec.Meta.Fingerprint != nil && (!o.Same() || opt.AlwaysDrift) {
 		live, err := fingerprint.Take(ctx, o.takeFingerprint)
@@ -428,8 +461,9 @@ func command(rec *Recording, argv []string, cwd string) (cmd []string, dir strin
 // and those record --env kept). A tape is a file anyone can write: a name
 // that is not a variable's, one that changes how programs are loaded
 // (unsafeEnv), or a value holding NUL is never applied, and ignored spells
-// each, quoted.
-func environment(rec *Recording, base []string) (env, added, ignored []string) {
+// each, quoted. A value redacted (it holds a redaction placeholder) is not
+// the recorded one: it is not applied either, and redacted names it.
+func environment(rec *Recording, base []string) (env, added, ignored, redacted []string) {
 	env = base
 	if env == nil {
 		env = os.Environ()
@@ -446,11 +480,13 @@ func environment(rec *Recording, base []string) (env, added, ignored []string) {
 			ignored = append(ignored, spellKey(k))
 		case strings.ContainsRune(v, 0):
 			ignored = append(ignored, spellKey(k)+" to a value holding NUL")
+		case redact.Mask(v) != v:
+			redacted = append(redacted, k)
 		default:
 			added = append(added, k+"="+v)
 		}
 	}
-	return append(env[:len(env):len(env)], added...), added, ignored
+	return append(env[:len(env):len(env)], added...), added, ignored, redacted
 }
 
 // clockFor is the clock a replay pins: the recording's, unless pin says

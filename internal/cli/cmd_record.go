@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/internal/capture"
+	"github.com/tapedeck/tapedeck/internal/filter"
 	"github.com/tapedeck/tapedeck/internal/present"
 	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/screen"
@@ -44,7 +45,7 @@ func (e *env) recordCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-fingerprint", Usage: "do not store the environment fingerprint (OS, interpreter, manifest, SHA-256 of the plugin's files)"},
 			&cli.StringFlag{Name: "profile", Usage: "the host the session belongs to: " + strings.Join(profile.Names(), ", ") + " (default: found from the host's first request)"},
 			&cli.StringFlag{Name: "framing", Usage: "how stdin and stdout are framed: lines or headers (Content-Length, as language servers speak; default: found from the first bytes, or the profile's)"},
-			&cli.StringSliceFlag{Name: "env", Usage: "keep environment variable `NAME` with the session; a replay sets it again (repeatable)"},
+			&cli.StringSliceFlag{Name: "env", Usage: "keep environment variable `NAME` with the session; a replay sets it again (repeatable; the \"env\" list of tapedeck.json in the current folder is kept too)"},
 		},
 		Action: func(c *cli.Context) error { return e.record(c, red) },
 	}
@@ -56,6 +57,14 @@ func (e *env) record(c *cli.Context, red *redactValues) error {
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
 		return fail(2, "record: no command given: tapedeck record -- COMMAND [ARGS…]")
+	}
+	// The variables to keep: --env's, and those the tapedeck.json of the
+	// folder it runs in lists (where the tapes and their rules are kept).
+	keepEnv := c.StringSlice("env")
+	if more, err := filter.ConfigEnv("."); err != nil {
+		return fail(2, "record: %v", err)
+	} else {
+		keepEnv = append(keepEnv, more...)
 	}
 	opt := &capture.Options{
 		Command:       argv,
@@ -71,7 +80,7 @@ func (e *env) record(c *cli.Context, red *redactValues) error {
 		Env:           e.environ,
 		Profile:       c.String("profile"),
 		Framing:       c.String("framing"),
-		KeepEnv:       c.StringSlice("env"),
+		KeepEnv:       keepEnv,
 		Stdin:         e.stdin,
 		Stdout:        e.stdout,
 		Stderr:        e.stderr,

@@ -50,6 +50,7 @@ type replayValues struct {
 	pinClock                    bool
 	pinClockSet                 int // times --pin-clock was given
 	freshDirs                   cli.StringSlice
+	setEnv                      settings
 	cwd                         string
 }
 
@@ -64,6 +65,7 @@ func (v *replayValues) flags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-gap", Destination: &v.maxGap, Value: 2 * time.Second, Usage: "clamp each paced gap to this"},
 		&cli.BoolFlag{Name: "pin-clock", Destination: &v.pinClock, Count: &v.pinClockSet, Usage: "pin the plugin's clock as recorded (the default when the tape was recorded with --pin-clock); --pin-clock=false runs it on the real clock; on a tape recorded without it, pins the clock to the recorded start"},
 		&cli.StringSliceFlag{Name: "fresh-dir", Destination: &v.freshDirs, Usage: "set the variable `NAME` to a new, empty folder for each run, removed after it: the data folder a plugin takes from NAME (say COSMICA_HOME), so that a pinned replay's file names collide with nothing the recording left (repeatable)"},
+		&cli.GenericFlag{Name: "env", Value: &v.setEnv, Usage: "set `NAME=VALUE` for the plugin, over what the recording kept (record --env) and over ours (repeatable; the value is taken whole, commas and all)"},
 	)
 }
 
@@ -82,6 +84,11 @@ func (v *replayValues) options(argv, environ []string, storeDir string, redactKe
 	if err != nil {
 		return nil, err
 	}
+	for _, kv := range v.setEnv {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsAny(k, " \t\n\x00") {
+			return nil, fmt.Errorf("--env %q: want NAME=VALUE, such as --env MEMORY_FILE_PATH=/tmp/memory.json", kv)
+		}
+	}
 	o := &playback.Options{
 		Command:       argv,
 		Dir:           v.cwd,
@@ -98,6 +105,7 @@ func (v *replayValues) options(argv, environ []string, storeDir string, redactKe
 		StoreDir:      storeDir,
 		RedactKey:     redactKey,
 		FreshDirs:     v.freshDirs.Value(),
+		SetEnv:        v.setEnv,
 	}
 	if v.verbose {
 		o.AlwaysDrift = true
@@ -134,3 +142,14 @@ func parsePace(s string) (float64, error) {
 // replay leaves its core idle while its plugin starts and between its
 // turns (on 2 cores, -j 3 made 8–18 % more replays a minute than -j 2).
 func runsAtOnce() int { return runtime.NumCPU() + 1 }
+
+// settings are the values of a repeatable flag taken whole: unlike a
+// string slice flag's, a value is never split at its commas (a variable's
+// value may hold some).
+type settings []string
+
+// Set implements cli.Generic.
+func (s *settings) Set(v string) error { *s = append(*s, v); return nil }
+
+// String implements cli.Generic.
+func (s *settings) String() string { return strings.Join(*s, " ") }

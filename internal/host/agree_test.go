@@ -40,7 +40,7 @@ func checkAgreement(t *testing.T, a, b []byte) {
 	if m.Kind != message.Request || message.Parse(recorded[0].Raw).Kind != message.Request {
 		t.Fatalf("%q or %q makes no request", recorded[0].Raw, live[0].Raw)
 	}
-	c, differs := makePlan(recorded).match(m.ID, m.Method, m.Params, nil)
+	c, differs := makePlan(recorded, Reading{}).match(m.ID, m.Method, m.Params, nil)
 	if c == nil {
 		t.Fatalf("params %q: the recorded call was not taken at all", b)
 	}

@@ -61,3 +61,22 @@ func BenchmarkReplay10k(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1000, "µs/frame")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*n)/1000, "cpu-µs/frame")
 }
+
+// BenchmarkPlanCarry10k times what finding the values carried back adds
+// to reading a 10,000-frame recording: the plan without it
+// (plan=without) and with it (plan=with), in one run.
+func BenchmarkPlanCarry10k(b *testing.B) {
+	rec := echoRecording(10000)
+	b.Run("plan=with", func(b *testing.B) {
+		for range b.N {
+			makePlan(rec, Reading{})
+		}
+	})
+	b.Run("carry-alone", func(b *testing.B) {
+		msgs := parseAll(rec)
+		b.ResetTimer()
+		for range b.N {
+			planCarry(rec, msgs, Reading{})
+		}
+	})
+}

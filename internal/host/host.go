@@ -20,6 +20,12 @@
 // and a request given up on is not waited for again. Stray output and
 // stderr cause nothing: the host ignores them.
 //
+// A value the plugin chose itself (a task id, a cursor, a progress token)
+// that the host sends back is carried: the live value goes where the
+// recording has the recorded one, in host frames and answers alike (see
+// carry.go). The plugin's chatter (Reading.Chatter: reports on its own
+// work whose number depends on timing) is not waited for.
+//
 // It takes frames, never a database, and never sleeps for a fixed time:
 // every wait ends on an event or a bound.
 package host
@@ -109,6 +115,10 @@ type Options struct {
 	// wire): what the replay writes, and how it cuts what the plugin says.
 	// The zero value is newline framing.
 	Framing wire.Framing
+	// Reading is what Run's plan is told beyond the recording: the places
+	// of values the plugin chooses itself, its chatter. A Plan has its own
+	// (NewPlan), and Plan.Run does not read this one.
+	Reading Reading
 }
 
 func (o *Options) defaults() {
@@ -168,6 +178,11 @@ type Result struct {
 	// Survivors are processes the plugin started that outlived the
 	// replay's end of them (a note names them).
 	Survivors []int
+	// Carried are the values the plugin chose itself that came back other
+	// than recorded, in the order they came: the host sent each live one
+	// where the recording had the recorded one (see carry.go), and the
+	// comparison takes the one for the other (Uncarry).
+	Carried []Carried
 }
 
 // GaveUp is a host step sent once its wait was given up on.
@@ -263,6 +278,8 @@ type runner struct {
 	// pending is what the steps wrote since the main loop last waited:
 	// consecutive host frames go to the plugin in one write.
 	pending []byte
+	// carry is what this replay learned of the values carried back.
+	carry carryState
 
 	// When the plugin's stdout is a pipe (an *os.File), the main loop
 	// reads it itself, waiting in the read with a deadline (no hand-over
@@ -316,7 +333,7 @@ func Run(ctx context.Context, recorded []frame.Frame, opts Options) (*Result, er
 	}
 	// The plan is made while the plugin starts.
 	plans := make(chan *plan, 1)
-	go func() { plans <- makePlan(recorded) }()
+	go func() { plans <- makePlan(recorded, opts.Reading) }()
 	p, err := start(opts)
 	pl := <-plans
 	if err != nil {
@@ -330,9 +347,9 @@ func Run(ctx context.Context, recorded []frame.Frame, opts Options) (*Result, er
 // same recording (replay --runs) skips reading it again.
 type Plan struct{ p *plan }
 
-// NewPlan reads recorded for replays of it; recorded must not change
-// while the plan is in use.
-func NewPlan(recorded []frame.Frame) *Plan { return &Plan{makePlan(recorded)} }
+// NewPlan reads recorded, as rd says, for replays of it; recorded must not
+// change while the plan is in use.
+func NewPlan(recorded []frame.Frame, rd Reading) *Plan { return &Plan{makePlan(recorded, rd)} }
 
 // Run is Run of the plan's recording.
 func (pl *Plan) Run(ctx context.Context, opts Options) (*Result, error) {
@@ -522,11 +539,11 @@ func (r *runner) play(ctx context.Context) error {
 	for i := range r.plan.steps {
 		st := &r.plan.steps[i]
 		r.require(st.causes)
-		if st.kind == sendAnswer && st.call.lost && !st.call.used {
-			// A wait gave up on the request this answers: it is not
-			// waited for again (it is answered if it comes), and what the
-			// plugin said before this answer is waited for by the next
-			// step.
+		if st.kind == sendAnswer && !st.call.used && (st.call.lost || r.plan.isChatter(st.call.method)) {
+			// A wait gave up on the request this answers, or it is
+			// chatter, whose number depends on timing: it is not waited
+			// for (it is answered if it comes), and what the plugin said
+			// before this answer is waited for by the next step.
 			st.call.late = true
 			continue
 		}
@@ -988,10 +1005,16 @@ func (r *runner) perform(st *step) {
 		if head == nil && r.plan.script && r.opts.Framing == wire.Headers {
 			head = wire.HeadFor(len(st.frame.Raw)) // a script line has no head of its own
 		}
-		data := wire.Append(make([]byte, 0, len(head)+len(st.frame.Raw)+1), head, st.frame.Raw, !st.frame.NoEOL)
+		raw := st.frame.Raw
+		if r.plan.carry != nil {
+			if raw = r.rewrite(raw, r.plan.carry.host[st.frame.Seq]); len(raw) != len(st.frame.Raw) {
+				head = wire.Reframe(head, len(raw))
+			}
+		}
+		data := wire.Append(make([]byte, 0, len(head)+len(raw)+1), head, raw, !st.frame.NoEOL)
 		r.delivering(st.frame)
 		r.write(data)
-		f := frame.Frame{Dir: frame.In, Raw: st.frame.Raw, NoEOL: st.frame.NoEOL, Cut: st.frame.Cut}
+		f := frame.Frame{Dir: frame.In, Raw: raw, NoEOL: st.frame.NoEOL, Cut: st.frame.Cut}
 		f.SetHead(head)
 		r.add(f)
 		r.res.Sent[r.seq] = st.frame.Seq
@@ -1048,15 +1071,27 @@ func (r *runner) handle(ev event) {
 			return
 		}
 		// Of a line its envelope says the cause, and of a request what
-		// answers it.
+		// answers it. A line that is not the recorded one may hold values
+		// the plugin chose itself (see carry.go).
+		carry := r.plan.carry != nil && same == nil
 		switch e := message.ReadEnvelope(ev.raw); e.Kind {
 		case message.Request:
 			r.saw("call " + string(e.Method))
-			r.answer(&e, !ev.unkept, same)
+			if c := r.answer(&e, !ev.unkept, same); c != nil && carry {
+				r.learnFrom(c.seq, ev.raw, r.seq)
+			}
 		case message.Notification:
-			r.saw("call " + string(e.Method))
+			cause := "call " + string(e.Method)
+			r.saw(cause)
+			if carry {
+				r.learn(cause, ev.raw, r.seq)
+			}
 		case message.Response, message.ErrorReply:
-			r.saw("reply " + message.IDKey(e.ID))
+			cause := "reply " + message.IDKey(e.ID)
+			r.saw(cause)
+			if carry {
+				r.learn(cause, ev.raw, r.seq)
+			}
 		}
 	case evEOF:
 		r.readers--
@@ -1121,20 +1156,31 @@ func (r *runner) expected(raw []byte, cut *frame.Cut) *expected {
 // place among the host frames, or at once when that place was given up on.
 // A request the recording has no call for gets an error at once. The
 // answer to a request that was not kept is not kept either.
-func (r *runner) answer(e *message.Envelope, kept bool, same *expected) {
+func (r *runner) answer(e *message.Envelope, kept bool, same *expected) *call {
 	method := string(e.Method)
 	c, differs := r.plan.match(e.ID, method, e.Params, same)
 	switch {
 	case c == nil && r.plan.script:
 		r.send(nil, r.plan.defaultAnswer(method, e.ID), kept)
-		return
+		return nil
+	case c == nil && r.plan.isChatter(method):
+		// One more report on the plugin's work than recorded: it gets
+		// the recorded answer of its method.
+		if like := r.plan.lastAnswered(method); like != nil {
+			r.send(like.answer, answerWith(like.tail, e.ID), kept)
+			return nil
+		}
+		fallthrough
 	case c == nil && !kept:
-		r.send(nil, unmatchedAnswer(method, e.ID), false)
-		return
+		r.send(nil, unmatchedAnswer(method, e.ID), kept)
+		if kept {
+			r.res.Unmatched = append(r.res.Unmatched, fmt.Sprintf("%s (replay seq %d)", method, r.seq))
+		}
+		return nil
 	case c == nil:
 		r.res.Unmatched = append(r.res.Unmatched, fmt.Sprintf("%s (replay seq %d)", method, r.seq))
 		r.send(nil, unmatchedAnswer(method, e.ID), true)
-		return
+		return nil
 	case differs && kept:
 		r.addNote(note.Note{Kind: note.Answered, Method: method, Seq: r.seq})
 	case differs:
@@ -1148,6 +1194,7 @@ func (r *runner) answer(e *message.Envelope, kept bool, same *expected) {
 	if c.late && c.answer != nil {
 		r.sendAnswer(c)
 	}
+	return c
 }
 
 // lateNotes says, once the replay is over, which recorded answers went out
@@ -1155,8 +1202,8 @@ func (r *runner) answer(e *message.Envelope, kept bool, same *expected) {
 func (r *runner) lateNotes() {
 	for i := range r.plan.steps {
 		st := &r.plan.steps[i]
-		if st.kind != sendAnswer || !st.call.late {
-			continue
+		if st.kind != sendAnswer || !st.call.late || r.plan.isChatter(st.call.method) {
+			continue // (chatter comes when it comes)
 		}
 		switch {
 		case r.plan.script && st.call.sent:
@@ -1175,7 +1222,11 @@ func (r *runner) lateNotes() {
 func (r *runner) sendAnswer(c *call) {
 	c.sent = true
 	r.delivering(c.answer)
-	if r.send(c.answer, answerWith(c.tail, c.liveID), !c.unkept) && !c.unkept {
+	tail := c.tail
+	if r.plan.carry != nil {
+		tail = r.rewrite(tail, r.plan.carry.tails[c.index])
+	}
+	if r.send(c.answer, answerWith(tail, c.liveID), !c.unkept) && !c.unkept {
 		r.res.Sent[r.seq] = c.answer.Seq
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -141,7 +142,32 @@ type plan struct {
 	// to (it grows past it only when the plugin says more), and answers
 	// the number of its host frames and answers, the size of Result.Sent.
 	frames, answers int
+	// carry is what the recording carries back (nil: nothing; see
+	// carry.go); chatter is Reading.Chatter.
+	carry   *carryPlan
+	chatter func(method string) bool
 }
+
+// Reading is what a plan is told of the plugin's messages beyond what the
+// recording shows: what the host profile knows of its protocol, and the
+// rules of tapedeck.json.
+type Reading struct {
+	// Carry names places of the plugin's messages that hold values the
+	// plugin chooses itself, beside those the plan finds (see carry.go):
+	// method is the message's (a response's, that of the request it
+	// answers), path the value's concrete segments ("params",
+	// "registrations", "[0]", "id"). Nil names none.
+	Carry func(method string, path []string) bool
+	// Chatter reports whether the plugin's messages of method are reports
+	// on its own work whose number and place depend on timing (progress,
+	// log lines): a replay does not wait for them, answers such a request
+	// of the plugin whenever it comes, and one more than recorded with the
+	// recorded answer of the same method. Nil: none is.
+	Chatter func(method string) bool
+}
+
+// isChatter reports whether the plugin's messages of method are chatter.
+func (p *plan) isChatter(method string) bool { return p.chatter != nil && p.chatter(method) }
 
 // expected is a recorded line of the plugin's stdout, classified.
 type expected struct {
@@ -265,8 +291,8 @@ func CauseOf(m *message.Message) (cause string, ok bool) {
 // whose answers are steps too, sent once the live plugin has made the
 // request. Pairing does not trust order: a host that pipes its input can
 // have an answer on the plugin's stdin before the plugin has even asked.
-func makePlan(recorded []frame.Frame) *plan {
-	p := &plan{calls: map[string][]*call{}, out: boundOf(recorded, frame.Out), err: boundOf(recorded, frame.Err), frames: len(recorded)}
+func makePlan(recorded []frame.Frame, rd Reading) *plan {
+	p := &plan{calls: map[string][]*call{}, out: boundOf(recorded, frame.Out), err: boundOf(recorded, frame.Err), frames: len(recorded), chatter: rd.Chatter}
 	replies := map[string][]*frame.Frame{} // host answers by id, in order
 	type req struct {
 		c  *call
@@ -378,7 +404,7 @@ func makePlan(recorded []frame.Frame) *plan {
 			}
 		case f.IsEvent():
 		case f.Dir == frame.Out:
-			if m := &msgs[i]; m.ok {
+			if m := &msgs[i]; m.ok && !(rd.Chatter != nil && (m.kind == message.Request || m.kind == message.Notification) && rd.Chatter(strings.TrimPrefix(m.cause, "call "))) {
 				pending = append(pending, m.cause) // within arena's capacity
 				lastAt = f.At
 			}
@@ -394,6 +420,7 @@ func makePlan(recorded []frame.Frame) *plan {
 		}
 	}
 	p.tail, p.tailTook = pending[:len(pending):len(pending)], tookFor(lastAt)
+	p.carry = planCarry(recorded, msgs, rd)
 	p.readAnswers()
 	return p
 }
@@ -486,7 +513,7 @@ func (p *plan) match(id json.RawMessage, method string, params json.RawMessage, 
 		if c.used {
 			continue
 		}
-		if c.params == want {
+		if c.params == want || known == nil && p.carry.sameBut(c.seq, params) {
 			c.used = true
 			return c, false
 		}
@@ -537,6 +564,14 @@ func (p *plan) readAnswers() {
 	for _, c := range p.all {
 		if c.answer != nil {
 			c.tail = answerTail(c.answer)
+			if p.carry != nil {
+				if sites := p.carry.tailSites(c.answer.Seq, c.tail); sites != nil {
+					if p.carry.tails == nil {
+						p.carry.tails = map[int32][]hostSite{}
+					}
+					p.carry.tails[c.index] = sites
+				}
+			}
 		}
 	}
 }
@@ -552,4 +587,16 @@ func unmatchedAnswer(method string, liveID json.RawMessage) []byte {
 	b.Write(msg)
 	b.WriteString(`}}`)
 	return b.Bytes()
+}
+
+// lastAnswered is the last recorded call of method that the host
+// answered, nil when none was.
+func (p *plan) lastAnswered(method string) *call {
+	cs := p.calls[method]
+	for i := len(cs) - 1; i >= 0; i-- {
+		if cs[i].answer != nil {
+			return cs[i]
+		}
+	}
+	return nil
 }

@@ -46,7 +46,7 @@ func TestPlanStepsAndAnswers(t *testing.T) {
 		`signal SIGTERM`,
 		"eof",
 	)
-	p := makePlan(rec)
+	p := makePlan(rec, Reading{})
 	var got []string
 	for _, s := range p.steps {
 		d := map[stepKind]string{sendFrame: "send", sendAnswer: "answer", closeStdin: "close", sendSignal: "signal"}[s.kind]
@@ -384,7 +384,7 @@ func TestAPlanServesRunsOneAfterAnotherAndAtOnce(t *testing.T) {
 		"eof")
 	// The plugin asks, and says what the answer held.
 	plugin := `read l; echo '{"jsonrpc":"2.0","id":"live-7","method":"storage/get","params":{"key":"n"}}'; read a; case "$a" in *'"id":"live-7"'*'"value":41'*) echo '{"jsonrpc":"2.0","method":"done","params":{"value":41}}';; *) echo "{\"got\":$a}";; esac; read l`
-	pl := NewPlan(rec)
+	pl := NewPlan(rec, Reading{})
 	check := func(res *Result, err error) {
 		t.Helper()
 		if err != nil {

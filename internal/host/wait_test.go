@@ -208,7 +208,7 @@ func TestTheStartIsNotHeldToTheRecording(t *testing.T) {
 					in.ReadString('\n') // the panel's answer or shutdown
 				})
 				began := time.Now()
-				res, err := play(context.Background(), makePlan(rec), p, Options{})
+				res, err := play(context.Background(), makePlan(rec, Reading{}), p, Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -287,7 +287,7 @@ func TestARequestGivenUpOnIsNotWaitedForAgain(t *testing.T) {
 				for _, err := in.ReadString('\n'); err == nil; _, err = in.ReadString('\n') {
 				}
 			})
-			res, err := play(context.Background(), makePlan(fourMissing(interleaved)), p, Options{})
+			res, err := play(context.Background(), makePlan(fourMissing(interleaved), Reading{}), p, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -345,7 +345,7 @@ func TestPlanTook(t *testing.T) {
 		"1400 "+click,
 		"1500 "+shutdown,
 		"1700 "+badge,
-	))
+	), Reading{})
 	var got []string
 	for _, st := range p.steps {
 		s := st.tookOf().d.String()
@@ -359,7 +359,7 @@ func TestPlanTook(t *testing.T) {
 	if strings.Join(got, ", ") != want || !p.timed {
 		t.Errorf("took %s, want %s (timed %v)", strings.Join(got, ", "), want, p.timed)
 	}
-	if makePlan(tl(initialize, initReply)).timed {
+	if makePlan(tl(initialize, initReply), Reading{}).timed {
 		t.Error("a recording without times is timed")
 	}
 }
@@ -424,7 +424,7 @@ func TestTheBoundOfAWait(t *testing.T) {
 				tells := 0
 				c.opts.Waiting = func(string, time.Duration) { tells++ }
 				began := time.Now() // the replay's start: the bubble's clock stands still until all wait
-				res, err := play(context.Background(), makePlan(fiveFrames(c.took)), p, c.opts)
+				res, err := play(context.Background(), makePlan(fiveFrames(c.took), Reading{}), p, c.opts)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -71,7 +71,7 @@ func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, r
 	var order []varied
 	sites := map[varied]*place{}
 	stderr := first.DiffOptions.CompareStderr
-	base := first.Filtered(first.Run.Live)
+	base := first.Filtered(first.Compared())
 	if jobs > 1 {
 		opt = serialiseCallbacks(opt)
 	}
@@ -88,7 +88,7 @@ func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, r
 		if o.Err != nil {
 			return nil, o.Err
 		}
-		live := first.Filtered(o.Run.Live)
+		live := first.Filtered(o.Compared())
 		if sameLines(base, live, stderr) {
 			return nil, nil // most runs: nothing to compare
 		}

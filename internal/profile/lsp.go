@@ -43,3 +43,25 @@ func (LSP) Identify(meta *frame.Session, req, resp *message.Message) {
 		meta.Plugin = frame.Plugin{ID: result.ServerInfo.Name, Version: result.ServerInfo.Version}
 	}
 }
+
+// Carried implements Profile: the server chooses the token of the progress
+// it asks the client to show (window/workDoneProgress/create) and the id of
+// each capability it registers (client/registerCapability); the client
+// sends them back to cancel the one (window/workDoneProgress/cancel) and
+// the server to unregister the other (LSP 3.17, "WorkDoneProgress",
+// "Register Capability").
+func (LSP) Carried() []string {
+	return []string{"window/workDoneProgress/create:params.token", "client/registerCapability:params.registrations[*].id"}
+}
+
+// Timing implements Profile: answers are matched by id; each document's
+// diagnostics are a stream of their own (LSP 3.17 says nothing of their
+// order across documents); progress and log messages report on the
+// server's own work, as often as it pleases.
+func (LSP) Timing() Timing {
+	return Timing{
+		Answers: true,
+		Streams: []string{"textDocument/publishDiagnostics:params.uri"},
+		Chatter: []string{"$/progress", "window/workDoneProgress/create", "window/logMessage", "$/logTrace"},
+	}
+}

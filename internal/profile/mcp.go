@@ -55,3 +55,20 @@ func (MCP) Identify(meta *frame.Session, req, resp *message.Message) {
 func (MCP) Opening(method string) bool {
 	return method == "initialize" || method == "notifications/initialized"
 }
+
+// Carried implements Profile: a server chooses the id of a task it starts
+// and the cursor of the next page, which the client sends back
+// (tasks/get, tasks/result, tasks/cancel; the cursor of a list request).
+func (MCP) Carried() []string {
+	return []string{"*:result.task.taskId", "*:result.nextCursor"}
+}
+
+// Timing implements Profile: answers are matched by id; the progress of
+// each token, the updates of each resource and the status of each task
+// are streams of their own (a client runs requests concurrently).
+func (MCP) Timing() Timing {
+	return Timing{
+		Answers: true,
+		Streams: []string{"notifications/progress:params.progressToken", "notifications/resources/updated:params.uri", "notifications/tasks/status:params.taskId"},
+	}
+}

@@ -53,6 +53,35 @@ type Profile interface {
 	// PanelMethod is the method of the peer's message whose params hold
 	// the tree of a panel the host draws ("" when the host draws none).
 	PanelMethod() string
+	// Carried names, as METHOD:PATH rules (package jsonpath; a response
+	// has the method of the request it answers), the places of the peer's
+	// messages whose values the protocol lets the peer choose itself (a
+	// task id, a progress token, a registration id): a replay puts the
+	// live value where the host sends the recorded one back, and compares
+	// the one as the other. A replay also finds such places in the
+	// recording; these are the ones the protocol names.
+	Carried() []string
+	// Timing says which of the peer's traffic depends on timing rather
+	// than on what it was asked.
+	Timing() Timing
+}
+
+// Timing is what of a peer's traffic the protocol leaves to timing: a
+// replay does not hold the peer to it.
+type Timing struct {
+	// Answers: an answer is compared with the answer to the same request,
+	// whatever its place among the peer's other frames.
+	Answers bool
+	// Streams are METHOD:PATH rules naming notifications that belong to
+	// independent streams, one for each value at PATH (a document's
+	// diagnostics, a progress token's reports): their order within a
+	// stream counts, their order across streams does not.
+	Streams []string
+	// Chatter are the methods of the peer's reports on its own work whose
+	// number and place depend on how fast it works (progress, log lines):
+	// a replay does not wait for them, and one more or one fewer than
+	// recorded is a note, not a difference.
+	Chatter []string
 }
 
 // The profiles' names.
@@ -188,6 +217,8 @@ func (base) Opening(method string) bool { return method == "initialize" }
 func (base) Closing(string) bool        { return false }
 func (base) PanelMethod() string        { return "" }
 func (base) Grace() time.Duration       { return 1500 * time.Millisecond }
+func (base) Carried() []string          { return nil }
+func (base) Timing() Timing             { return Timing{} }
 
 // JSONRPC is a peer tapedeck knows nothing of beyond JSON-RPC 2.0: it
 // claims no identity, no variable, no method.

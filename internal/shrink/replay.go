@@ -268,7 +268,7 @@ func settle(o *playback.Outcome, frames []frame.Frame, t *Tape, keep map[uint64]
 	}
 	mask := o.DiffOptions.Mask
 	said := map[string]int{}
-	for _, f := range o.Filtered(o.Live()) {
+	for _, f := range o.Filtered(o.Compared()) {
 		if !f.IsEvent() && f.Dir != frame.In {
 			said[frameKey(&f, mask)]++
 		}

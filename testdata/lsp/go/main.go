@@ -26,6 +26,9 @@
 // and workspace/configuration. Those two random values are the only thing
 // that differs between two runs.
 //
+// LSP_FIXTURE_HOVER_NOUN, when set, replaces "occurrence(s)" in the hover
+// text: a server whose hover changed, for the tests of replay.
+//
 // Requests before initialize get -32002, requests after shutdown -32600;
 // exit ends it with 0 after shutdown and 1 otherwise, and so does stdin EOF.
 // A header it cannot read ends it as EOF does. It logs on stderr, never on
@@ -426,7 +429,11 @@ func (s *server) hover(m message) {
 	for _, line := range s.docs[p.TextDocument.URI] {
 		count += len(words(line, word))
 	}
-	text := fmt.Sprintf("**%s**: %d occurrence(s) in this document", word, count)
+	noun := "occurrence(s)"
+	if n := os.Getenv("LSP_FIXTURE_HOVER_NOUN"); n != "" {
+		noun = n // a changed hover, for the tests that a replay catches one
+	}
+	text := fmt.Sprintf("**%s**: %d %s in this document", word, count, noun)
 	result := obj{"contents": obj{"kind": "markdown", "value": text},
 		"range": obj{"start": position{p.Position.Line, start}, "end": position{p.Position.Line, end}}}
 	switch s.broken {
