@@ -133,12 +133,8 @@ func (f Filter) compile() (compiledFilter, error) {
 // A nil *Set applies none.
 type Set struct {
 	filters []compiledFilter
-	// gate matches where any filter matches: a value it does not match
-	// is left as it is in one search instead of one per filter (nil: no
-	// gate, with one filter).
-	gate   *regexp.Regexp
-	scoped bool  // some filter has At: paths and methods are needed
-	counts []int // replacements made, per filter
+	scoped  bool  // some filter has At: paths and methods are needed
+	counts  []int // replacements made, per filter
 }
 
 // Compile compiles the filters of opt (a program's own, named "filter N
