@@ -26,8 +26,9 @@ var (
 	bucketIndex = []byte("index")
 	keyIndexed  = []byte("indexed")
 	// indexComplete is keyIndexed's value for an index whose entries say
-	// what each session lost; "1" marked one whose entries did not.
-	indexComplete = []byte("2")
+	// what each session lost and who its peer was; "1" marked one whose
+	// entries said neither, "2" one whose entries did not say the peer.
+	indexComplete = []byte("3")
 )
 
 const summaryVersion = 1
@@ -44,6 +45,10 @@ type Summary struct {
 	Frames  frame.Counts
 	// Lost is what the recording could not keep (a full disk), or nil.
 	Lost *frame.Lost
+	// Profile, Protocol, HostName and HostVersion are the session's (see
+	// frame.Session): who the peer and the host were, for ls.
+	Profile, Protocol     string
+	HostName, HostVersion string
 }
 
 // Duration is how long the session ran (until now when it has not ended).
@@ -55,7 +60,8 @@ func (s *Summary) Duration(now time.Time) time.Duration {
 }
 
 func summarize(m *frame.Session) Summary {
-	return Summary{ID: m.ID, Name: m.Name, Plugin: m.Plugin, Started: m.Started, Ended: m.Ended, Status: m.Status, Exit: m.Exit, Frames: m.Frames, Lost: m.Lost}
+	return Summary{ID: m.ID, Name: m.Name, Plugin: m.Plugin, Started: m.Started, Ended: m.Ended, Status: m.Status, Exit: m.Exit, Frames: m.Frames, Lost: m.Lost,
+		Profile: m.Profile, Protocol: m.Protocol, HostName: m.HostName, HostVersion: m.HostVersion}
 }
 
 func appendSummary(dst []byte, m *frame.Session) []byte {
@@ -80,14 +86,24 @@ func appendSummary(dst []byte, m *frame.Session) []byte {
 	for _, n := range []int64{m.Frames.In, m.Frames.Out, m.Frames.Err} {
 		dst = binary.AppendVarint(dst, n)
 	}
-	// What was lost comes last, after what the first entries held: a
-	// reader that knows no more stops before it.
+	// What was lost comes after what the first entries held, and the peer
+	// after it: an entry ends where what it has to say ends, so a session
+	// that lost nothing and names no peer has the first entries' form.
+	peer := m.Profile != "" || m.Protocol != "" || m.HostName != "" || m.HostVersion != ""
 	if m.Lost != nil {
 		dst = append(dst, 1)
 		dst = binary.AppendVarint(dst, m.Lost.Frames)
 		dst = binary.AppendVarint(dst, m.Lost.Bytes)
 		dst = binary.AppendUvarint(dst, uint64(len(m.Lost.Reason)))
 		dst = append(dst, m.Lost.Reason...)
+	} else if peer {
+		dst = append(dst, 0)
+	}
+	if peer {
+		for _, s := range []string{m.Profile, m.Protocol, m.HostName, m.HostVersion} {
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		}
 	}
 	return dst
 }
@@ -165,20 +181,33 @@ func decodeSummary(id, b []byte) (Summary, error) {
 	if len(b) == 0 { // written before it said what was lost, or nothing was
 		return s, nil
 	}
-	if has, ok = flag(); !ok || !has {
+	if has, ok = flag(); !ok {
 		return s, bad
 	}
-	var l frame.Lost
-	if l.Frames, ok = varint(); !ok {
-		return s, bad
+	if has {
+		var l frame.Lost
+		if l.Frames, ok = varint(); !ok {
+			return s, bad
+		}
+		if l.Bytes, ok = varint(); !ok {
+			return s, bad
+		}
+		if l.Reason, ok = str(); !ok {
+			return s, bad
+		}
+		s.Lost = &l
 	}
-	if l.Bytes, ok = varint(); !ok {
-		return s, bad
+	if len(b) == 0 { // written before it said the peer, or there is none
+		if !has {
+			return s, bad // a flag 0 says a peer follows
+		}
+		return s, nil
 	}
-	if l.Reason, ok = str(); !ok {
-		return s, bad
+	for _, p := range []*string{&s.Profile, &s.Protocol, &s.HostName, &s.HostVersion} {
+		if *p, ok = str(); !ok {
+			return s, bad
+		}
 	}
-	s.Lost = &l
 	return s, nil
 }
 
@@ -194,8 +223,8 @@ func buildIndex(tx *bolt.Tx) error {
 		return err
 	}
 	err = tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-		if idx.Get(k) != nil && !bytes.Contains(v, []byte(`"lost":`)) {
-			return nil // an entry of the first index holds all there is
+		if idx.Get(k) != nil && !bytes.Contains(v, []byte(`"lost":`)) && !hasPeer(v) {
+			return nil // an entry of an older index holds all there is
 		}
 		var m frame.Session
 		if err := json.Unmarshal(v, &m); err != nil {
@@ -207,6 +236,17 @@ func buildIndex(tx *bolt.Tx) error {
 		return err
 	}
 	return meta.Put(keyIndexed, indexComplete)
+}
+
+// hasPeer reports whether a session record may name its peer's profile,
+// protocol or host: what an index entry written before it said them lacks.
+func hasPeer(record []byte) bool {
+	for _, k := range []string{`"profile":`, `"protocol":`, `"hostName":`, `"hostVersion":`} {
+		if bytes.Contains(record, []byte(k)) {
+			return true
+		}
+	}
+	return false
 }
 
 // storedSummaries reads the summary of every stored session.

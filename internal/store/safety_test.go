@@ -251,7 +251,7 @@ func TestListSaysWhatWasLost(t *testing.T) {
 	db, _ = bolt.Open(st.dbPath(), 0o600, &bolt.Options{ReadOnly: true})
 	db.View(func(tx *bolt.Tx) error {
 		s, err := decodeSummary([]byte(m.ID), tx.Bucket(bucketIndex).Get([]byte(m.ID)))
-		if err != nil || s.Lost == nil || string(tx.Bucket(bucketMeta).Get(keyIndexed)) != "2" {
+		if err != nil || s.Lost == nil || string(tx.Bucket(bucketMeta).Get(keyIndexed)) != string(indexComplete) {
 			t.Errorf("after a write: entry %+v, %v; indexed %q", s, err, tx.Bucket(bucketMeta).Get(keyIndexed))
 		}
 		return nil
