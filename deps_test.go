@@ -51,7 +51,7 @@ var layers = map[string]layer{
 		"the fixture plugins and tapes of the tests of the rooms that replay; imported by tests only"},
 	"tapetest": {[]string{"internal/present", "playback"},
 		"the go test front-end on the playback use case: a plugin's goldens from its own go test"},
-	"internal/present": {[]string{"internal/check", "internal/clock", "internal/coverage", "internal/diff", "internal/filter", "internal/fingerprint", "frame", "internal/atomicfile", "internal/escape", "internal/jsonscan", "internal/noise", "internal/note", "internal/screen", "internal/shellword", "message", "playback", "internal/htmlreport", "internal/shrink", "tape"},
+	"internal/present": {[]string{"internal/check", "internal/clock", "internal/coverage", "internal/diff", "internal/filter", "internal/fingerprint", "frame", "internal/atomicfile", "internal/escape", "internal/jsonscan", "internal/noise", "internal/note", "internal/profile", "internal/screen", "internal/shellword", "message", "playback", "internal/htmlreport", "internal/shrink", "tape"},
 		"output for people and machines: it reads the use cases' results and never runs anything"},
 	"internal/playground": {[]string{"internal/check", "frame", "internal/atomicfile", "internal/smallfile", "message", "playback", "internal/capture", "internal/redact", "internal/present", "internal/host", "internal/htmlreport", "internal/store", "internal/window", "internal/wire", "internal/escape", "internal/child", "tape"},
 		"the browser front-end on the recording use case: the page is the host; check decides what the host refuses, report draws, net/http serves the page"},

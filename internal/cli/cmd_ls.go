@@ -21,6 +21,9 @@ func (e *env) lsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "ls",
 		Usage: "list sessions, newest first",
+		Description: "The PLUGIN column names the peer: an Agentty plugin as id@version; an MCP\n" +
+			"or a language server as name@version with the protocol and the client in\n" +
+			"brackets, \"everything@2026.8.31 (mcp 2025-06-18, client inspector@0.16.2)\".",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "plugin", Usage: "only sessions of this plugin `id`"},
 			&cli.IntFlag{Name: "limit", Usage: "show at most `N` sessions"},
@@ -62,7 +65,8 @@ func (e *env) ls(c *cli.Context) error {
 	now := time.Now()
 	for i := range list {
 		s := &list[i]
-		t.Row(escape.Text(s.ID), present.OrDash(s.Name), present.OrDash(present.PluginLabel(s.Plugin)),
+		peer := present.PeerLabel(present.Peer{Profile: s.Profile, Plugin: s.Plugin, Protocol: s.Protocol, HostName: s.HostName, HostVersion: s.HostVersion})
+		t.Row(escape.Text(s.ID), present.OrDash(s.Name), present.OrDash(peer),
 			s.Started.Local().Format("2006-01-02 15:04:05"),
 			present.Duration(s.Duration(now)),
 			strconv.FormatInt(s.Frames.In, 10), strconv.FormatInt(s.Frames.Out, 10), strconv.FormatInt(s.Frames.Err, 10),

@@ -14,6 +14,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/check"
 	"github.com/tapedeck/tapedeck/internal/htmlreport"
 	"github.com/tapedeck/tapedeck/internal/note"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/playback"
 )
 
@@ -67,8 +68,12 @@ const reportFindingsPerRule = 1000
 // mark the frames the host would reject, drop or punish: at most
 // reportFindingsPerRule of each rule, and for the rest one finding that
 // says how many more tapedeck check lists.
+// The session's profile decides the rules (an MCP or a language server's
+// session is checked by its own, not Agentty's).
 func checkFindings(meta *frame.Session, frames htmlreport.Frames) ([]htmlreport.Finding, error) {
-	c := check.New(check.OptionsFor(meta.Cwd))
+	opts := check.OptionsFor(meta.Cwd)
+	opts.Profile, opts.Framing = profile.Of(meta), meta.Framing
+	c := check.New(opts)
 	var out []htmlreport.Finding
 	perRule := map[string]int{}
 	add := func(fs []check.Finding) {

@@ -19,6 +19,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/check"
 	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/internal/jsonscan"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/message"
 	"github.com/tapedeck/tapedeck/tape"
@@ -181,6 +182,17 @@ type Timeline struct {
 	// findings are the live check's findings stored with the session
 	// (record --lint), by frame.
 	findings map[uint64][]check.Finding
+	// methodWidth is the method column's: wMethod for an Agentty session,
+	// wMethodWide for peers whose methods run longer (MCP, LSP), where a
+	// longer one is cut. progress reads the profile's progress
+	// notifications, nil when it has none.
+	methodWidth int
+	progress    progressReader
+}
+
+// progressReader is a profile that reads its progress notifications.
+type progressReader interface {
+	ReadProgress(method string, params []byte) (profile.Progress, bool)
 }
 
 // NewTimeline makes the timeline that writes to w (buffered: Flush ends
@@ -195,6 +207,8 @@ func NewTimeline(w io.Writer, opt TimelineOptions) *Timeline {
 		width:   opt.Width,
 		pending: map[pendingKey]request{},
 		stderr:  opt.Warn,
+
+		methodWidth: wMethod,
 	}
 	if p.filter == nil {
 		p.filter = &Filter{}
@@ -221,6 +235,11 @@ func (p *Timeline) Flush() error { return p.w.Flush() }
 // fingerprint, the findings about the whole session, the column heads);
 // nothing with Raw or JSON.
 func (p *Timeline) Header(m *frame.Session) {
+	if prof := profile.Of(m); prof.Name() != profile.NameAgentty {
+		p.progress, _ = prof.(progressReader)
+		p.methodWidth = wMethodWide
+		p.width = max(p.width-(wMethodWide-wMethod), 40)
+	}
 	if p.raw || p.json {
 		return
 	}
@@ -339,14 +358,18 @@ const (
 
 // Column widths of the timeline; the summary takes the rest.
 const (
-	wSeq       = 6
-	wTime      = 12
-	wDir       = 3
-	wKind      = 13
-	wMethod    = 22
-	wID        = 8
-	wLatency   = 9
-	fixedWidth = wSeq + wTime + wDir + wKind + wMethod + wID + wLatency
+	wSeq    = 6
+	wTime   = 12
+	wDir    = 3
+	wKind   = 13
+	wMethod = 22
+	// wMethodWide is the method column of MCP and LSP sessions, whose
+	// methods run to 30 characters and more (textDocument/publishDiagnostics,
+	// notifications/resources/list_changed).
+	wMethodWide = 32
+	wID         = 8
+	wLatency    = 9
+	fixedWidth  = wSeq + wTime + wDir + wKind + wMethod + wID + wLatency
 )
 
 func (p *Timeline) paint(code, s string) string {
@@ -371,8 +394,8 @@ func (p *Timeline) header(m *frame.Session) {
 	if m.Name != "" {
 		parts = append(parts, escape.Text(m.Name))
 	}
-	if l := PluginLabel(m.Plugin); l != "" {
-		parts = append(parts, escape.Text(l))
+	if l := PeerLabel(SessionPeer(m)); l != "" {
+		parts = append(parts, l)
 	}
 	parts = append(parts, "started "+m.Started.Local().Format("2006-01-02 15:04:05"), SessionStatus(m.Status, m.Lost))
 	if m.Unreadable > 0 {
@@ -392,7 +415,7 @@ func (p *Timeline) header(m *frame.Session) {
 		fmt.Fprintln(p.w, escape.Text(l))
 	}
 	hdr := p.col("", "SEQ", wSeq) + p.col("", "TIME", wTime) + p.col("", "", wDir) + p.col("", "KIND", wKind) +
-		p.col("", "METHOD", wMethod) + p.col("", "ID", wID) + p.col("", "LATENCY", wLatency) + "SUMMARY"
+		p.col("", "METHOD", p.methodWidth) + p.col("", "ID", wID) + p.col("", "LATENCY", wLatency) + "SUMMARY"
 	fmt.Fprintln(p.w, p.paint(cDim, hdr))
 }
 
@@ -425,7 +448,11 @@ func (p *Timeline) line(r *row) {
 	p.w.WriteString(p.col(cDim, formatAt(f.At), wTime))
 	p.w.WriteString(p.col(dirColor, arrow, wDir))
 	p.w.WriteString(p.col(kindColor, kind, wKind))
-	p.w.WriteString(p.col(cBold, escape.Text(r.method), wMethod))
+	method := escape.Text(r.method)
+	if p.methodWidth != wMethod {
+		method = truncate(method, p.methodWidth-1)
+	}
+	p.w.WriteString(p.col(cBold, method, p.methodWidth))
 	p.w.WriteString(p.col("", escape.Text(truncate(r.id, wID-1)), wID))
 	p.w.WriteString(p.col("", lat, wLatency))
 	p.w.WriteString(p.summary(r))
@@ -460,6 +487,7 @@ func (p *Timeline) summary(r *row) string {
 		s = truncate(s, p.width)
 	case r.msg.Kind == message.Response:
 		s = jsonOneLine(r.msg.Result, p.width)
+	case p.progress != nil && r.msg.Kind == message.Notification && p.progressLine(r, &s):
 	default:
 		s = jsonOneLine(r.msg.Params, p.width)
 	}
@@ -471,6 +499,43 @@ func (p *Timeline) summary(r *row) string {
 		s += p.paint(cDim, fmt.Sprintf(" [stored cut: %d of %d bytes]", len(f.Raw), f.Cut.Len))
 	}
 	return s
+}
+
+// progressLine sets s to the summary of a progress notification, read by
+// the session's profile, and reports whether it was one: what it says of
+// the work ("begin 0% Setting up workspace: Loading packages", "2/5 step
+// 2"), then its token.
+func (p *Timeline) progressLine(r *row, s *string) bool {
+	pr, ok := p.progress.ReadProgress(r.msg.Method, r.msg.Params)
+	if !ok {
+		return false
+	}
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	var words []string
+	if pr.Kind != "" {
+		words = append(words, pr.Kind)
+	}
+	switch {
+	case pr.Percent >= 0:
+		words = append(words, num(pr.Percent)+"%")
+	case pr.Total >= 0:
+		words = append(words, num(pr.Done)+"/"+num(pr.Total))
+	case pr.Done >= 0:
+		words = append(words, num(pr.Done))
+	}
+	text := pr.Title
+	if pr.Message != "" {
+		if text != "" {
+			text += ": "
+		}
+		text += pr.Message
+	}
+	if text != "" {
+		words = append(words, strings.Join(strings.Fields(text), " "))
+	}
+	words = append(words, "(token "+pr.Token+")")
+	*s = truncate(strings.Join(words, " "), p.width)
+	return true
 }
 
 // jsonOneLine renders a JSON value on one line, white space outside strings

@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"encoding/json"
+
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/wire"
 	"github.com/tapedeck/tapedeck/message"
@@ -64,4 +66,46 @@ func (LSP) Timing() Timing {
 		Streams: []string{"textDocument/publishDiagnostics:params.uri"},
 		Chatter: []string{"$/progress", "window/workDoneProgress/create", "window/logMessage", "$/logTrace"},
 	}
+}
+
+// Progress is what a progress notification says, read by a profile that
+// has one (LSP's $/progress, MCP's notifications/progress): the token of
+// the work it reports on, as JSON (a string or a number), and its state.
+type Progress struct {
+	Token string
+	// Kind is LSP's begin, report or end; "" for MCP.
+	Kind string
+	// Title names the work (LSP's begin); Message says where it is.
+	Title, Message string
+	// Percent is LSP's percentage, -1 when absent.
+	Percent float64
+	// Done and Total are MCP's progress and total; Total is -1 when
+	// absent (and Done when the notification is not MCP's).
+	Done, Total float64
+}
+
+// ReadProgress reads a $/progress notification's params (LSP 3.17,
+// "$/progress" with a WorkDoneProgressBegin, Report or End value); ok is
+// false for any other message.
+func (LSP) ReadProgress(method string, params []byte) (p Progress, ok bool) {
+	if method != "$/progress" {
+		return p, false
+	}
+	var v struct {
+		Token json.RawMessage `json:"token"`
+		Value struct {
+			Kind       string   `json:"kind"`
+			Title      string   `json:"title"`
+			Message    string   `json:"message"`
+			Percentage *float64 `json:"percentage"`
+		} `json:"value"`
+	}
+	if json.Unmarshal(params, &v) != nil || len(v.Token) == 0 {
+		return p, false
+	}
+	p = Progress{Token: string(v.Token), Kind: v.Value.Kind, Title: v.Value.Title, Message: v.Value.Message, Percent: -1, Done: -1, Total: -1}
+	if v.Value.Percentage != nil {
+		p.Percent = *v.Value.Percentage
+	}
+	return p, true
 }

@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"encoding/json"
+
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/message"
 )
@@ -71,4 +73,27 @@ func (MCP) Timing() Timing {
 		Answers: true,
 		Streams: []string{"notifications/progress:params.progressToken", "notifications/resources/updated:params.uri", "notifications/tasks/status:params.taskId"},
 	}
+}
+
+// ReadProgress reads a notifications/progress notification's params
+// (progressToken, progress, total, message: the specification's
+// "Progress" utility); ok is false for any other message.
+func (MCP) ReadProgress(method string, params []byte) (p Progress, ok bool) {
+	if method != "notifications/progress" {
+		return p, false
+	}
+	var v struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress *float64        `json:"progress"`
+		Total    *float64        `json:"total"`
+		Message  string          `json:"message"`
+	}
+	if json.Unmarshal(params, &v) != nil || len(v.Token) == 0 || v.Progress == nil {
+		return p, false
+	}
+	p = Progress{Token: string(v.Token), Message: v.Message, Percent: -1, Done: *v.Progress, Total: -1}
+	if v.Total != nil {
+		p.Total = *v.Total
+	}
+	return p, true
 }

@@ -41,10 +41,36 @@
     });
   }
 
+  // otherPeer says whether a session's peer is not an Agentty plugin (an
+  // MCP or a language server, or a JSON-RPC peer): its profile says so.
+  function otherPeer(m) {
+    return !!(m && m.profile && m.profile !== 'agentty');
+  }
+
+  // shortVersion is a peer's version as show and ls print it
+  // (present.ShortVersion): a JSON object (gopls sends Go's build
+  // information) gives its Version, Main.Version or GoVersion; else its
+  // first line; at most 24 characters.
+  function shortVersion(v) {
+    v = String(v || '').trim();
+    if (v.charAt(0) === '{') {
+      try {
+        var o = JSON.parse(v);
+        v = String(o.Version || (o.Main && o.Main.Version) || o.GoVersion || v);
+      } catch (e) { /* not JSON: shown as it is */ }
+    }
+    return cut(v.split(/[\r\n]/)[0], 24);
+  }
+
   function metaLine(m) {
     if (!m) return el('div', 'meta', 'no session metadata');
     var parts = [];
-    if (m.plugin && (m.plugin.id || m.plugin.name)) parts.push('plugin ' + [m.plugin.name || m.plugin.id, m.plugin.version].filter(Boolean).join(' '));
+    if (otherPeer(m)) {
+      var who = m.plugin && m.plugin.id ? ' ' + [m.plugin.id, shortVersion(m.plugin.version)].filter(Boolean).join(' ') : '';
+      parts.push(m.profile + ' server' + who);
+      if (m.protocol) parts.push('protocol ' + cut(m.protocol, 24));
+      if (m.hostName) parts.push('client ' + [cut(m.hostName, 40), shortVersion(m.hostVersion)].filter(Boolean).join(' '));
+    } else if (m.plugin && (m.plugin.id || m.plugin.name)) parts.push('plugin ' + [m.plugin.name || m.plugin.id, m.plugin.version].filter(Boolean).join(' '));
     if (m.apiVersion) parts.push('API ' + m.apiVersion);
     if (m.command && m.command.length) parts.push(m.command.join(' '));
     if (m.started && !/^0001-/.test(m.started)) parts.push('started ' + m.started.replace('T', ' ').replace(/\.\d+/, ''));
@@ -149,11 +175,12 @@
       show('timeline');
       tl.timeline.jump(i);
     };
-    var opts = { findings: findings, laneNote: ' (and stderr)' };
+    var opts = { findings: findings, laneNote: ' (and stderr)', peerLane: otherPeer(D.meta) ? 'server' : 'plugin' };
     tl = tab('timeline', 'Timeline', timelineView(D.frames, opts));
     opts.show = function () { show('timeline'); };
     var nPanels = D.frames.filter(isSetPanel).length;
-    tab('panels', 'Panels (' + nPanels + ')', panelsView(D.frames, jump));
+    // An MCP or a language server draws no panel: no empty tab for one.
+    if (nPanels > 0 || !otherPeer(D.meta)) tab('panels', 'Panels (' + nPanels + ')', panelsView(D.frames, jump));
     if (D.findings && D.findings.length) {
       var errs = D.findings.filter(function (x) { return x.level === 'error'; }).length;
       tab('findings', 'Findings (' + D.findings.length + (errs ? ', ' + errs + ' errors' : '') + ')', findingsView(D.findings, jump));

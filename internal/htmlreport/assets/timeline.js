@@ -105,7 +105,7 @@
     var split = el('div', 'split');
     var list = el('div', 'timeline');
     var head = el('div', 'lanes-head');
-    add(head, el('span', 'c-seq', 'seq'), el('span', 'c-time', 'time'), el('span', 'lane', 'host'), el('span', 'lane', 'plugin' + (this.o.laneNote || '')));
+    add(head, el('span', 'c-seq', 'seq'), el('span', 'c-time', 'time'), el('span', 'lane', 'host'), el('span', 'lane', (this.o.peerLane || 'plugin') + (this.o.laneNote || '')));
     this.scroller = el('div', 'scroller');
     this.scroller.tabIndex = 0;
     this.sizer = el('div', 'sizer');

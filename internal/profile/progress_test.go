@@ -1,0 +1,36 @@
+package profile
+
+import "testing"
+
+func TestReadProgress(t *testing.T) {
+	type reader interface {
+		ReadProgress(method string, params []byte) (Progress, bool)
+	}
+	for _, c := range []struct {
+		name   string
+		p      reader
+		method string
+		params string
+		want   Progress
+		ok     bool
+	}{
+		{"LSP begin", LSP{}, "$/progress", `{"token":"t1","value":{"kind":"begin","title":"Indexing","message":"1/3","percentage":33}}`,
+			Progress{Token: `"t1"`, Kind: "begin", Title: "Indexing", Message: "1/3", Percent: 33, Done: -1, Total: -1}, true},
+		{"LSP end, a number token, no percentage", LSP{}, "$/progress", `{"token":7,"value":{"kind":"end"}}`,
+			Progress{Token: "7", Kind: "end", Percent: -1, Done: -1, Total: -1}, true},
+		{"LSP without a token", LSP{}, "$/progress", `{"value":{"kind":"end"}}`, Progress{}, false},
+		{"LSP another method", LSP{}, "window/logMessage", `{"token":"t"}`, Progress{}, false},
+		{"LSP params not JSON", LSP{}, "$/progress", `{`, Progress{}, false},
+		{"MCP with a total", MCP{}, "notifications/progress", `{"progressToken":"slow-1","progress":2,"total":3,"message":"step 2"}`,
+			Progress{Token: `"slow-1"`, Message: "step 2", Percent: -1, Done: 2, Total: 3}, true},
+		{"MCP without a total", MCP{}, "notifications/progress", `{"progressToken":5,"progress":0.5}`,
+			Progress{Token: "5", Percent: -1, Done: 0.5, Total: -1}, true},
+		{"MCP without progress", MCP{}, "notifications/progress", `{"progressToken":5}`, Progress{}, false},
+		{"MCP LSP's method", MCP{}, "$/progress", `{"token":"t","value":{}}`, Progress{}, false},
+	} {
+		got, ok := c.p.ReadProgress(c.method, []byte(c.params))
+		if ok != c.ok || got != c.want {
+			t.Errorf("%s: ReadProgress = %+v, %v; want %+v, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
