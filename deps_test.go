@@ -73,7 +73,7 @@ var layers = map[string]layer{
 	"internal/jsonpath":    {[]string{"internal/jsonscan"}, "the METHOD:PATH rules and looking a value up by its path: the standard library and the one JSON scanner"},
 	"internal/check":       {[]string{"frame", "internal/profile", "internal/smallfile", "internal/wire", "message", "github.com/santhosh-tekuri/jsonschema/v6"}, "what the host would reject, by the session's profile (its framing read as the framer reads it); the only user of the JSON Schema validator"},
 	"internal/clock":       {[]string{"frame"}, "the pinned clock's preloads"},
-	"internal/coverage":    {[]string{"frame", "message"}, "what tapes cover of a manifest"},
+	"internal/coverage":    {[]string{"frame", "internal/profile", "message"}, "what tapes cover of a manifest, or of what a profile says its peer offers"},
 	"internal/fingerprint": {[]string{"frame", "internal/smallfile"}, "the environment fingerprint and its drift"},
 	"internal/golden":      {[]string{"internal/diff", "frame", "internal/wire", "message", "tape"}, "a tape's update that keeps unchanged lines byte for byte"},
 	"internal/htmlreport":  {[]string{"internal/diff", "frame", "message"}, "the HTML report"},

@@ -15,6 +15,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/coverage"
 	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/internal/present"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/smallfile"
 	"github.com/tapedeck/tapedeck/playback"
 )
@@ -29,8 +30,12 @@ func (e *env) coverageCommand() *cli.Command {
 			"per plugin: the host methods sent and the plugin methods seen, the UI\n" +
 			"element types drawn, the interactive element ids that received a ui/event\n" +
 			"of those drawn, the contributed commands no tape runs, and the error paths\n" +
-			"taken. --min PERCENT exits 1 when a plugin's share of contributed commands\n" +
-			"and drawn interactive ids exercised is lower.",
+			"taken. For an MCP server's tapes it counts the tools, resources, resource\n" +
+			"templates and prompts the server advertised (its answers to tools/list,\n" +
+			"resources/list, resources/templates/list and prompts/list) against those\n" +
+			"the tapes use (tools/call, resources/read, prompts/get). --min PERCENT\n" +
+			"exits 1 when a plugin's share of contributed commands and drawn interactive\n" +
+			"ids exercised (a server's: of what it advertised) is lower.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON array of plugins"},
 			&cli.Float64Flag{Name: "min", Usage: "exit 1 when a plugin's coverage is below `PERCENT`"},
@@ -58,14 +63,17 @@ func (e *env) coverage(c *cli.Context) error {
 		if err != nil {
 			return fail(2, "coverage: %v", err)
 		}
-		id, manifest, data, err := tapeManifest(src)
+		prof := profile.Of(src.Meta)
+		id, manifest, data, err := tapeManifest(src, prof.Name() == profile.NameAgentty)
 		if err != nil {
 			return fail(2, "coverage: %v", err)
 		}
-		p := plugins[id]
+		key := id + "\x00" + prof.Name() // a server and a plugin of one name are two
+		p := plugins[key]
 		if p == nil {
 			p = coverage.New(id)
-			plugins[id] = p
+			p.UseProfile(prof)
+			plugins[key] = p
 		}
 		if manifest != "" && !manifests[manifest] {
 			manifests[manifest] = true
@@ -117,11 +125,14 @@ func (e *env) coverage(c *cli.Context) error {
 }
 
 // tapeManifest finds the manifest of a tape's plugin: agentty-plugin.json
-// in its working directory (a relative one is the tape folder's). The
-// plugin's id is the manifest's, else the one initialize named, else the
-// tape's file name.
-func tapeManifest(src *playback.Recording) (id, path string, data []byte, err error) {
+// in its working directory (a relative one is the tape folder's), when it
+// is an Agentty plugin's. The plugin's id is the manifest's, else the one
+// initialize named (a server's own name), else the tape's file name.
+func tapeManifest(src *playback.Recording, agentty bool) (id, path string, data []byte, err error) {
 	dir := src.Meta.Cwd
+	if !agentty {
+		dir = ""
+	}
 	if dir != "" && !filepath.IsAbs(dir) {
 		dir = filepath.Join(filepath.Dir(src.TapePath), dir)
 	}

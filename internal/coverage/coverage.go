@@ -2,8 +2,10 @@
 // plugin: the host methods sent and the plugin methods seen, the UI element
 // types drawn, which interactive elements drawn ever received a ui/event,
 // which commands the manifest contributes that no tape runs, and which
-// error paths were taken. It reads frames and manifest bytes, never a
-// database or a process.
+// error paths were taken. Of a peer whose profile says what it offers (an
+// MCP server's tools, resources and prompts: profile.MCP.Offers), it
+// counts what the tapes saw advertised against what they used. It reads
+// frames and manifest bytes, never a database or a process.
 package coverage
 
 import (
@@ -12,6 +14,7 @@ import (
 	"sort"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -42,10 +45,36 @@ type Plugin struct {
 	// by method; PluginErrors the plugin's error replies to the host's.
 	HostErrors   map[string]int `json:"hostErrors"`
 	PluginErrors map[string]int `json:"pluginErrors"`
+	// Profile names the host of a peer that is not an Agentty plugin
+	// ("mcp"), "" for an Agentty plugin.
+	Profile string `json:"profile,omitempty"`
+	// Offered lists what the peer advertised in its answers to the host's
+	// list requests (an MCP server's tools, resources, resource templates
+	// and prompts) and what the tapes used that it never advertised, with
+	// how many times the tapes used each; empty for a peer whose profile
+	// says it offers nothing.
+	Offered []Offered `json:"offered,omitempty"`
 
-	elements map[string]*Element
-	commands map[string]*Command
+	elements   map[string]*Element
+	commands   map[string]*Command
+	offers     []profile.Offer
+	advertised map[offerKey]bool // (offer's kind, name) → seen in a list answer
+	used       map[offerKey]int  // (use method, name) → how many uses
 }
+
+// Offered is one thing a peer offers (or one a tape used that it never
+// advertised) and how many times the tapes used it.
+type Offered struct {
+	Kind       string `json:"kind"` // the offer's kind: "tool", "resource", …
+	Name       string `json:"name"` // its name, uri or uri template
+	Uses       int    `json:"uses"`
+	Advertised bool   `json:"advertised"` // false: used, never listed
+}
+
+type offerKey struct{ kind, name string }
+
+// offerer is a profile whose peer advertises what it offers.
+type offerer interface{ Offers() []profile.Offer }
 
 // Element is an interactive element drawn.
 type Element struct {
@@ -68,6 +97,20 @@ func New(id string) *Plugin {
 		ID: id, HostMethods: map[string]int{}, PluginMethods: map[string]int{}, Elements: map[string]int{},
 		HostErrors: map[string]int{}, PluginErrors: map[string]int{},
 		elements: map[string]*Element{}, commands: map[string]*Command{},
+	}
+}
+
+// UseProfile says which host the plugin's tapes were recorded with: for a
+// peer other than an Agentty plugin it sets Profile, and when the profile
+// says what its peer offers, AddTape counts it. Call it before AddTape.
+func (p *Plugin) UseProfile(prof profile.Profile) {
+	if prof.Name() == profile.NameAgentty {
+		return
+	}
+	p.Profile = prof.Name()
+	if o, ok := prof.(offerer); ok && p.offers == nil {
+		p.offers = o.Offers()
+		p.advertised, p.used = map[offerKey]bool{}, map[offerKey]int{}
 	}
 }
 
@@ -127,6 +170,7 @@ func (p *Plugin) AddTape(name string, frames []frame.Frame) {
 				hostCalls[m.IDKey()] = m.Method
 			}
 			p.hostCall(&m)
+			p.use(&m)
 		case f.Dir == frame.In && m.Kind == message.ErrorReply:
 			p.HostErrors[orUnknown(pluginCalls[m.IDKey()])]++
 		case f.Dir == frame.Out && m.IsCall():
@@ -139,6 +183,8 @@ func (p *Plugin) AddTape(name string, frames []frame.Frame) {
 			}
 		case f.Dir == frame.Out && m.Kind == message.ErrorReply:
 			p.PluginErrors[orUnknown(hostCalls[m.IDKey()])]++
+		case f.Dir == frame.Out && m.Kind == message.Response && len(p.offers) > 0:
+			p.advertise(hostCalls[m.IDKey()], m.Result)
 		}
 	}
 }
@@ -180,6 +226,94 @@ func (p *Plugin) hostCall(m *message.Message) {
 		}
 		c.Runs++
 	}
+}
+
+// use counts a host request that uses something the peer offers.
+func (p *Plugin) use(m *message.Message) {
+	for _, o := range p.offers {
+		if m.Method != o.Use {
+			continue
+		}
+		var params map[string]json.RawMessage
+		var name string
+		if json.Unmarshal(m.Params, &params) == nil && json.Unmarshal(params[o.UseKey], &name) == nil && name != "" {
+			p.used[offerKey{o.Use, name}]++
+		}
+		return // offers that share a use method (resources and templates) count it once
+	}
+}
+
+// advertise notes what the peer's answer to a list request (method) names.
+func (p *Plugin) advertise(method string, result json.RawMessage) {
+	for _, o := range p.offers {
+		if method == "" || method != o.List {
+			continue
+		}
+		var res map[string]json.RawMessage
+		var items []map[string]json.RawMessage
+		if json.Unmarshal(result, &res) != nil || json.Unmarshal(res[o.Items], &items) != nil {
+			return
+		}
+		for _, it := range items {
+			var name string
+			if json.Unmarshal(it[o.Key], &name) == nil && name != "" {
+				p.advertised[offerKey{o.Kind, name}] = true
+			}
+		}
+	}
+}
+
+// finishOffered lists what was advertised, in the order of the profile's
+// offers then by name, with its uses (a template's: those of every name it
+// matches), then what was used but matches nothing advertised.
+func (p *Plugin) finishOffered() {
+	p.Offered = p.Offered[:0]
+	claimed := map[offerKey]bool{} // uses that something advertised accounts for
+	for _, o := range p.offers {
+		var names []string
+		for k := range p.advertised {
+			if k.kind == o.Kind {
+				names = append(names, k.name)
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			k := offerKey{o.Use, n}
+			uses := p.used[k]
+			if uses > 0 {
+				claimed[k] = true
+			}
+			if o.Template {
+				uses = 0
+				for k, c := range p.used {
+					if k.kind == o.Use && profile.MatchTemplate(n, k.name) {
+						uses += c
+						claimed[k] = true
+					}
+				}
+			}
+			p.Offered = append(p.Offered, Offered{Kind: o.Kind, Name: n, Uses: uses, Advertised: true})
+		}
+	}
+	var extra []Offered
+	for k, c := range p.used {
+		if claimed[k] {
+			continue
+		}
+		for _, o := range p.offers {
+			if o.Use == k.kind {
+				extra = append(extra, Offered{Kind: o.Kind, Name: k.name, Uses: c})
+				break
+			}
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		if extra[i].Kind != extra[j].Kind {
+			return extra[i].Kind < extra[j].Kind
+		}
+		return extra[i].Name < extra[j].Name
+	})
+	p.Offered = append(p.Offered, extra...)
 }
 
 // panel counts the elements of a ui/setPanel tree.
@@ -233,12 +367,17 @@ func (p *Plugin) Finish() {
 	}
 	sort.Slice(p.Commands, func(i, j int) bool { return p.Commands[i].ID < p.Commands[j].ID })
 	sort.Strings(p.Tapes)
+	if p.offers != nil {
+		p.finishOffered()
+	}
 }
 
 // Covered is how much of what can be exercised was: the contributed
 // commands run and the interactive element ids drawn that received an
 // event, of all of them (an event on an element no tape drew counts as
-// neither). total 0 means there was nothing to exercise.
+// neither), and the things the peer advertised that a tape used (one it
+// never advertised counts as neither). total 0 means there was nothing to
+// exercise.
 func (p *Plugin) Covered() (done, total int) {
 	for _, c := range p.Commands {
 		if !c.Contributed {
@@ -255,6 +394,15 @@ func (p *Plugin) Covered() (done, total int) {
 		}
 		total++
 		if e.Events > 0 {
+			done++
+		}
+	}
+	for _, o := range p.Offered {
+		if !o.Advertised {
+			continue
+		}
+		total++
+		if o.Uses > 0 {
 			done++
 		}
 	}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/message"
@@ -97,3 +98,90 @@ func (MCP) ReadProgress(method string, params []byte) (p Progress, ok bool) {
 	}
 	return p, true
 }
+
+// Offer is a kind of thing an MCP server offers its client, as the
+// specification's server features list and use it: tools are listed by
+// tools/list, in its result's "tools", each named by its "name", and one
+// is used by tools/call naming it in its params' "name".
+type Offer struct {
+	Kind, Kinds string // "tool", "tools": one and many, as people say them
+	Verb        string // what using one is called: "called", "read", "got"
+	List        string // the client's request that lists them
+	Items       string // the member of its result that holds them (objects)
+	Key         string // the member of an item that names one
+	Use         string // the client's request that uses one
+	UseKey      string // the member of its params that names the one used
+	// Template marks names that are URI templates (RFC 6570): a use
+	// counts for each template its name matches (MatchTemplate).
+	Template bool
+}
+
+// Offers are what an MCP server offers (the specification's server
+// features: tools, resources and their templates, prompts), the same in
+// every revision tapedeck knows.
+func (MCP) Offers() []Offer {
+	return []Offer{
+		{Kind: "tool", Kinds: "tools", Verb: "called", List: "tools/list", Items: "tools", Key: "name", Use: "tools/call", UseKey: "name"},
+		{Kind: "resource", Kinds: "resources", Verb: "read", List: "resources/list", Items: "resources", Key: "uri", Use: "resources/read", UseKey: "uri"},
+		{Kind: "resource template", Kinds: "resource templates", Verb: "read", List: "resources/templates/list", Items: "resourceTemplates", Key: "uriTemplate",
+			Use: "resources/read", UseKey: "uri", Template: true},
+		{Kind: "prompt", Kinds: "prompts", Verb: "got", List: "prompts/list", Items: "prompts", Key: "name", Use: "prompts/get", UseKey: "name"},
+	}
+}
+
+// MatchTemplate reports whether uri is one the URI template tmpl (RFC
+// 6570, as MCP's resource templates write them) expands to: literal text
+// must be equal, an expression ({id}, {+path}, {#frag}, {?q,r}, …) stands
+// for any text, which for a simple {var} holds no "/", "?" or "#". A
+// template longer than maxTemplate or a uri longer than maxTemplateURI
+// matches nothing, so the work is bounded whatever a tape holds: it is
+// len(tmpl) × len(uri) steps at most.
+func MatchTemplate(tmpl, uri string) bool {
+	if len(tmpl) > maxTemplate || len(uri) > maxTemplateURI {
+		return false
+	}
+	// The template as a pattern: each part a literal byte, or an
+	// expression (any text; with stop, none of "/?#").
+	type part struct {
+		lit       byte
+		expr, any bool
+	}
+	var parts []part
+	for i := 0; i < len(tmpl); i++ {
+		end := -1
+		if tmpl[i] == '{' {
+			end = strings.IndexByte(tmpl[i:], '}')
+		}
+		if end < 0 { // a literal byte, or a brace never closed
+			parts = append(parts, part{lit: tmpl[i]})
+			continue
+		}
+		expr := tmpl[i+1 : i+end]
+		parts = append(parts, part{expr: true, any: expr != "" && strings.ContainsRune("+#?&/;.", rune(expr[0]))})
+		i += end
+	}
+	// can[j]: the parts so far can expand to uri[:j].
+	can := make([]bool, len(uri)+1)
+	next := make([]bool, len(uri)+1)
+	can[0] = true
+	for _, p := range parts {
+		clear(next)
+		for j := 0; j <= len(uri); j++ {
+			switch {
+			case p.expr:
+				// Empty, or one more byte of what it already took.
+				next[j] = can[j] || j > 0 && next[j-1] && (p.any || !strings.ContainsRune("/?#", rune(uri[j-1])))
+			case j > 0:
+				next[j] = can[j-1] && uri[j-1] == p.lit
+			}
+		}
+		can, next = next, can
+	}
+	return can[len(uri)]
+}
+
+// The bounds of MatchTemplate.
+const (
+	maxTemplate    = 1 << 10
+	maxTemplateURI = 4 << 10
+)

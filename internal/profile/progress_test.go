@@ -1,6 +1,9 @@
 package profile
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestReadProgress(t *testing.T) {
 	type reader interface {
@@ -31,6 +34,33 @@ func TestReadProgress(t *testing.T) {
 		got, ok := c.p.ReadProgress(c.method, []byte(c.params))
 		if ok != c.ok || got != c.want {
 			t.Errorf("%s: ReadProgress = %+v, %v; want %+v, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestMatchTemplate(t *testing.T) {
+	for _, c := range []struct {
+		tmpl, uri string
+		want      bool
+	}{
+		{"demo://note/{id}", "demo://note/7", true},
+		{"demo://note/{id}", "demo://note/", true}, // an empty value expands to nothing
+		{"demo://note/{id}", "demo://note/7/x", false},
+		{"demo://note/{id}", "demo://notes/7", false},
+		{"demo://{a}/{b}", "demo://x/y", true},
+		{"file:///{+path}", "file:///etc/hosts", true},
+		{"file:///{+path}", "file://etc", false},
+		{"search{?q,lang}", "search?q=a&lang=en", true},
+		{"search{?q}", "find?q=a", false},
+		{"plain://uri", "plain://uri", true},
+		{"plain://uri", "plain://uri2", false},
+		{"broken://{id", "broken://{id", true}, // no closing brace: literal
+		{"broken://{id", "broken://7", false},
+		{strings.Repeat("{a}", 300) + "!", strings.Repeat("x", 4000), false}, // bounded work, no match
+		{strings.Repeat("x", 2000), strings.Repeat("x", 2000), false},        // over the template bound
+	} {
+		if got := MatchTemplate(c.tmpl, c.uri); got != c.want {
+			t.Errorf("MatchTemplate(%.40q, %.40q) = %v, want %v", c.tmpl, c.uri, got, c.want)
 		}
 	}
 }

@@ -1,0 +1,116 @@
+package coverage
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/profile"
+)
+
+// frames builds a tape: each line is "in JSON" or "out JSON".
+func frames(lines ...string) []frame.Frame {
+	var fs []frame.Frame
+	for i, l := range lines {
+		dir, raw, _ := strings.Cut(l, " ")
+		d := frame.In
+		if dir == "out" {
+			d = frame.Out
+		}
+		fs = append(fs, frame.Frame{Seq: uint64(i + 1), Dir: d, Raw: []byte(raw)})
+	}
+	return fs
+}
+
+func call(id int, method, params string) string {
+	return fmt.Sprintf(`in {"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
+}
+
+func answer(id int, result string) string {
+	return fmt.Sprintf(`out {"jsonrpc":"2.0","id":%d,"result":%s}`, id, result)
+}
+
+// TestMCPOffersAgainstUses: what an MCP server advertised over every tape
+// (pages of tools/list, resources/list, resources/templates/list and
+// prompts/list) is counted against the tapes' tools/call, resources/read
+// and prompts/get; a read counts for the resource it names and each
+// template it matches; a use of something never advertised is listed as
+// such and counts for neither side of the share.
+func TestMCPOffersAgainstUses(t *testing.T) {
+	p := New("everything")
+	p.UseProfile(profile.MCP{})
+	p.AddTape("list.jsonl", frames(
+		call(1, "initialize", `{"protocolVersion":"2025-06-18"}`),
+		answer(1, `{"protocolVersion":"2025-06-18","serverInfo":{"name":"everything"}}`),
+		call(2, "tools/list", `{}`),
+		answer(2, `{"tools":[{"name":"echo"},{"name":"add"}],"nextCursor":"c1"}`),
+		call(3, "tools/list", `{"cursor":"c1"}`),
+		answer(3, `{"tools":[{"name":"slow"},{"name":""},{"title":"no name"}]}`),
+		call(4, "resources/list", `{}`),
+		answer(4, `{"resources":[{"uri":"demo://a"},{"uri":"demo://b"}]}`),
+		call(5, "resources/templates/list", `{}`),
+		answer(5, `{"resourceTemplates":[{"uriTemplate":"demo://note/{id}"},{"uriTemplate":"file:///{+path}"}]}`),
+		call(6, "prompts/list", `{}`),
+		`out {"jsonrpc":"2.0","id":6,"error":{"code":-32601,"message":"no prompts"}}`,
+	))
+	p.AddTape("use.jsonl", frames(
+		call(1, "tools/call", `{"name":"echo","arguments":{"text":"hi"}}`),
+		call(2, "tools/call", `{"name":"echo","arguments":{"text":"again"}}`),
+		call(3, "tools/call", `{"name":"ghost"}`),
+		call(4, "resources/read", `{"uri":"demo://a"}`),
+		call(5, "resources/read", `{"uri":"demo://note/7"}`),
+		call(6, "resources/read", `{"uri":"demo://note/7/extra"}`),
+		call(7, "resources/read", `{"uri":"file:///etc/hosts"}`),
+		call(8, "prompts/get", `{"name":"simple"}`),
+		// An answer to a list the tape did not ask is no advertisement.
+		answer(99, `{"tools":[{"name":"stray"}]}`),
+	))
+	p.Finish()
+	want := []Offered{
+		{"tool", "add", 0, true},
+		{"tool", "echo", 2, true},
+		{"tool", "slow", 0, true},
+		{"resource", "demo://a", 1, true},
+		{"resource", "demo://b", 0, true},
+		{"resource template", "demo://note/{id}", 1, true},
+		{"resource template", "file:///{+path}", 1, true},
+		{"prompt", "simple", 1, false},
+		{"resource", "demo://note/7/extra", 1, false},
+		{"tool", "ghost", 1, false},
+	}
+	if !reflect.DeepEqual(p.Offered, want) {
+		t.Errorf("Offered =\n%+v\nwant\n%+v", p.Offered, want)
+	}
+	if done, total := p.Covered(); done != 4 || total != 7 {
+		t.Errorf("Covered = %d of %d, want 4 of 7", done, total)
+	}
+	if p.Profile != "mcp" || p.PluginErrors["prompts/list"] != 1 {
+		t.Errorf("Profile %q, plugin errors %v", p.Profile, p.PluginErrors)
+	}
+}
+
+// TestAgenttyCoverageIsUnchanged: an Agentty plugin's coverage counts no
+// offers and its JSON has none of the server's members.
+func TestAgenttyCoverageIsUnchanged(t *testing.T) {
+	p := New("hello")
+	p.UseProfile(profile.Agentty{})
+	p.AddTape("a.jsonl", frames(
+		call(1, "tools/list", `{}`),
+		answer(1, `{"tools":[{"name":"echo"}]}`),
+		call(2, "command/execute", `{"command":"hello.greet"}`),
+	))
+	p.Finish()
+	js, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(js), `"offered"`) || strings.Contains(string(js), `"profile"`) || p.Offered != nil {
+		t.Errorf("an Agentty plugin's coverage has offers: %s", js)
+	}
+	if done, total := p.Covered(); done != 0 || total != 0 {
+		t.Errorf("Covered = %d of %d, want 0 of 0 (a command run but not contributed)", done, total)
+	}
+}
