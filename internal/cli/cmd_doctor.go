@@ -12,15 +12,26 @@ import (
 func (e *env) doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "doctor",
-		Usage:     "check a wrapped plugin: launcher, tapedeck, store, interpreter; say what the host will run",
-		ArgsUsage: "[DIR]",
+		Usage:     "check a wrapped plugin (or MCP client configuration): launcher, tapedeck, store, interpreter; say what the host will run",
+		ArgsUsage: "[DIR] | --mcp CONFIG",
 		Description: "Checks without starting the plugin. Exits 1 and names each problem on its\n" +
-			"own line when the host could not start the plugin through tapedeck.",
+			"own line when the host could not start the plugin through tapedeck. With\n" +
+			"--mcp CONFIG it checks each server wrap --mcp wrapped: the tapedeck it\n" +
+			"runs, the store, the server's own command.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "mcp", Usage: "check the MCP client configuration `CONFIG` that wrap --mcp edited"},
+		},
 		Action: e.doctor,
 	}
 }
 
 func (e *env) doctor(c *cli.Context) error {
+	if path := c.String("mcp"); path != "" {
+		if c.NArg() > 0 {
+			return fail(2, "doctor --mcp takes no folder (got %q)", c.Args().First())
+		}
+		return doctorMCP(c.Context, e.stdout, e.stderr, path)
+	}
 	dir, err := pluginDir(c.Command.Name, c.Args().Slice())
 	if err != nil {
 		return err

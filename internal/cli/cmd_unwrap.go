@@ -10,16 +10,23 @@ import (
 func (e *env) unwrapCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "unwrap",
-		Usage:     "undo wrap: restore the plugin's manifest byte for byte and remove the launcher",
-		ArgsUsage: "[DIR]",
+		Usage:     "undo wrap: restore the plugin's manifest (or the MCP client's configuration) byte for byte",
+		ArgsUsage: "[DIR] | --mcp CONFIG",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "restore the original manifest even if it was edited since wrap (the edits are lost)"},
+			&cli.StringFlag{Name: "mcp", Usage: "restore the MCP client configuration `CONFIG` that wrap --mcp edited"},
 		},
 		Action: e.unwrap,
 	}
 }
 
 func (e *env) unwrap(c *cli.Context) error {
+	if path := c.String("mcp"); path != "" {
+		if c.NArg() > 0 {
+			return fail(2, "unwrap --mcp takes no folder (got %q)", c.Args().First())
+		}
+		return unwrapMCP(e.stdout, path, c.Bool("force"))
+	}
 	dir, err := pluginDir(c.Command.Name, c.Args().Slice())
 	if err != nil {
 		return err

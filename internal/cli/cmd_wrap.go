@@ -17,31 +17,52 @@ import (
 func (e *env) wrapCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "wrap",
-		Usage:     "make tapedeck a plugin's main, so that Agentty's sessions with it are recorded",
-		ArgsUsage: "[DIR]",
+		Usage:     "make tapedeck a plugin's main (or an MCP server's command), so that sessions with it are recorded",
+		ArgsUsage: "[DIR] | --mcp CONFIG [--server NAME]…",
 		Description: "Reads DIR/agentty-plugin.json (DIR defaults to the current folder), writes the\n" +
 			"launcher " + wrap.LauncherFile + " that execs `tapedeck record` around the command the\n" +
 			"host would run (node found as the host finds it, python3, or the executable\n" +
 			"main), and points the manifest's runtime and main at it. No other byte of\n" +
 			"the manifest changes; the original is kept in " + wrap.OrigFile + "\n" +
 			"for `tapedeck unwrap`. Sessions go to the store given by --store (made\n" +
-			"absolute) and are named after the plugin id. wasm plugins cannot be wrapped.",
+			"absolute) and are named after the plugin id. wasm plugins cannot be wrapped.\n\n" +
+			"With --mcp CONFIG, wrap edits an MCP client's configuration instead (Claude\n" +
+			"Desktop's claude_desktop_config.json, .vscode/mcp.json, .cursor/mcp.json, or\n" +
+			"any file with \"mcpServers\" or \"servers\"): each server named with --server\n" +
+			"(or its one local server) gets tapedeck as its command, and `record --profile\n" +
+			"mcp --name SERVER --env NAME… -- COMMAND ARGS…` as its args, the names those of\n" +
+			"its env, which stays as it is. The original is kept in .tapedeck/ beside it.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what wrap would do and change nothing"},
 			&cli.BoolFlag{Name: "pin-clock", Usage: "record with a pinned clock and seeded randomness (record --pin-clock)"},
+			&cli.StringFlag{Name: "mcp", Usage: "wrap servers of the MCP client configuration `CONFIG` instead of a plugin folder"},
+			&cli.StringSliceFlag{Name: "server", Usage: "with --mcp: the server `NAME` to wrap (repeatable; default: its one local server)"},
 		},
 		Action: e.wrap,
 	}
 }
 
 func (e *env) wrap(c *cli.Context) error {
-	dir, err := pluginDir(c.Command.Name, c.Args().Slice())
-	if err != nil {
-		return err
-	}
 	store, err := filepath.Abs(c.String("store"))
 	if err != nil {
 		return fail(1, "wrap: store %s: %v", c.String("store"), err)
+	}
+	if path := c.String("mcp"); path != "" {
+		if c.NArg() > 0 {
+			return fail(2, "wrap --mcp takes no folder (got %q): name servers with --server NAME", c.Args().First())
+		}
+		self, err := tapedeckPath()
+		if err != nil {
+			return fail(1, "wrap: %v", err)
+		}
+		return wrapMCP(e.stdout, mcpWrap{path: path, servers: c.StringSlice("server"), tapedeck: self, store: store, pinClock: c.Bool("pin-clock"), dryRun: c.Bool("dry-run")})
+	}
+	if c.IsSet("server") {
+		return fail(2, "wrap: --server names a server of an MCP client's configuration: give it with --mcp CONFIG")
+	}
+	dir, err := pluginDir(c.Command.Name, c.Args().Slice())
+	if err != nil {
+		return err
 	}
 	self, err := tapedeckPath()
 	if err != nil {

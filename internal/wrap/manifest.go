@@ -65,7 +65,7 @@ func ParseManifest(raw []byte) (*Manifest, error) {
 	if open >= len(raw) || raw[open] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrManifest)
 	}
-	members, err := scanMembers(raw, open)
+	members, err := scanMembers(raw, open, ErrManifest)
 	if err != nil {
 		return nil, err
 	}
@@ -165,14 +165,15 @@ func jsonString(s string) []byte {
 
 // scanMembers lists the top-level members of the object opening at
 // raw[open]. raw is valid JSON (checked by the caller), which keeps the
-// scanner small; it still never indexes past the end.
-func scanMembers(raw []byte, open int) ([]member, error) {
+// scanner small; it still never indexes past the end. Its errors wrap bad,
+// which names the file (ErrManifest, ErrMCPConfig).
+func scanMembers(raw []byte, open int, bad error) ([]member, error) {
 	var ms []member
 	i := open + 1
 	for {
 		i = jsonscan.SkipSpace(raw, i)
 		if i >= len(raw) {
-			return nil, fmt.Errorf("%w: unexpected end", ErrManifest)
+			return nil, fmt.Errorf("%w: unexpected end", bad)
 		}
 		if raw[i] == '}' {
 			return ms, nil
@@ -184,16 +185,16 @@ func scanMembers(raw []byte, open int) ([]member, error) {
 		ke, _ := jsonscan.SkipString(raw, ks)
 		var key string
 		if err := json.Unmarshal(raw[ks:ke], &key); err != nil {
-			return nil, fmt.Errorf("%w: member name at byte %d: %w", ErrManifest, ks, err)
+			return nil, fmt.Errorf("%w: member name at byte %d: %w", bad, ks, err)
 		}
 		i = jsonscan.SkipSpace(raw, ke)
 		if i >= len(raw) || raw[i] != ':' {
-			return nil, fmt.Errorf("%w: no ':' after %q", ErrManifest, key)
+			return nil, fmt.Errorf("%w: no ':' after %q", bad, key)
 		}
 		vs := jsonscan.SkipSpace(raw, i+1)
 		ve, ok := jsonscan.SkipValue(raw, vs)
 		if !ok {
-			return nil, fmt.Errorf("%w: unexpected end", ErrManifest)
+			return nil, fmt.Errorf("%w: unexpected end", bad)
 		}
 		ms = append(ms, member{key: key, keyStart: ks, keyEnd: ke, valStart: vs, valEnd: ve})
 		i = ve
