@@ -8,12 +8,19 @@
 // byte-level edit, keeping the original manifest bytes so that Unwrap
 // restores them exactly, and checking a wrapped folder (Doctor).
 //
-// Everything it writes lives in the plugin folder: the launcher and the
-// original manifest in .tapedeck/, and the edited manifest. It never runs
-// the plugin, never opens the store (Doctor only creates and removes a
-// probe file in its folder) and never prints: callers report. It imports
-// only the standard library and the JSON scanner (internal/jsonscan); the
-// command glue is in package main.
+// It owns the MCP client's side too (mcp.go, mcpwrap.go): reading the
+// configuration files of Claude Desktop, VS Code and Cursor, pointing a
+// server's command at `tapedeck record --profile mcp -- ITS COMMAND` with
+// a byte-level edit, keeping the original bytes for UnwrapMCP, and
+// checking the result (DoctorMCP).
+//
+// Everything it writes lives in the plugin folder (the launcher and the
+// original manifest in .tapedeck/, and the edited manifest) or beside the
+// configuration file (the original in .tapedeck/, and the edited file).
+// It never runs the plugin or the server, never opens the store (Doctor
+// only creates and removes a probe file in its folder) and never prints:
+// callers report. It imports only the standard library and the JSON
+// scanner (internal/jsonscan); the command glue is in package cli.
 package wrap
 
 import (
