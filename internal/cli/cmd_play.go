@@ -24,7 +24,10 @@ func (e *env) playCommand() *cli.Command {
 			"shutdown and restart at hand; the plugin's requests answered as the host\n" +
 			"answers them (editable); the timeline with check's findings. \"Keep it\"\n" +
 			"writes NAME.host.jsonl (a host script) and NAME.jsonl (the golden tape) into\n" +
-			"the tapes folder, for tapedeck test. Ctrl-C ends it.",
+			"the tapes folder, for tapedeck test. Ctrl-C ends it. It drives Agentty\n" +
+			"plugins only: without a manifest, a command that runs an MCP or a language\n" +
+			"server is refused (exit 2) with the host script that drives it instead\n" +
+			"(tapedeck record --host SCRIPT --profile mcp -- SERVER).",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "open", Usage: "open the page in the browser ($BROWSER, else xdg-open or open)"},
 			&cli.BoolFlag{Name: "watch", Usage: "when the plugin's files change, start it again, play the actions so far and show what changed"},
@@ -37,6 +40,13 @@ func (e *env) playCommand() *cli.Command {
 
 // play serves the playground until Ctrl-C (or the page's Quit).
 func (e *env) play(c *cli.Context) error {
+	why, err := playRefusal(".", c.Args().Slice())
+	if err != nil {
+		return fail(2, "play: %v", err)
+	}
+	if why != "" {
+		return fail(2, "play: %s", why)
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	opt := &playground.Options{

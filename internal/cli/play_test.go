@@ -341,12 +341,14 @@ func storedLines(t *testing.T, dir, ref string, d frame.Dir) []string {
 	return out
 }
 
-// TestPlayWithoutAPlugin: no manifest and no command is one line and exit 2.
+// TestPlayWithoutAPlugin: no manifest and no command is one line that
+// says what play drives and what to do instead, and exit 2.
 func TestPlayWithoutAPlugin(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	r := readmeCmd(t, dir, []string{"TAPEDECK_STORE=" + t.TempDir()}, "tapedeck play", nil)
-	want := "tapedeck: play: no agentty-plugin.json in " + dir + ": give the plugin's command after --: tapedeck play -- COMMAND [ARGS…]\n"
+	want := "tapedeck: play: no agentty-plugin.json in " + dir + ": play is Agentty's host and drives Agentty plugins: give a plugin's command after -- (tapedeck play -- COMMAND [ARGS…]); " +
+		"drive an MCP server with a host script: tapedeck record --host SCRIPT --profile mcp -- SERVER [ARGS…]\n"
 	if r.code != 2 || string(r.stderr) != want {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", r.code, r.stderr, want)
 	}

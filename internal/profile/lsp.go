@@ -2,6 +2,7 @@ package profile
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/wire"
@@ -108,4 +109,25 @@ func (LSP) ReadProgress(method string, params []byte) (p Progress, ok bool) {
 		p.Percent = *v.Value.Percentage
 	}
 	return p, true
+}
+
+// LooksLikeServer reports whether a command line runs a language server,
+// by the names they are published under: gopls, clangd, rust-analyzer and
+// the like, and any program whose name ends with -language-server,
+// -languageserver, -langserver, -lsp or -ls (terraform-ls).
+func (LSP) LooksLikeServer(argv []string) bool {
+	known := map[string]bool{"gopls": true, "clangd": true, "rust-analyzer": true, "jdtls": true, "zls": true, "pylsp": true,
+		"pyls": true, "solargraph": true, "intelephense": true, "marksman": true, "metals": true, "ocamllsp": true, "sourcekit-lsp": true}
+	for _, a := range argv {
+		n := programName(a)
+		if known[n] {
+			return true
+		}
+		for _, suffix := range []string{"-language-server", "-languageserver", "-langserver", "-lsp", "-ls", "-language-server-wrapper"} {
+			if strings.HasSuffix(n, suffix) {
+				return true
+			}
+		}
+	}
+	return false
 }

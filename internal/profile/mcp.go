@@ -185,3 +185,40 @@ const (
 	maxTemplate    = 1 << 10
 	maxTemplateURI = 4 << 10
 )
+
+// LooksLikeServer reports whether a command line runs an MCP server, by
+// the names servers are published under: a program, script or package
+// whose name starts with mcp- or mcp_ or ends with -mcp or _mcp, holds
+// mcp-server, or is mcp itself (@playwright/mcp), and any package of the
+// @modelcontextprotocol scope (the reference servers). Only the last
+// element of a path counts: a folder named mcp holds anything.
+func (MCP) LooksLikeServer(argv []string) bool {
+	for _, a := range argv {
+		if strings.Contains(strings.ToLower(a), "@modelcontextprotocol/") {
+			return true
+		}
+		n := programName(a)
+		if n == "mcp" || strings.Contains(n, "mcp-server") || strings.Contains(n, "mcp_server") ||
+			strings.HasPrefix(n, "mcp-") || strings.HasPrefix(n, "mcp_") || strings.HasSuffix(n, "-mcp") || strings.HasSuffix(n, "_mcp") {
+			return true
+		}
+	}
+	return false
+}
+
+// programName is the name a word of a command line gives a program,
+// script or package: its last path element, lower case, without an npm
+// version (@latest, @1.2.3) or a script's extension.
+func programName(word string) string {
+	n := strings.ToLower(word)
+	if i := strings.LastIndexAny(n, `/\`); i >= 0 {
+		n = n[i+1:]
+	}
+	if i := strings.LastIndexByte(n, '@'); i > 0 {
+		n = n[:i]
+	}
+	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".py", ".exe"} {
+		n = strings.TrimSuffix(n, ext)
+	}
+	return n
+}

@@ -64,3 +64,35 @@ func TestMatchTemplate(t *testing.T) {
 		}
 	}
 }
+
+func TestLooksLikeServer(t *testing.T) {
+	for _, c := range []struct {
+		argv     string
+		mcp, lsp bool
+	}{
+		{"npx -y @modelcontextprotocol/server-filesystem /tmp", true, false},
+		{"node /n/node_modules/.bin/mcp-server-everything", true, false},
+		{"uvx mcp-server-time", true, false},
+		{"npx @playwright/mcp@latest", true, false},
+		{"./bin/github-mcp stdio", true, false},
+		{"python3 -m weather_mcp", true, false},
+		{"/tmp/build/mcp-go", true, false},
+		{"gopls serve", false, true},
+		{"/usr/bin/clangd --background-index", false, true},
+		{"typescript-language-server --stdio", false, true},
+		{"pyright-langserver --stdio", false, true},
+		{"terraform-ls serve", false, true},
+		{"node /srv/mcp/plugin/index.js", false, false},
+		{"python3 main.py", false, false},
+		{"./hello-go", false, false},
+		{"npx tools", false, false},
+	} {
+		argv := strings.Fields(c.argv)
+		if got := (MCP{}).LooksLikeServer(argv); got != c.mcp {
+			t.Errorf("MCP.LooksLikeServer(%s) = %v", c.argv, got)
+		}
+		if got := (LSP{}).LooksLikeServer(argv); got != c.lsp {
+			t.Errorf("LSP.LooksLikeServer(%s) = %v", c.argv, got)
+		}
+	}
+}
