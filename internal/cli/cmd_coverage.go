@@ -64,7 +64,7 @@ func (e *env) coverage(c *cli.Context) error {
 			return fail(2, "coverage: %v", err)
 		}
 		prof := profile.Of(src.Meta)
-		id, manifest, data, err := tapeManifest(src, prof.Name() == profile.NameAgentty)
+		id, manifest, data, err := tapeManifest(src, !profile.IsServer(prof))
 		if err != nil {
 			return fail(2, "coverage: %v", err)
 		}
@@ -125,12 +125,12 @@ func (e *env) coverage(c *cli.Context) error {
 }
 
 // tapeManifest finds the manifest of a tape's plugin: agentty-plugin.json
-// in its working directory (a relative one is the tape folder's), when it
-// is an Agentty plugin's. The plugin's id is the manifest's, else the one
+// in its working directory (a relative one is the tape folder's), unless
+// it is a server's (plugin false). The plugin's id is the manifest's, else the one
 // initialize named (a server's own name), else the tape's file name.
-func tapeManifest(src *playback.Recording, agentty bool) (id, path string, data []byte, err error) {
+func tapeManifest(src *playback.Recording, plugin bool) (id, path string, data []byte, err error) {
 	dir := src.Meta.Cwd
-	if !agentty {
+	if !plugin {
 		dir = ""
 	}
 	if dir != "" && !filepath.IsAbs(dir) {

@@ -45,8 +45,8 @@ type Plugin struct {
 	// by method; PluginErrors the plugin's error replies to the host's.
 	HostErrors   map[string]int `json:"hostErrors"`
 	PluginErrors map[string]int `json:"pluginErrors"`
-	// Profile names the host of a peer that is not an Agentty plugin
-	// ("mcp"), "" for an Agentty plugin.
+	// Profile names the host of a server ("mcp", "lsp"), "" for an Agentty
+	// plugin (or a JSON-RPC peer).
 	Profile string `json:"profile,omitempty"`
 	// Offered lists what the peer advertised in its answers to the host's
 	// list requests (an MCP server's tools, resources, resource templates
@@ -101,10 +101,11 @@ func New(id string) *Plugin {
 }
 
 // UseProfile says which host the plugin's tapes were recorded with: for a
-// peer other than an Agentty plugin it sets Profile, and when the profile
-// says what its peer offers, AddTape counts it. Call it before AddTape.
+// server's (an MCP or a language server's) it sets Profile, and when the
+// profile says what its server offers, AddTape counts it. Call it before
+// AddTape.
 func (p *Plugin) UseProfile(prof profile.Profile) {
-	if prof.Name() == profile.NameAgentty {
+	if !profile.IsServer(prof) {
 		return
 	}
 	p.Profile = prof.Name()

@@ -92,25 +92,28 @@ func TestMCPOffersAgainstUses(t *testing.T) {
 	}
 }
 
-// TestAgenttyCoverageIsUnchanged: an Agentty plugin's coverage counts no
-// offers and its JSON has none of the server's members.
+// TestAgenttyCoverageIsUnchanged: an Agentty plugin's coverage (and a
+// JSON-RPC peer's, of which nothing is known) counts no offers and its
+// JSON has none of a server's members.
 func TestAgenttyCoverageIsUnchanged(t *testing.T) {
-	p := New("hello")
-	p.UseProfile(profile.Agentty{})
-	p.AddTape("a.jsonl", frames(
-		call(1, "tools/list", `{}`),
-		answer(1, `{"tools":[{"name":"echo"}]}`),
-		call(2, "command/execute", `{"command":"hello.greet"}`),
-	))
-	p.Finish()
-	js, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(js), `"offered"`) || strings.Contains(string(js), `"profile"`) || p.Offered != nil {
-		t.Errorf("an Agentty plugin's coverage has offers: %s", js)
-	}
-	if done, total := p.Covered(); done != 0 || total != 0 {
-		t.Errorf("Covered = %d of %d, want 0 of 0 (a command run but not contributed)", done, total)
+	for _, prof := range []profile.Profile{profile.Agentty{}, profile.JSONRPC{}} {
+		p := New("hello")
+		p.UseProfile(prof)
+		p.AddTape("a.jsonl", frames(
+			call(1, "tools/list", `{}`),
+			answer(1, `{"tools":[{"name":"echo"}]}`),
+			call(2, "command/execute", `{"command":"hello.greet"}`),
+		))
+		p.Finish()
+		js, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(js), `"offered"`) || strings.Contains(string(js), `"profile"`) || p.Offered != nil {
+			t.Errorf("%s: the coverage has offers: %s", prof.Name(), js)
+		}
+		if done, total := p.Covered(); done != 0 || total != 0 {
+			t.Errorf("%s: Covered = %d of %d, want 0 of 0 (a command run but not contributed)", prof.Name(), done, total)
+		}
 	}
 }

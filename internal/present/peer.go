@@ -30,9 +30,14 @@ func SessionPeer(m *frame.Session) Peer {
 	return Peer{Profile: m.Profile, Plugin: m.Plugin, Protocol: m.Protocol, HostName: m.HostName, HostVersion: m.HostVersion}
 }
 
-// agentty reports whether the session is an Agentty plugin's: it names
-// that profile, or none (every session recorded before profiles).
-func (p Peer) agentty() bool { return p.Profile == "" || p.Profile == profile.NameAgentty }
+// server reports whether the session's peer is a server (MCP, LSP), named
+// with its protocol and client; an Agentty plugin (and a session of no
+// profile, recorded before profiles) or a JSON-RPC peer is named as
+// plugins always were.
+func (p Peer) server() bool {
+	prof, err := profile.Get(p.Profile)
+	return err == nil && profile.IsServer(prof)
+}
 
 // maxVersion bounds a version as a label shows it, in cells.
 const maxVersion = 24
@@ -41,13 +46,13 @@ const maxVersion = 24
 const maxPeerName = 40
 
 // PeerLabel names a session's peer for ls and show, escaped, "" when the
-// session says nothing of it. An Agentty plugin is id@version, as it
-// always was. Another peer is name@version, then what it spoke and to
-// whom: "everything@2026.8.31 (mcp 2025-06-18, client inspector@0.16)",
+// session says nothing of it. An Agentty plugin (or a JSON-RPC peer) is
+// id@version, as it always was. A server is name@version, then what it
+// spoke and to whom: "everything@2026.8.31 (mcp 2025-06-18, client inspector@0.16)",
 // "gopls@v0.23.0 (lsp, client vscode@1.96)"; a peer that gave no name
 // is only the part in brackets. Versions are cut short (ShortVersion).
 func PeerLabel(p Peer) string {
-	if p.agentty() {
+	if !p.server() {
 		return escape.Text(PluginLabel(p.Plugin))
 	}
 	var b strings.Builder

@@ -235,7 +235,7 @@ func (p *Timeline) Flush() error { return p.w.Flush() }
 // fingerprint, the findings about the whole session, the column heads);
 // nothing with Raw or JSON.
 func (p *Timeline) Header(m *frame.Session) {
-	if prof := profile.Of(m); prof.Name() != profile.NameAgentty {
+	if prof := profile.Of(m); profile.IsServer(prof) {
 		p.progress, _ = prof.(progressReader)
 		p.methodWidth = wMethodWide
 		p.width = max(p.width-(wMethodWide-wMethod), 40)

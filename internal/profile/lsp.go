@@ -131,3 +131,10 @@ func (LSP) LooksLikeServer(argv []string) bool {
 	}
 	return false
 }
+
+// IsServer reports whether a profile's peer is a server its host is the
+// client of, as MCP's and LSP's are: tapedeck names such a peer as a
+// server (with the protocol and the client) and counts what it offers.
+// An Agentty plugin is the host's plugin, and of a JSON-RPC peer nothing
+// is known.
+func IsServer(p Profile) bool { return p.Name() == NameMCP || p.Name() == NameLSP }

@@ -41,10 +41,11 @@
     });
   }
 
-  // otherPeer says whether a session's peer is not an Agentty plugin (an
-  // MCP or a language server, or a JSON-RPC peer): its profile says so.
+  // otherPeer says whether a session's peer is a server (an MCP or a
+  // language server) rather than an Agentty plugin: its profile says so
+  // (profile.IsServer).
   function otherPeer(m) {
-    return !!(m && m.profile && m.profile !== 'agentty');
+    return !!(m && (m.profile === 'mcp' || m.profile === 'lsp'));
   }
 
   // shortVersion is a peer's version as show and ls print it
