@@ -65,7 +65,11 @@ func (e *env) ls(c *cli.Context) error {
 	now := time.Now()
 	for i := range list {
 		s := &list[i]
-		peer := present.PeerLabel(present.Peer{Profile: s.Profile, Plugin: s.Plugin, Protocol: s.Protocol, HostName: s.HostName, HostVersion: s.HostVersion})
+		who := present.Peer{Plugin: s.Plugin}
+		if v := s.Server; v != nil {
+			who.Profile, who.Protocol, who.HostName, who.HostVersion = v.Profile, v.Protocol, v.HostName, v.HostVersion
+		}
+		peer := present.PeerLabel(who)
 		t.Row(escape.Text(s.ID), present.OrDash(s.Name), present.OrDash(peer),
 			s.Started.Local().Format("2006-01-02 15:04:05"),
 			present.Duration(s.Duration(now)),

@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/spool"
 )
 
@@ -26,8 +27,9 @@ var (
 	bucketIndex = []byte("index")
 	keyIndexed  = []byte("indexed")
 	// indexComplete is keyIndexed's value for an index whose entries say
-	// what each session lost and who its peer was; "1" marked one whose
-	// entries said neither, "2" one whose entries did not say the peer.
+	// what each session lost and, for a server's session, who the server
+	// and its client were; "1" marked one whose entries said neither, "2"
+	// one whose entries did not say the server.
 	indexComplete = []byte("3")
 )
 
@@ -45,10 +47,26 @@ type Summary struct {
 	Frames  frame.Counts
 	// Lost is what the recording could not keep (a full disk), or nil.
 	Lost *frame.Lost
-	// Profile, Protocol, HostName and HostVersion are the session's (see
-	// frame.Session): who the peer and the host were, for ls.
+	// Server is, for a server's session (an MCP or a language server's:
+	// profile.IsServer), its profile, protocol and client, for ls to name
+	// it; nil for an Agentty plugin's or a JSON-RPC peer's.
+	Server *Server
+}
+
+// Server is what a server's session says of the protocol and the client
+// (see frame.Session).
+type Server struct {
 	Profile, Protocol     string
 	HostName, HostVersion string
+}
+
+// serverOf is a session's Server, or nil when it is not a server's.
+func serverOf(m *frame.Session) *Server {
+	p, err := profile.Get(m.Profile)
+	if err != nil || m.Profile == "" || !profile.IsServer(p) {
+		return nil
+	}
+	return &Server{Profile: m.Profile, Protocol: m.Protocol, HostName: m.HostName, HostVersion: m.HostVersion}
 }
 
 // Duration is how long the session ran (until now when it has not ended).
@@ -61,7 +79,7 @@ func (s *Summary) Duration(now time.Time) time.Duration {
 
 func summarize(m *frame.Session) Summary {
 	return Summary{ID: m.ID, Name: m.Name, Plugin: m.Plugin, Started: m.Started, Ended: m.Ended, Status: m.Status, Exit: m.Exit, Frames: m.Frames, Lost: m.Lost,
-		Profile: m.Profile, Protocol: m.Protocol, HostName: m.HostName, HostVersion: m.HostVersion}
+		Server: serverOf(m)}
 }
 
 func appendSummary(dst []byte, m *frame.Session) []byte {
@@ -86,10 +104,12 @@ func appendSummary(dst []byte, m *frame.Session) []byte {
 	for _, n := range []int64{m.Frames.In, m.Frames.Out, m.Frames.Err} {
 		dst = binary.AppendVarint(dst, n)
 	}
-	// What was lost comes after what the first entries held, and the peer
-	// after it: an entry ends where what it has to say ends, so a session
-	// that lost nothing and names no peer has the first entries' form.
-	peer := m.Profile != "" || m.Protocol != "" || m.HostName != "" || m.HostVersion != ""
+	// What was lost comes after what the first entries held, and a
+	// server's profile, protocol and client after it: an entry ends where
+	// what it has to say ends, so a plugin's session that lost nothing has
+	// the first entries' form.
+	srv := serverOf(m)
+	peer := srv != nil
 	if m.Lost != nil {
 		dst = append(dst, 1)
 		dst = binary.AppendVarint(dst, m.Lost.Frames)
@@ -100,7 +120,7 @@ func appendSummary(dst []byte, m *frame.Session) []byte {
 		dst = append(dst, 0)
 	}
 	if peer {
-		for _, s := range []string{m.Profile, m.Protocol, m.HostName, m.HostVersion} {
+		for _, s := range []string{srv.Profile, srv.Protocol, srv.HostName, srv.HostVersion} {
 			dst = binary.AppendUvarint(dst, uint64(len(s)))
 			dst = append(dst, s...)
 		}
@@ -197,16 +217,23 @@ func decodeSummary(id, b []byte) (Summary, error) {
 		}
 		s.Lost = &l
 	}
-	if len(b) == 0 { // written before it said the peer, or there is none
+	if len(b) == 0 { // written before it said the server, or no server's
 		if !has {
-			return s, bad // a flag 0 says a peer follows
+			return s, bad // a flag 0 says a server follows
 		}
 		return s, nil
 	}
-	for _, p := range []*string{&s.Profile, &s.Protocol, &s.HostName, &s.HostVersion} {
-		if *p, ok = str(); !ok {
+	// The server's four strings end the entry: they share one allocation,
+	// the rest of the entry as a string.
+	rest, off := string(b), 0
+	s.Server = &Server{}
+	for _, p := range []*string{&s.Server.Profile, &s.Server.Protocol, &s.Server.HostName, &s.Server.HostVersion} {
+		l, n := binary.Uvarint(b[off:])
+		if n <= 0 || uint64(len(b)-off-n) < l {
 			return s, bad
 		}
+		*p = rest[off+n : off+n+int(l)]
+		off += n + int(l)
 	}
 	return s, nil
 }
@@ -223,7 +250,7 @@ func buildIndex(tx *bolt.Tx) error {
 		return err
 	}
 	err = tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-		if idx.Get(k) != nil && !bytes.Contains(v, []byte(`"lost":`)) && !hasPeer(v) {
+		if idx.Get(k) != nil && !bytes.Contains(v, []byte(`"lost":`)) && !hasServer(v) {
 			return nil // an entry of an older index holds all there is
 		}
 		var m frame.Session
@@ -238,15 +265,10 @@ func buildIndex(tx *bolt.Tx) error {
 	return meta.Put(keyIndexed, indexComplete)
 }
 
-// hasPeer reports whether a session record may name its peer's profile,
-// protocol or host: what an index entry written before it said them lacks.
-func hasPeer(record []byte) bool {
-	for _, k := range []string{`"profile":`, `"protocol":`, `"hostName":`, `"hostVersion":`} {
-		if bytes.Contains(record, []byte(k)) {
-			return true
-		}
-	}
-	return false
+// hasServer reports whether a session record may be a server's (see
+// serverOf): what an index entry written before it said the server lacks.
+func hasServer(record []byte) bool {
+	return bytes.Contains(record, []byte(`"profile":"mcp"`)) || bytes.Contains(record, []byte(`"profile":"lsp"`))
 }
 
 // storedSummaries reads the summary of every stored session.

@@ -218,30 +218,37 @@ func BenchmarkSortNewestFirst(b *testing.B) {
 	}
 }
 
-// TestListSaysThePeer: a session's profile, protocol and host come back
-// from the index (with and without what was lost), an entry of the first
-// form still reads, and an index written before entries said the peer is
-// brought up to date at the next write.
-func TestListSaysThePeer(t *testing.T) {
+// TestListSaysTheServer: a server's session (MCP, LSP) has its profile,
+// protocol and client in the index (with and without what was lost); a
+// plugin's has none there and its entry keeps the first form; an index
+// written before entries said the server is brought up to date at the
+// next write.
+func TestListSaysTheServer(t *testing.T) {
 	st, err := Open(t.TempDir(), &Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	peer := func(m *frame.Session) {
+	server := func(m *frame.Session) {
 		m.Profile, m.Protocol, m.HostName, m.HostVersion = "mcp", "2025-06-18", "claude-ai", "0.1.0"
 	}
 	plain := *newMeta("01aaaaaaaaaaaaaaaaaaaaaaaa")
-	withPeer := *newMeta("01bbbbbbbbbbbbbbbbbbbbbbbb")
-	withPeer.Started = withPeer.Started.Add(time.Minute)
-	peer(&withPeer)
+	plain.Profile, plain.HostVersion = "agentty", "0.9.0"
+	mcp := *newMeta("01bbbbbbbbbbbbbbbbbbbbbbbb")
+	mcp.Started = mcp.Started.Add(time.Minute)
+	server(&mcp)
 	lostToo := *newMeta("01cccccccccccccccccccccccc")
 	lostToo.Started = lostToo.Started.Add(2 * time.Minute)
-	peer(&lostToo)
+	server(&lostToo)
+	lostToo.Profile = "lsp"
 	lostToo.Lost = &frame.Lost{Frames: 2, Bytes: 30, Reason: "full"}
-	for _, m := range []frame.Session{plain, withPeer, lostToo} {
+	for _, m := range []frame.Session{plain, mcp, lostToo} {
 		putFrames(t, st, m, []frame.Frame{{Seq: 1, Dir: frame.In, Raw: []byte(`{}`)}})
 	}
-	want := map[string]Summary{plain.ID: summarize(&plain), withPeer.ID: summarize(&withPeer), lostToo.ID: summarize(&lostToo)}
+	want := map[string]*Server{
+		plain.ID:   nil,
+		mcp.ID:     {"mcp", "2025-06-18", "claude-ai", "0.1.0"},
+		lostToo.ID: {"lsp", "2025-06-18", "claude-ai", "0.1.0"},
+	}
 	check := func(when string) {
 		t.Helper()
 		list, err := st.List(nil)
@@ -249,26 +256,26 @@ func TestListSaysThePeer(t *testing.T) {
 			t.Fatalf("%s: List = %+v, %v", when, list, err)
 		}
 		for _, got := range list {
-			w := want[got.ID]
-			if got.Profile != w.Profile || got.Protocol != w.Protocol || got.HostName != w.HostName || got.HostVersion != w.HostVersion ||
-				(got.Lost == nil) != (w.Lost == nil) {
-				t.Errorf("%s: session %s: %+v, want %+v", when, got.ID, got, w)
+			if w := want[got.ID]; (got.Server == nil) != (w == nil) || w != nil && *got.Server != *w || (got.Lost != nil) != (got.ID == lostToo.ID) {
+				t.Errorf("%s: session %s: server %+v, lost %+v; want %+v", when, got.ID, got.Server, got.Lost, w)
 			}
 		}
 	}
 	check("stored")
-	if e := appendSummary(nil, &plain); !bytes.Equal(e, appendSummary(nil, &frame.Session{ID: plain.ID, Started: plain.Started, Ended: plain.Ended, Status: plain.Status, Plugin: plain.Plugin, Name: plain.Name, Exit: plain.Exit, Frames: plain.Frames})) {
-		t.Errorf("an entry without a peer is not of the first form")
+	first := plain
+	first.Profile, first.HostVersion = "", ""
+	if !bytes.Equal(appendSummary(nil, &plain), appendSummary(nil, &first)) {
+		t.Errorf("a plugin's entry is not of the first form")
 	}
-	// An index of the second kind: entries without the peer.
+	// An index of the second kind: entries without the server.
 	db, err := bolt.Open(st.dbPath(), 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Update(func(tx *bolt.Tx) error {
-		for _, m := range []frame.Session{withPeer, lostToo} {
+		for _, m := range []frame.Session{mcp, lostToo} {
 			old := m
-			old.Profile, old.Protocol, old.HostName, old.HostVersion = "", "", "", ""
+			old.Profile = ""
 			tx.Bucket(bucketIndex).Put([]byte(m.ID), appendSummary(nil, &old))
 		}
 		return tx.Bucket(bucketMeta).Put(keyIndexed, []byte("2"))
@@ -276,21 +283,16 @@ func TestListSaysThePeer(t *testing.T) {
 	db.Close()
 	check("an index of the second kind, read from the records")
 	putFrames(t, st, *newMeta("01dddddddddddddddddddddddd"), nil)
-	want["01dddddddddddddddddddddddd"] = Summary{}
-	list, err := st.List(nil)
-	if err != nil || len(list) != 4 {
-		t.Fatalf("after a write: %+v, %v", list, err)
-	}
 	db, _ = bolt.Open(st.dbPath(), 0o600, &bolt.Options{ReadOnly: true})
 	db.View(func(tx *bolt.Tx) error {
-		s, err := decodeSummary([]byte(withPeer.ID), tx.Bucket(bucketIndex).Get([]byte(withPeer.ID)))
-		if err != nil || s.HostName != "claude-ai" || !bytes.Equal(tx.Bucket(bucketMeta).Get(keyIndexed), indexComplete) {
+		s, err := decodeSummary([]byte(mcp.ID), tx.Bucket(bucketIndex).Get([]byte(mcp.ID)))
+		if err != nil || s.Server == nil || s.Server.HostName != "claude-ai" || !bytes.Equal(tx.Bucket(bucketMeta).Get(keyIndexed), indexComplete) {
 			t.Errorf("after a write: entry %+v, %v; indexed %q", s, err, tx.Bucket(bucketMeta).Get(keyIndexed))
 		}
 		return nil
 	})
 	db.Close()
-	// A flag 0 with no peer after it is damage, not a session without one.
+	// A flag 0 with no server after it is damage, not a plugin's entry.
 	bad := append(appendSummary(nil, &plain), 0)
 	if _, err := decodeSummary([]byte(plain.ID), bad); !errors.Is(err, ErrDamaged) {
 		t.Errorf("decode an entry that ends after flag 0: %v, want damaged", err)
