@@ -114,13 +114,11 @@ func serverCoverage(w io.Writer, p *coverage.Plugin) {
 		got, never, extra []string
 	}
 	kinds := map[string]*kind{}
-	var order []string
 	for _, o := range p.Offered {
 		k := kinds[o.Kind]
 		if k == nil {
 			k = &kind{}
 			kinds[o.Kind] = k
-			order = append(order, o.Kind)
 		}
 		switch {
 		case !o.Advertised:
