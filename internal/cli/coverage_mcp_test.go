@@ -69,7 +69,7 @@ func TestCoverageOfAnMCPServer(t *testing.T) {
 	})
 	t.Run("npm everything", func(t *testing.T) {
 		t.Parallel()
-		server := npmServer(t, "mcp-server-everything")
+		server := npmMCPServer(t, "mcp-server-everything")
 		store, tapes := t.TempDir(), t.TempDir()
 		recordThrough(t, store, []string{bins["mcp/client"], "-scenario", "list", "-call", `echo={"message":"hi"}`}, server...)
 		exportLast(t, store, filepath.Join(tapes, "everything.jsonl"))

@@ -164,7 +164,7 @@ func TestLsNamesAnMCPServer(t *testing.T) {
 	})
 	t.Run("npm everything", func(t *testing.T) {
 		t.Parallel()
-		server := npmServer(t, "mcp-server-everything")
+		server := npmMCPServer(t, "mcp-server-everything")
 		store := t.TempDir()
 		recordThrough(t, store, []string{bins["mcp/client"], "-scenario", "list"}, server...)
 		if row, want := lsRow(t, store), "  mcp-servers/everything@2.0.0 (mcp 2025-11-25, client mcp-fixture-client@1.0.0)  "; !strings.Contains(row, want) {

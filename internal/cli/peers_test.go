@@ -59,10 +59,10 @@ func goplsPath(t *testing.T) string {
 	return p
 }
 
-// npmServer is the argv that runs one of the npm MCP servers .ci/tools
+// npmMCPServer is the argv that runs one of the npm MCP servers .ci/tools
 // installed (mcp-server-everything, …) with node; the test skips, saying
 // why, without node or the servers.
-func npmServer(t *testing.T, name string) []string {
+func npmMCPServer(t *testing.T, name string) []string {
 	t.Helper()
 	dir := os.Getenv("TAPEDECK_MCP_NPM")
 	if dir == "" {
