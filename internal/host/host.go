@@ -119,6 +119,11 @@ type Options struct {
 	// of values the plugin chooses itself, its chatter. A Plan has its own
 	// (NewPlan), and Plan.Run does not read this one.
 	Reading Reading
+	// Moved maps the path of each folder of Reading.Moved to this run's:
+	// the host frames that say the recorded one say this run's instead,
+	// and the plugin's requests are matched with this run's put back (see
+	// moved.go). Nil moves nothing.
+	Moved map[string]string
 }
 
 func (o *Options) defaults() {
@@ -278,8 +283,12 @@ type runner struct {
 	// pending is what the steps wrote since the main loop last waited:
 	// consecutive host frames go to the plugin in one write.
 	pending []byte
-	// carry is what this replay learned of the values carried back.
-	carry carryState
+	// carry is what this replay learned of the values carried back;
+	// back and backTo are this run's folders (Options.Moved) and the
+	// recorded paths they stand for.
+	carry  carryState
+	back   []movedPath
+	backTo map[string][]byte
 
 	// When the plugin's stdout is a pipe (an *os.File), the main loop
 	// reads it itself, waiting in the read with a deadline (no hand-over
@@ -424,6 +433,8 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 		// and copies on the way.
 		res: Result{Live: make([]frame.Frame, 0, pl.frames+8), Pairs: map[uint64]uint64{}, Sent: make(map[uint64]uint64, pl.answers)},
 	}
+	r.moveIn()
+	r.back, r.backTo = backPaths(opts.Moved)
 	r.start = time.Now()
 	r.deadline = r.start.Add(opts.Timeout)
 	r.lastSaid = r.start
@@ -1158,7 +1169,11 @@ func (r *runner) expected(raw []byte, cut *frame.Cut) *expected {
 // answer to a request that was not kept is not kept either.
 func (r *runner) answer(e *message.Envelope, kept bool, same *expected) *call {
 	method := string(e.Method)
-	c, differs := r.plan.match(e.ID, method, e.Params, same)
+	params := e.Params
+	if same == nil && len(r.back) > 0 {
+		params = unmoved(params, r.back, r.backTo) // this run's folders stand for the recorded ones
+	}
+	c, differs := r.plan.match(e.ID, method, params, same)
 	switch {
 	case c == nil && r.plan.script:
 		r.send(nil, r.plan.defaultAnswer(method, e.ID), kept)

@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"net/url"
+
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/wire"
 	"github.com/tapedeck/tapedeck/message"
@@ -64,4 +66,36 @@ func (LSP) Timing() Timing {
 		Streams: []string{"textDocument/publishDiagnostics:params.uri"},
 		Chatter: []string{"$/progress", "window/workDoneProgress/create", "window/logMessage", "$/logTrace"},
 	}
+}
+
+// DataFolder implements Profile: the workspace the client opens, from
+// initialize's rootUri, else its first workspaceFolders entry, else its
+// rootPath (LSP 3.17, "Initialize Request"). It is the user's project,
+// not the server's own: a replay gives a copy of it only when the tape
+// carries one.
+func (LSP) DataFolder(req *message.Message) (Folder, bool) {
+	if req == nil || req.Method != "initialize" {
+		return Folder{}, false
+	}
+	var params struct {
+		RootURI          string `json:"rootUri"`
+		RootPath         string `json:"rootPath"`
+		WorkspaceFolders []struct {
+			URI string `json:"uri"`
+		} `json:"workspaceFolders"`
+	}
+	decode(req.Params, &params)
+	uri := params.RootURI
+	if uri == "" && len(params.WorkspaceFolders) > 0 {
+		uri = params.WorkspaceFolders[0].URI
+	}
+	if uri != "" {
+		if u, err := url.Parse(uri); err == nil && u.Scheme == "file" && u.Path != "" {
+			return Folder{Path: u.Path}, true
+		}
+	}
+	if params.RootPath != "" {
+		return Folder{Path: params.RootPath}, true
+	}
+	return Folder{}, false
 }
