@@ -30,7 +30,7 @@ type layer struct {
 var layers = map[string]layer{
 	"": {[]string{"internal/cli"},
 		"main only runs the command line"},
-	"internal/cli": {[]string{"internal/profile", "internal/wire", "internal/check", "internal/coverage", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "internal/smallfile", "internal/jsonpath",
+	"internal/cli": {[]string{"internal/note", "internal/profile", "internal/wire", "internal/check", "internal/coverage", "frame", "internal/atomicfile", "internal/escape", "internal/screen", "internal/smallfile", "internal/jsonpath",
 		"playback", "internal/filter", "internal/noise", "internal/pending", "internal/playground", "internal/capture", "internal/redact", "internal/present", "internal/shrink", "internal/store", "tape", "internal/wrap", "github.com/urfave/cli/v2", "golang.org/x/term"},
 		"the command layer parses flags, calls a use case and renders; the relay, recorder, spool, replay and diff are the use cases' (capture, playback and the rooms built on it: noise, pending, shrink), never a command's; it names profiles and framings only to check their flags"},
 	"internal/capture": {[]string{"frame", "internal/check", "internal/clock", "internal/escape", "internal/fingerprint", "internal/host", "internal/profile", "internal/recorder", "internal/redact", "internal/relay", "internal/smallfile", "internal/store", "internal/wire"},

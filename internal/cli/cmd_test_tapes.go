@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/internal/escape"
+	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/internal/pending"
 	"github.com/tapedeck/tapedeck/internal/present"
 	"github.com/tapedeck/tapedeck/internal/screen"
@@ -19,11 +20,16 @@ func (e *env) testCommand() *cli.Command {
 	v := &replayValues{}
 	return &cli.Command{
 		Name:      "test",
-		Usage:     "replay every tape under the paths (default testdata/) and report",
+		Usage:     "replay every tape under the paths (" + defaultTapesUsage + ") and report",
 		ArgsUsage: "[PATH…]",
 		Description: "Finds tapes (*.jsonl files that start as tapes), replays them in parallel\n" +
 			"and prints one line per tape and a closing \"N passed, N failed\".\n" +
-			"A tape whose plugin's program is not installed here is skipped.",
+			"A tape whose plugin's program is not installed here is skipped; a run in\n" +
+			"which every tape was skipped fails when CI is set. Without a PATH it looks\n" +
+			"in tapes/ (where tapedeck play's \"Keep it\" writes) and testdata/. Each\n" +
+			"replay runs in folders of its own: a copy of the tape's NAME.data/ (its\n" +
+			"plugin's data folder, and each --fresh-dir folder), so that tapes run at\n" +
+			"once share nothing.",
 		Flags: append(v.flags(),
 			v.cwdFlag("run every tape's plugin in `DIR` instead of its recorded working directory"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "replay `N` tapes at once"},
@@ -41,15 +47,16 @@ func (e *env) testCommand() *cli.Command {
 
 func (e *env) test(c *cli.Context, v *replayValues) error {
 	args := c.Args().Slice()
-	paths := args
-	if len(paths) == 0 {
-		paths = []string{"testdata"}
+	paths, err := tapePaths(args, "test")
+	if err != nil {
+		return err
 	}
 	update, asJSON := c.Bool("update"), c.Bool("json")
 	if update && e.getenv("CI") != "" && !c.Bool("force") {
 		return fail(2, "refusing --update while CI is set: golden tapes change only on purpose (add --force to override)")
 	}
 	k, n, err := parseShard(c.String("shard"))
+	ci := e.getenv("CI") != ""
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -97,12 +104,12 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	if err != nil {
 		return err
 	}
-	return e.finishTests(&t, args, asJSON, update, c.String("html"), c.String("junit"))
+	return e.finishTests(&t, args, asJSON, update, ci, c.String("html"), c.String("junit"))
 }
 
 // finishTests prints a test run's summary and its hint, writes the HTML
 // and JUnit reports, and gives the exit status.
-func (e *env) finishTests(t *tally, args []string, asJSON, update bool, htmlDir, junit string) error {
+func (e *env) finishTests(t *tally, args []string, asJSON, update, ci bool, htmlDir, junit string) error {
 	summary := fmt.Sprintf("%d passed, %d failed", t.passed, t.failed)
 	if t.skipped > 0 {
 		summary += fmt.Sprintf(", %d skipped", t.skipped)
@@ -134,6 +141,14 @@ func (e *env) finishTests(t *tally, args []string, asJSON, update bool, htmlDir,
 	if t.failed > t.updated {
 		return &exitError{code: 1}
 	}
+	if t.skipped > 0 && t.passed == 0 && t.failed == 0 {
+		// Nothing was tested: under CI that is no pass.
+		what := "every tape was skipped: nothing was tested (install the plugins' programs, or --fail-on-skip to fail each)"
+		if ci {
+			return fail(1, "%s; CI is set, so this run fails", what)
+		}
+		fmt.Fprintf(e.stderr, "tapedeck: %s\n", what)
+	}
 	return nil
 }
 
@@ -156,6 +171,14 @@ func (e *env) reportTape(r *playback.TapeResult, t *tally, keep, asJSON, verbose
 		}
 	} else {
 		present.TapeLine(e.stdout, r, present.OutcomeOptions{Verbose: verbose})
+		if r.Outcome != nil && r.Outcome.Same() {
+			// A pass that may mean little is said with it.
+			for _, n := range r.Outcome.Notes {
+				if n.Kind == note.Unused {
+					fmt.Fprintf(e.stdout, "    note: %s\n", escape.Text(n.String()))
+				}
+			}
+		}
 	}
 	switch {
 	case r.Skip != "":
