@@ -98,6 +98,30 @@ func fixture(name string) func() int {
 				return []string{`{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"` + text + `"}}`}
 			})
 		}
+	case "toggle":
+		// toggle keeps a dark mode, turned on and off by the click "dark";
+		// each click draws the panel with the mode, the element clicked
+		// and a title, "done" after "go", or "broken" with FIXTURE_BUG.
+		return func() int {
+			dark := false
+			return serve(func(m hostMessage) []string {
+				if m.Method != "ui/event" {
+					return nil
+				}
+				el := m.Params.Element
+				if el == "dark" {
+					dark = !dark
+				}
+				title := "working"
+				if el == "go" {
+					title = "done"
+					if os.Getenv("FIXTURE_BUG") != "" {
+						title = "broken"
+					}
+				}
+				return []string{TogglePanel(dark, el, title)}
+			})
+		}
 	case "files":
 		// files lists the files opened so far ("open:NAME" clicks) with
 		// their tone: "ok", "bad" for FIXTURE_BAD, "new" for FIXTURE_NEW.
@@ -133,6 +157,11 @@ func sendOnGo(text string) int {
 		}
 		return nil
 	})
+}
+
+// TogglePanel is the panel of the toggle fixture.
+func TogglePanel(dark bool, last, title string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"ui/setPanel","params":{"dark":%v,"last":%q,"title":%q}}`, dark, last, title)
 }
 
 // FilesPanel is the panel of the files fixture listing items.
