@@ -111,6 +111,9 @@ type call struct {
 	late  bool
 	sent  bool  // its answer was sent
 	index int32 // in plan.all
+	// gaveUp says how the wait for its request ran to its bound ("":
+	// it did not).
+	gaveUp string
 }
 
 // plan is what a recording asks of a replay.

@@ -37,6 +37,7 @@ const (
 	Late
 	// Unasked: the plugin never made its request Method, recorded at
 	// Seq, that the host answered at Answer; the answer was not sent.
+	// Text, when set, says how the wait for it ran to its bound.
 	Unasked
 	// ScriptLate: the plugin made the request Method that the script's
 	// Step answers later than expected; it was answered then.
@@ -99,6 +100,9 @@ func (n Note) String() string {
 	case Late:
 		return fmt.Sprintf("the plugin made its %s request (recorded seq %d) later than recorded; it was answered then", n.Method, n.Seq)
 	case Unasked:
+		if n.Text != "" {
+			return fmt.Sprintf("the plugin never made the %s request (recorded seq %d) that the host answered at seq %d; the answer was not sent (the wait for the request was given up %s)", n.Method, n.Seq, n.Answer, n.Text)
+		}
 		return fmt.Sprintf("the plugin never made the %s request (recorded seq %d) that the host answered at seq %d; the answer was not sent", n.Method, n.Seq, n.Answer)
 	case ScriptLate:
 		return fmt.Sprintf("the plugin made the %s request that %s answers later than expected; it was answered then", n.Method, n.Step)
