@@ -238,8 +238,10 @@ type prepared struct {
 	// profile's), and keepEnv the variables tapedeck.json lists.
 	timing  timing
 	keepEnv []string
-	// folders are the folders each run is given of its own.
-	folders *folders
+	// folders are the folders each run is given of its own; foldersErr
+	// says why there are none for the options of a further run (with).
+	folders    *folders
+	foldersErr error
 }
 
 // prepare works out what replays of rec under opt (nil: the defaults)
@@ -295,6 +297,11 @@ func (p *prepared) with(opt *Options) *prepared {
 	q := *p
 	if opt != nil {
 		q.opt = opt
+		// The folders of its runs as opt names them (its FreshDirs).
+		q.folders, q.foldersErr = foldersOf(p.rec, p.profile, opt)
+		if q.foldersErr == nil {
+			q.reading.Moved = q.folders.recorded
+		}
 	}
 	return &q
 }
@@ -309,6 +316,10 @@ func (p *prepared) keepPlan() { p.plan = host.NewPlan(p.rec.Frames, p.reading) }
 func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 	rec, opt := p.rec, p.opt
 	o := &Outcome{Recording: rec, ConfigPath: p.cfgPath, Notes: slices.Clone(p.notes), prepared: p}
+	if p.foldersErr != nil {
+		o.Err = p.foldersErr
+		return o
+	}
 	re, err := prepareEnv(rec, opt, p.keepEnv, p.folders)
 	if err != nil {
 		o.Err = err
