@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/datafolder"
 	"github.com/tapedeck/tapedeck/playback"
 )
@@ -180,5 +181,71 @@ func TestKeptGoldensPass(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWatchKeepsWhatWasClicked: with --watch, a change to the plugin
+// plays the actions so far again from what their run started from (not
+// from the state that run left: the feed would hold the post twice, and
+// the first post two likes), so the comparison shows the change (and the
+// post's random id: each run draws its own), and Keep it then keeps the
+// session clicked, with the plugin as it is now: its host frames are the
+// clicks, it starts from the same data, and it passes.
+func TestWatchKeepsWhatWasClicked(t *testing.T) {
+	needNode(t)
+	dir := copyFixture(t, "xfeed-node")
+	p := play(t, dir, func(o *Options) { o.Watch, o.WatchEvery, o.PinClock = true, 50*time.Millisecond, true })
+	ev := p.follow(t)
+	ev.says(t, "1 posts")
+	for _, a := range [][2]string{
+		{`{"do":"ui","element":"post","event":"click"}`, `2 posts`},
+		{`{"do":"ui","element":"feed","event":"action","item":"first","action":"like"}`, `1 likes`},
+	} {
+		if status, res := p.post(t, a[0]); status != 200 {
+			t.Fatalf("%s: %d %v", a[0], status, res)
+		}
+		ev.says(t, a[1])
+	}
+	main := filepath.Join(dir, "main.mjs")
+	b, err := os.ReadFile(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(b), `feed.posts.length + " posts"`, `feed.posts.length + " posts in the feed"`, 1)
+	if changed == string(b) {
+		t.Fatal("main.mjs has no title to change")
+	}
+	if err := os.WriteFile(main, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := ev.wait(30*time.Second, func(e map[string]any) bool { return e["t"] == "watch" })
+	if w == nil {
+		t.Fatalf("no comparison after the change:\n%s", p.log)
+	}
+	text, _ := w["text"].(string)
+	if !strings.Contains(text, `"2 posts" → "2 posts in the feed"`) || strings.Contains(text, "3 posts") || strings.Contains(text, "2 likes") {
+		t.Errorf("the comparison after the change is not the change alone:\n%s", text)
+	}
+	status, res := p.post(t, `{"do":"keep","name":"clicked"}`)
+	if status != 200 || res["same"] != true {
+		t.Fatalf("keep: %d %v", status, res)
+	}
+	_, frames := readTape(t, filepath.Join(dir, "tapes", "clicked.jsonl"))
+	var events []string
+	said := strings.Join(lines(frames, frame.Out), "\n")
+	for _, h := range hostEvents(frames) {
+		if strings.Contains(h, `"ui/event"`) {
+			events = append(events, h)
+		}
+	}
+	want := []string{
+		uiEvent(`{"element":"post","event":"click","context":` + ctxEN + `}`),
+		uiEvent(`{"element":"feed","event":"action","item":"first","action":"like","context":` + ctxEN + `}`),
+	}
+	if strings.Join(events, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the kept session's clicks:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(said, "2 posts in the feed") || strings.Contains(said, "3 posts") {
+		t.Errorf("the kept session is not the clicks with the plugin as it is now:\n%s", said)
 	}
 }

@@ -6,6 +6,9 @@ package playground
 // the one the variable names here) are copied as a run starts, so that
 // Keep it can carry beside the tape what the kept session started from
 // (package datafolder: NAME.data/), and every replay of it starts there.
+// A run that --watch starts to play the actions so far again starts from
+// what the run it plays again started from: it is the session clicked,
+// with the plugin as it is now.
 
 import (
 	"errors"
@@ -111,6 +114,11 @@ func (s *server) startCopyLocked(r *run) {
 	if old := filepath.Join(s.snaps, strconv.Itoa(r.n-2)); r.n > 2 {
 		os.RemoveAll(old)
 	}
+	if a := r.replayed; a != nil && a.from.dir != "" {
+		if err := s.restoreLocked(a.from.dir); err != nil {
+			fmt.Fprintf(s.opt.Log, "tapedeck: play: run %d: start from what run %d started from: %s\n", r.n, r.n-1, escape.Text(err.Error()))
+		}
+	}
 	dir := filepath.Join(s.snaps, strconv.Itoa(r.n))
 	err := os.Mkdir(dir, 0o700)
 	if err == nil {
@@ -135,6 +143,28 @@ func (s *server) startCopyLocked(r *run) {
 		return
 	}
 	r.from = startCopy{dir: dir}
+}
+
+// restoreLocked puts the plugin's folders back as the copy dir holds
+// them: a run that plays an earlier run's actions again starts where that
+// run started.
+func (s *server) restoreLocked(dir string) error {
+	put := func(to, from string) error {
+		if err := os.RemoveAll(to); err != nil {
+			return err
+		}
+		_, err := datafolder.Copy(to, from, datafolder.Carried)
+		return err
+	}
+	if err := put(s.dataDir, datafolder.DataDir(dir)); err != nil {
+		return err
+	}
+	for _, h := range s.homes {
+		if err := put(h.dir, datafolder.EnvDir(dir, h.name)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeStart writes what run r started from beside the tape at tapePath

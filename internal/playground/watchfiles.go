@@ -383,7 +383,7 @@ func (s *server) restartFor(cs []change) error {
 	prev := s.cur
 	list, tail := steps(prev.frames)
 	actions := &replaying{steps: userSteps(list), tail: tail, before: append([]frame.Frame(nil), prev.frames...), why: why,
-		partial: len(prev.keep.said) > 0}
+		partial: len(prev.keep.said) > 0, from: prev.from}
 	s.mu.Unlock()
 	return s.restart(actions)
 }
