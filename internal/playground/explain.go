@@ -41,6 +41,22 @@ func explain(res *playback.TapeResult, meta *frame.Session, tapes string) []stri
 		if d.Live != nil && fileWords.MatchString(d.Live.Raw) {
 			filesChanged = true
 		}
+		if len(d.Changes) == 0 {
+			// A frame said on one side only: what it holds of the clock
+			// or of chance may be why (a request the plugin no longer
+			// made, as its answer came elsewhere).
+			var raws []string
+			if d.Recorded != nil {
+				raws = append(raws, d.Recorded.Raw)
+			}
+			if d.Live != nil {
+				raws = append(raws, d.Live.Raw)
+			}
+			for _, s := range raws {
+				clockChanged = clockChanged || clockWords.MatchString(s)
+				randomChanged = randomChanged || drawnToken(s)
+			}
+		}
 		for _, c := range d.Changes {
 			old, new := c.Old, c.New
 			filesChanged = filesChanged || fileWords.MatchString(new)
@@ -102,6 +118,17 @@ func differsInTokens(old, new string) bool {
 	}
 	for i := range a {
 		if a[i] != b[i] && len(a[i]) >= 6 && len(b[i]) >= 6 {
+			return true
+		}
+	}
+	return false
+}
+
+// drawnToken reports whether s holds a token that looks drawn at random: eight
+// or more hex or base-36 digits, letters and digits mixed.
+func drawnToken(s string) bool {
+	for _, w := range randomWords.FindAllString(s, -1) {
+		if len(w) >= 8 {
 			return true
 		}
 	}
