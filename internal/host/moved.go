@@ -65,6 +65,7 @@ func nameByte(c byte) bool {
 // eachSpelled calls fn for each place of raw that spells one of paths
 // whole, in order, without overlaps.
 func eachSpelled(raw []byte, paths []movedPath, fn func(start, end int, m *movedPath)) {
+	after := -1 // the end of the last place found: a place right after it stands whole too
 	for i := 0; i < len(raw); {
 		found := false
 		for k := range paths {
@@ -73,11 +74,11 @@ func eachSpelled(raw []byte, paths []movedPath, fn func(start, end int, m *moved
 				continue
 			}
 			end := i + len(m.spelled)
-			if i > 0 && nameByte(raw[i-1]) || end < len(raw) && nameByte(raw[end]) {
+			if i > 0 && i != after && nameByte(raw[i-1]) || end < len(raw) && nameByte(raw[end]) {
 				continue
 			}
 			fn(i, end, m)
-			i, found = end, true
+			i, found, after = end, true, end
 			break
 		}
 		if !found {

@@ -119,3 +119,45 @@ func TestMovedHeaderFramed(t *testing.T) {
 		}
 	})
 }
+
+// FuzzMovedPaths: finding a moved folder in any bytes never panics; the
+// places found are in order, inside the bytes, apart, each the path's
+// spelling standing whole; and putting the run's folder there and then
+// the recorded one back gives the bytes again (when the run's folder was
+// not said in them already).
+func FuzzMovedPaths(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"params":{"plugin":{"dataDir":"/tmp/d"}},"x":"/tmp/dd","u":"file:///tmp/d/a"}`, "/tmp/d"},
+		{`/tmp/d/tmp/d /tmp/d`, "/tmp/d"},
+		{`{"p":"C:\\x"}`, `C:\x`},
+		{``, "/a"}, {`/`, "/"}, {`"\u002ftmp"`, "/tmp"},
+	} {
+		f.Add([]byte(s[0]), s[1])
+	}
+	const live = "/tmp/tapedeck-data-run/data"
+	f.Fuzz(func(t *testing.T, raw []byte, path string) {
+		paths := movedPaths([]string{path})
+		sites := movedSites(raw, paths)
+		last := 0
+		for _, s := range sites {
+			if s.start < last || s.end > len(raw) || s.start >= s.end {
+				t.Fatalf("site [%d,%d) after %d in %d bytes", s.start, s.end, last, len(raw))
+			}
+			if string(raw[s.start:s.end]) != string(paths[0].spelled) || s.start > 0 && s.start != last && nameByte(raw[s.start-1]) || s.end < len(raw) && nameByte(raw[s.end]) {
+				t.Fatalf("site %q at %d does not stand whole", raw[s.start:s.end], s.start)
+			}
+			last = s.end
+		}
+		if len(paths) == 0 || strings.Contains(string(raw), live) || strings.Contains(live, path) || strings.Contains(path, live) {
+			return
+		}
+		r := &runner{plan: &plan{}, opts: Options{Moved: map[string]string{path: live}}}
+		r.plan.carry = &carryPlan{}
+		r.moveIn()
+		moved := r.rewrite(raw, sites)
+		back, to := backPaths(r.opts.Moved)
+		if got := unmoved(moved, back, to); string(got) != string(raw) {
+			t.Fatalf("moved %q and back: %q", raw, got)
+		}
+	})
+}
