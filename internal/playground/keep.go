@@ -51,8 +51,9 @@ func keepPaths(tapes, name string) (tapePath, scriptPath string) {
 // keep ends the current session the host's way (shutdown) when it still
 // runs, writes its host script and tape, replays the tape, and starts the
 // plugin afresh. It refuses, the session left running, a tapes folder
-// that leads out of the plugin folder, and NAME's files that are there
-// already unless overwrite (an *existsError: the page asks first).
+// that leads out of the plugin folder, a session whose start could not be
+// copied (too large to carry), and NAME's files that are there already
+// unless overwrite (an *existsError: the page asks first).
 func (s *server) keep(name string, overwrite bool) (*Kept, error) {
 	if !isKeepName(name) || strings.HasSuffix(name, ".host") {
 		return nil, fmt.Errorf("a kept session's name is a file name of letters, digits, '.', '_' and '-' (not ending in .host), such as greet")
@@ -67,6 +68,10 @@ func (s *server) keep(name string, overwrite bool) (*Kept, error) {
 	}
 	s.mu.Lock()
 	r := s.cur
+	if err := r.from.keepable(); err != nil {
+		s.mu.Unlock()
+		return nil, err // the session left running
+	}
 	s.stopLocked(r)
 	s.mu.Unlock()
 	<-r.done // the host's grace periods bound the wait

@@ -59,7 +59,7 @@ func makeHomes(names []string, env []string) ([]home, error) {
 		from, _ := lookup(env, name)
 		if fi, err := os.Stat(from); from != "" && err == nil && fi.IsDir() {
 			if _, err := datafolder.Copy(h.dir, from, datafolder.Carried); err != nil {
-				return out, fmt.Errorf("--fresh-dir %s: the playground starts the plugin from a copy of %s: %w", name, from, err)
+				return out, fmt.Errorf("--fresh-dir %s: the playground starts the plugin from a copy of the folder %s names, which a tape carries beside it: %w; point %s at a folder that holds only what the plugin needs to start", name, name, err, name)
 			}
 			out[len(out)-1].from = from
 			continue
@@ -104,6 +104,15 @@ func setEnv(env []string, key, value string) []string {
 type startCopy struct {
 	dir string
 	err error
+}
+
+// keepable says why a session whose start is c cannot be kept (nil: it
+// can).
+func (c startCopy) keepable() error {
+	if c.err == nil {
+		return nil
+	}
+	return fmt.Errorf("keep: what the session started from cannot be kept beside its tape: %w; a replay would not start where it did. Make the plugin's folders smaller (Restart starts a new session from them) and keep a new session", c.err)
 }
 
 // startCopyLocked copies what run r starts from (it is about to start; the
@@ -170,8 +179,8 @@ func (s *server) restoreLocked(dir string) error {
 // writeStart writes what run r started from beside the tape at tapePath
 // (NAME.data), in place of what is there. It returns the folder written.
 func (s *server) writeStart(r *run, tapePath string) (string, error) {
-	if r.from.err != nil {
-		return "", fmt.Errorf("keep: what the session started from cannot be kept beside its tape: %w; a replay would not start where it did. Make the plugin's folders smaller (Restart starts a new session from them) and keep a new session", r.from.err)
+	if err := r.from.keepable(); err != nil {
+		return "", err
 	}
 	dst := datafolder.Beside(tapePath)
 	tmp, err := os.MkdirTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".new-")
