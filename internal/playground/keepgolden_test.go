@@ -12,6 +12,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/datafolder"
+	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/playback"
 )
 
@@ -159,6 +160,9 @@ func TestKeptGoldensPass(t *testing.T) {
 			err := playback.Suite(context.Background(), paths, &playback.SuiteOptions{Replay: playback.Options{Env: env, StoreDir: p.store}, Jobs: n}, func(i int, r *playback.TapeResult) error {
 				if r.Outcome != nil && r.Outcome.Same() {
 					passed++
+					if notes := note.Join(append(r.Outcome.Notes, r.Outcome.Run.Notes...), "\n"); notes != "" && i == 0 {
+						t.Errorf("a replay of the kept tape says:\n%s", notes)
+					}
 				} else if len(failed) < 2 {
 					b, _ := json.Marshal(r.Outcome.Diff)
 					failed = append(failed, fmt.Sprintf("%v %s %v", r.Outcome.Err, b, r.Outcome.Notes))
