@@ -26,7 +26,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -190,9 +189,20 @@ type Start struct {
 	Env map[string]string `json:"env,omitempty"`
 }
 
-// varName is what a variable of Start.Env is named: it is a folder's name
-// in the tape's data, and a variable of the plugin's.
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// VarName reports whether name may name a variable whose folder a tape's
+// data carries: it is a folder's name in the tape's data (env/NAME), and
+// a variable of the plugin's: [A-Za-z_][A-Za-z0-9_]*.
+func VarName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i, c := range name {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // Vars are the variables of Env, sorted.
 func (s *Start) Vars() []string {
@@ -237,7 +247,7 @@ func Read(tape string) (dir string, s *Start, err error) {
 		return "", nil, fmt.Errorf("the tape's data %s: %s: %w", dir, StartFile, err)
 	}
 	for k := range s.Env {
-		if !varName.MatchString(k) {
+		if !VarName(k) {
 			return "", nil, fmt.Errorf("the tape's data %s: %s names the variable %q: want a name such as COSMICA_HOME", dir, StartFile, k)
 		}
 	}

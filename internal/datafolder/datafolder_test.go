@@ -197,3 +197,13 @@ func TestWatch(t *testing.T) {
 		t.Errorf("Uses = %v, want %v", got, want)
 	}
 }
+
+// TestVarName: a variable a tape's data names is a folder's name there
+// and a variable of the plugin's.
+func TestVarName(t *testing.T) {
+	for name, want := range map[string]bool{"COSMICA_HOME": true, "_x1": true, "a": true, "": false, "1A": false, "A-B": false, "A B": false, "../x": false, "X\nLD_PRELOAD": false, "É": false} {
+		if got := VarName(name); got != want {
+			t.Errorf("VarName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

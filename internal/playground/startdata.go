@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -30,9 +29,6 @@ type home struct {
 	from string // the folder it was copied from ("": it started empty)
 }
 
-// varName is what a --fresh-dir variable must be named.
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // makeHomes makes the playground's folder of each variable: a copy of the
 // folder the variable names in env (nil: ours), within datafolder.Carried,
 // else empty. What it made is returned with any error, for removeHomes.
@@ -43,7 +39,7 @@ func makeHomes(names []string, env []string) ([]home, error) {
 	var out []home
 	seen := map[string]bool{}
 	for _, name := range names {
-		if !varName.MatchString(name) || name == "PATH" || name == "HOME" || strings.HasPrefix(name, "TAPEDECK_") || strings.HasPrefix(name, "AGENTTY_") || name == "NODE_OPTIONS" || name == "PYTHONPATH" {
+		if !datafolder.VarName(name) || name == "PATH" || name == "HOME" || strings.HasPrefix(name, "TAPEDECK_") || strings.HasPrefix(name, "AGENTTY_") || name == "NODE_OPTIONS" || name == "PYTHONPATH" {
 			return out, fmt.Errorf("--fresh-dir %q: want the name of the variable the plugin reads a folder of its state from, such as COSMICA_HOME", name)
 		}
 		if seen[name] {
