@@ -99,7 +99,8 @@ func (o *Outcome) Recompare(recorded []frame.Frame) diff.Result {
 
 // Compared is what the plugin said this time as it is compared with the
 // recording: each value it chose itself put back to the recorded one
-// (host.Uncarry), its frames of independent streams in the recorded order
+// (host.Uncarry), each folder of the run's own to the recorded folder
+// (host.Unmove), its frames of independent streams in the recorded order
 // of their streams (see timing.arrange). Live itself when neither applies.
 func (o *Outcome) Compared() []frame.Frame {
 	live, _ := o.comparedMoved()
@@ -112,7 +113,7 @@ func (o *Outcome) comparedMoved() ([]frame.Frame, int) {
 	if o.Run == nil {
 		return o.Live(), 0
 	}
-	live := host.Uncarry(o.Run.Live, o.Run.Carried)
+	live := host.Unmove(host.Uncarry(o.Run.Live, o.Run.Carried), o.moved)
 	if o.prepared == nil {
 		return live, 0
 	}

@@ -2,7 +2,6 @@ package playback
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -38,25 +37,26 @@ func unsafeEnv(name string) bool {
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // runEnv is the environment one replay runs its plugin in, and what to
-// undo once it is over: the pinned clock's preload, the fresh folders.
+// undo once it is over: the pinned clock's preload, the run's folders.
 type runEnv struct {
-	env   []string
-	added []string // the recording's variables added
-	notes []note.Note
-	clock *frame.Clock
-	fresh []string // the fresh folders made for this run
-	pin   *clock.Preload
+	env     []string
+	added   []string // the recording's variables added
+	notes   []note.Note
+	clock   *frame.Clock
+	folders *runFolders // the run's own folders (see datafolders.go)
+	pin     *clock.Preload
 }
 
 // prepareEnv makes the environment of a replay of rec: opt.Env (nil:
 // ours), the recording's variables (see environment; those it may not
 // set are reported in notes, one line each, and skipped), opt.SetEnv over
-// them, a new empty folder for each variable of opt.FreshDirs, and the
-// pinned clock. A variable that keep (tapedeck.json's "env") names, or
+// them, the run's own folders (fs: the data folder, and a folder for each
+// variable named for a fresh start, copies of what the recording started
+// from; see datafolders.go), and the pinned clock. A variable that keep (tapedeck.json's "env") names, or
 // that the recording holds redacted, and that the replay could not take
 // from the recording is said in a note: which, and whether the caller's
 // value or none stood in. Close undoes it.
-func prepareEnv(rec *Recording, opt *Options, keep []string) (*runEnv, error) {
+func prepareEnv(rec *Recording, opt *Options, keep []string, fs *folders) (*runEnv, error) {
 	e := &runEnv{}
 	var ignored, redacted []string
 	e.env, e.added, ignored, redacted = environment(rec, opt.Env)
@@ -92,19 +92,13 @@ func prepareEnv(rec *Recording, opt *Options, keep []string) (*runEnv, error) {
 			without(k, "tapedeck.json's env lists it, but the recording has none: record it again where tapedeck.json is, or with --env "+k)
 		}
 	}
-	for _, name := range opt.FreshDirs {
-		if !envName.MatchString(name) || name == "PATH" || strings.HasPrefix(name, "TAPEDECK_") || name == "NODE_OPTIONS" || name == "PYTHONPATH" {
-			e.Close()
-			return nil, fmt.Errorf("--fresh-dir %q: want the name of the variable the plugin reads its data folder from, such as COSMICA_HOME", name)
-		}
-		dir, err := os.MkdirTemp("", "tapedeck-fresh-"+strings.ToLower(name)+"-")
-		if err != nil {
-			e.Close()
-			return nil, fmt.Errorf("--fresh-dir %s: %w", name, err)
-		}
-		e.fresh = append(e.fresh, dir)
-		e.env = setEnv(e.env, name, dir)
+	rf, env, err := fs.make(e.env)
+	if err != nil {
+		e.Close()
+		return nil, err
 	}
+	e.folders, e.env = rf, env
+	e.notes = append(e.notes, rf.notes...)
 	e.clock = clockFor(rec.Meta, opt.PinClock)
 	env, pin, err := clock.Pin(e.env, e.clock)
 	if err != nil {
@@ -126,13 +120,13 @@ func (e *runEnv) delivering() func(at int64) {
 	return func(at int64) { _ = e.pin.Publish(origin.Add(time.Duration(at))) }
 }
 
-// Close removes the preload and the fresh folders.
+// Close removes the preload and the run's folders.
 func (e *runEnv) Close() {
 	if e.pin != nil {
 		e.pin.Close()
 	}
-	for _, d := range e.fresh {
-		os.RemoveAll(d)
+	if e.folders != nil {
+		e.folders.Close()
 	}
 }
 

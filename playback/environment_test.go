@@ -7,6 +7,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/note"
+	"github.com/tapedeck/tapedeck/internal/profile"
 )
 
 // TestTapeEnvironmentIsChecked: of a tape's environment only variable
@@ -29,7 +30,7 @@ func TestTapeEnvironmentIsChecked(t *testing.T) {
 		"PATH":                   "/tmp/evil",
 		"MEMORY_FILE_PATH":       "/data/memory.json",
 	}}}
-	e, err := prepareEnv(rec, &Options{Env: []string{"HOME=/h"}}, nil)
+	e, err := prepareEnv(rec, &Options{Env: []string{"HOME=/h"}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,12 @@ func TestTapeEnvironmentIsChecked(t *testing.T) {
 func TestFreshDirs(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	rec := &Recording{Name: "t.jsonl", Meta: &frame.Session{}}
-	e, err := prepareEnv(rec, &Options{Env: []string{"STAMP_HOME=/recorded"}, FreshDirs: []string{"STAMP_HOME"}}, nil)
+	opt := &Options{Env: []string{"STAMP_HOME=/recorded"}, FreshDirs: []string{"STAMP_HOME"}}
+	fs, err := foldersOf(rec, profile.Agentty{}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := prepareEnv(rec, opt, nil, fs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +80,7 @@ func TestFreshDirs(t *testing.T) {
 		t.Errorf("Close left %s", dir)
 	}
 	for _, bad := range []string{"A-B", "", "PATH", "TAPEDECK_CLOCK_SEED", "X=Y"} {
-		if _, err := prepareEnv(rec, &Options{FreshDirs: []string{bad}}, nil); err == nil || !strings.Contains(err.Error(), "--fresh-dir") {
+		if _, err := foldersOf(rec, profile.Agentty{}, &Options{FreshDirs: []string{bad}}); err == nil || !strings.Contains(err.Error(), "--fresh-dir") {
 			t.Errorf("--fresh-dir %q: %v, want refused", bad, err)
 		}
 	}
@@ -93,7 +99,7 @@ func TestTheEnvironmentTravels(t *testing.T) {
 		"API_KEY":          "«redacted:0123456789ab»",
 		"OVERRIDDEN":       "recorded",
 	}}}
-	e, err := prepareEnv(rec, &Options{Env: []string{"HOME=/h", "API_KEY=mine", "ALLOWED_DIR=/caller"}, SetEnv: []string{"OVERRIDDEN=given"}}, []string{"ALLOWED_DIR", "NOT_ANYWHERE", "MEMORY_FILE_PATH"})
+	e, err := prepareEnv(rec, &Options{Env: []string{"HOME=/h", "API_KEY=mine", "ALLOWED_DIR=/caller"}, SetEnv: []string{"OVERRIDDEN=given"}}, []string{"ALLOWED_DIR", "NOT_ANYWHERE", "MEMORY_FILE_PATH"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +127,7 @@ func TestTheEnvironmentTravels(t *testing.T) {
 	if strings.Contains(notes, "MEMORY_FILE_PATH") || strings.Contains(notes, "OVERRIDDEN") || len(e.notes) != 3 {
 		t.Errorf("notes\n%s\nwant exactly the three", notes)
 	}
-	if _, err := prepareEnv(rec, &Options{SetEnv: []string{"NOEQUALS"}}, nil); err == nil || !strings.Contains(err.Error(), "--env") {
+	if _, err := prepareEnv(rec, &Options{SetEnv: []string{"NOEQUALS"}}, nil, nil); err == nil || !strings.Contains(err.Error(), "--env") {
 		t.Errorf("--env NOEQUALS: %v", err)
 	}
 }

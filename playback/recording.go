@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/datafolder"
 	"github.com/tapedeck/tapedeck/internal/smallfile"
 	"github.com/tapedeck/tapedeck/internal/store"
 	"github.com/tapedeck/tapedeck/tape"
@@ -173,8 +174,8 @@ func FindTapes(paths []string) ([]string, error) {
 	return tapes, nil
 }
 
-// eachFile calls fn with every file under root, passing over node_modules
-// and hidden folders (root itself may be one).
+// eachFile calls fn with every file under root, passing over node_modules,
+// hidden folders (root itself may be one) and tapes' data (NAME.data).
 func eachFile(root string, fn func(path string)) error {
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -183,9 +184,18 @@ func eachFile(root string, fn func(path string)) error {
 		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != root) {
 			return filepath.SkipDir
 		}
+		if d.IsDir() && path != root && strings.HasSuffix(d.Name(), ".data") && isFile(filepath.Join(path, datafolder.StartFile)) {
+			return filepath.SkipDir // a tape's data: what its plugin started from, not tapes
+		}
 		if !d.IsDir() {
 			fn(path)
 		}
 		return nil
 	})
+}
+
+// isFile reports whether path is a regular file (no link followed).
+func isFile(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -74,10 +74,15 @@ type Options struct {
 	// false runs on the real clock; true on a recording without a pin pins
 	// the clock to its recorded start.
 	PinClock *bool
-	// FreshDirs name variables that each get a new, empty folder for the
-	// run (removed after it): the data folder of a plugin that keeps state,
-	// so that a pinned replay's names collide with nothing the recording
-	// left.
+	// FreshDirs name variables that each get a folder of the run's own
+	// (removed after it): the data folder of a plugin that keeps state,
+	// so that runs share nothing and none writes the real one. It starts
+	// as a copy of the folder the tape carries for the variable (its
+	// NAME.data/env/VAR, which tapedeck play's Keep it writes), else
+	// empty; the variables the tape's data carries get one without being
+	// named. A note says when the plugin did not use one. The data folder
+	// the host named (Agentty's dataDir) is always the run's own: see
+	// package datafolder.
 	FreshDirs []string
 
 	// RedactKey is this machine's redaction key; nil reads the key file of
@@ -139,6 +144,9 @@ type Outcome struct {
 	takeFingerprint fingerprint.Options
 	// prepared is what it was replayed under, for further runs (Again).
 	prepared *prepared
+	// moved are the run's folders, by the recorded paths they stand for:
+	// what the plugin says of them is compared as the recorded ones.
+	moved map[string]string
 }
 
 // Same reports whether it ran and nothing differs: a replay that timed out
@@ -230,6 +238,10 @@ type prepared struct {
 	// profile's), and keepEnv the variables tapedeck.json lists.
 	timing  timing
 	keepEnv []string
+	// folders are the folders each run is given of its own; foldersErr
+	// says why there are none for the options of a further run (with).
+	folders    *folders
+	foldersErr error
 }
 
 // prepare works out what replays of rec under opt (nil: the defaults)
@@ -264,7 +276,10 @@ func prepare(rec *Recording, opt *Options) (*prepared, *Outcome) {
 	if p.timing, err = timingOf(p.profile); err != nil {
 		return failed(err)
 	}
-	p.reading = host.Reading{Carry: ignoreFunc(append(carry, more...)), Chatter: p.timing.chatterFunc()}
+	if p.folders, err = foldersOf(rec, p.profile, opt); err != nil {
+		return failed(err)
+	}
+	p.reading = host.Reading{Carry: ignoreFunc(append(carry, more...)), Chatter: p.timing.chatterFunc(), Moved: p.folders.recorded}
 	p.keepEnv = cfg.Env
 	if p.cmd, p.dir, p.notes, err = command(rec, opt.Command, opt.Dir); err != nil {
 		return failed(err)
@@ -282,6 +297,11 @@ func (p *prepared) with(opt *Options) *prepared {
 	q := *p
 	if opt != nil {
 		q.opt = opt
+		// The folders of its runs as opt names them (its FreshDirs).
+		q.folders, q.foldersErr = foldersOf(p.rec, p.profile, opt)
+		if q.foldersErr == nil {
+			q.reading.Moved = q.folders.recorded
+		}
 	}
 	return &q
 }
@@ -296,7 +316,11 @@ func (p *prepared) keepPlan() { p.plan = host.NewPlan(p.rec.Frames, p.reading) }
 func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 	rec, opt := p.rec, p.opt
 	o := &Outcome{Recording: rec, ConfigPath: p.cfgPath, Notes: slices.Clone(p.notes), prepared: p}
-	re, err := prepareEnv(rec, opt, p.keepEnv)
+	if p.foldersErr != nil {
+		o.Err = p.foldersErr
+		return o
+	}
+	re, err := prepareEnv(rec, opt, p.keepEnv, p.folders)
 	if err != nil {
 		o.Err = err
 		return o
@@ -327,7 +351,10 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 		Delivering:  re.delivering(),
 		Grace:       p.profile.Grace(),
 		Reading:     p.reading,
+		Moved:       re.folders.moved,
 	}
+	o.moved = re.folders.moved
+	re.folders.startWatch()
 	ro.Framing, _ = wire.Parse(rec.Meta.Framing)
 	if p.plan != nil {
 		o.Run, err = p.plan.Run(ctx, ro)
@@ -338,6 +365,7 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 		o.Err = err
 		return o
 	}
+	o.Notes = append(o.Notes, re.folders.unused()...)
 	if re.pin != nil && !re.pin.Loaded() {
 		o.Notes = append(o.Notes, note.Text("the plugin never loaded the pinned clock (only Node and Python plugins can be pinned, and a launcher that sets its own NODE_OPTIONS or PYTHONPATH drops the pin): this replay ran with the real clock"))
 	}
@@ -365,7 +393,7 @@ func (p *prepared) run(ctx context.Context, compare bool) *Outcome {
 	if n := carriedNote(o.Run.Carried); n != "" {
 		o.Notes = append(o.Notes, note.Text(n))
 	}
-	o.takeFingerprint = fingerprint.Options{Command: p.cmd, Dir: p.dir, Env: env, DataDirs: re.fresh}
+	o.takeFingerprint = fingerprint.Options{Command: p.cmd, Dir: p.dir, Env: env, DataDirs: re.folders.made}
 	if rec.Meta.Fingerprint != nil && (!o.Same() || opt.AlwaysDrift) {
 		live, err := fingerprint.Take(ctx, o.takeFingerprint)
 		if err == nil {

@@ -25,7 +25,7 @@ func (e *env) coverageCommand() *cli.Command {
 		Name:      "coverage",
 		Usage:     "what the golden tapes exercise of each plugin, and what they leave untested",
 		ArgsUsage: "[PATH…]",
-		Description: "Reads every tape under the paths (default testdata/) and each plugin's\n" +
+		Description: "Reads every tape under the paths (" + defaultTapesUsage + ") and each plugin's\n" +
 			"manifest (agentty-plugin.json in the tape's working directory) and prints,\n" +
 			"per plugin: the host methods sent and the plugin methods seen, the UI\n" +
 			"element types drawn, the interactive element ids that received a ui/event\n" +
@@ -45,9 +45,9 @@ func (e *env) coverageCommand() *cli.Command {
 }
 
 func (e *env) coverage(c *cli.Context) error {
-	paths := c.Args().Slice()
-	if len(paths) == 0 {
-		paths = []string{"testdata"}
+	paths, err := tapePaths(c.Args().Slice(), "coverage")
+	if err != nil {
+		return err
 	}
 	tapes, err := playback.FindTapes(paths)
 	if err != nil {

@@ -16,7 +16,7 @@ func (e *env) reviewCommand() *cli.Command {
 		Usage:     "accept or reject, tape by tape, the changes test --update left pending",
 		ArgsUsage: "[PATH…]",
 		Description: "Walks every pending change (NAME.jsonl.new beside NAME.jsonl) under the\n" +
-			"paths (default testdata/), shows its differences as replay does, and asks:\n" +
+			"paths (" + defaultTapesUsage + "), shows its differences as replay does, and asks:\n" +
 			"a accept (the change replaces the tape), r reject (the change is deleted),\n" +
 			"s skip (it stays pending), d the diff of the two as tapedeck textconv prints\n" +
 			"them (through $PAGER on a terminal, else less -R), q quit. --accept or\n" +
@@ -49,9 +49,9 @@ func (e *env) review(c *cli.Context) error {
 	if e.getenv("CI") != "" && !reject && !list && !c.Bool("force") {
 		return fail(2, "review: refusing while CI is set: golden tapes change only on purpose (add --force to override)")
 	}
-	paths := c.Args().Slice()
-	if len(paths) == 0 {
-		paths = []string{"testdata"}
+	paths, err := tapePaths(c.Args().Slice(), "review")
+	if err != nil {
+		return err
 	}
 	pending, err := pending.Find(paths)
 	if err != nil {

@@ -19,11 +19,16 @@ func (e *env) testCommand() *cli.Command {
 	v := &replayValues{}
 	return &cli.Command{
 		Name:      "test",
-		Usage:     "replay every tape under the paths (default testdata/) and report",
+		Usage:     "replay every tape under the paths (" + defaultTapesUsage + ") and report",
 		ArgsUsage: "[PATH…]",
 		Description: "Finds tapes (*.jsonl files that start as tapes), replays them in parallel\n" +
 			"and prints one line per tape and a closing \"N passed, N failed\".\n" +
-			"A tape whose plugin's program is not installed here is skipped.",
+			"A tape whose plugin's program is not installed here is skipped; a run in\n" +
+			"which every tape was skipped fails when CI is set. Without a PATH it looks\n" +
+			"in tapes/ (where tapedeck play's \"Keep it\" writes) and testdata/. Each\n" +
+			"replay runs in folders of its own: a copy of the tape's NAME.data/ (its\n" +
+			"plugin's data folder, and each --fresh-dir folder), so that tapes run at\n" +
+			"once share nothing.",
 		Flags: append(v.flags(),
 			v.cwdFlag("run every tape's plugin in `DIR` instead of its recorded working directory"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "replay `N` tapes at once"},
@@ -41,15 +46,16 @@ func (e *env) testCommand() *cli.Command {
 
 func (e *env) test(c *cli.Context, v *replayValues) error {
 	args := c.Args().Slice()
-	paths := args
-	if len(paths) == 0 {
-		paths = []string{"testdata"}
+	paths, err := tapePaths(args, "test")
+	if err != nil {
+		return err
 	}
 	update, asJSON := c.Bool("update"), c.Bool("json")
 	if update && e.getenv("CI") != "" && !c.Bool("force") {
 		return fail(2, "refusing --update while CI is set: golden tapes change only on purpose (add --force to override)")
 	}
 	k, n, err := parseShard(c.String("shard"))
+	ci := e.getenv("CI") != ""
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -97,93 +103,5 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	if err != nil {
 		return err
 	}
-	return e.finishTests(&t, args, asJSON, update, c.String("html"), c.String("junit"))
-}
-
-// finishTests prints a test run's summary and its hint, writes the HTML
-// and JUnit reports, and gives the exit status.
-func (e *env) finishTests(t *tally, args []string, asJSON, update bool, htmlDir, junit string) error {
-	summary := fmt.Sprintf("%d passed, %d failed", t.passed, t.failed)
-	if t.skipped > 0 {
-		summary += fmt.Sprintf(", %d skipped", t.skipped)
-	}
-	if !asJSON {
-		fmt.Fprintln(e.stdout, summary)
-	}
-	switch {
-	case t.updated > 0:
-		fmt.Fprintln(e.stderr, pendingHint(t.updated, args))
-	case t.differed > 0 && !asJSON && !update:
-		a := strings.Join(args, " ")
-		fmt.Fprintf(e.stdout, "to accept these changes: %s && %s\n", escape.Text(strings.TrimSpace("tapedeck test --update "+a)), escape.Text(strings.TrimSpace("tapedeck review "+a)))
-	}
-	if htmlDir != "" {
-		if err := present.TestHTML(htmlDir, t.results, summary); err != nil {
-			return fail(1, "write HTML reports: %v", err)
-		}
-		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(filepath.Join(htmlDir, "index.html")))
-	}
-	if junit != "" {
-		if err := present.JUnitFile(junit, t.results); err != nil {
-			return fail(1, "write JUnit: %v", err)
-		}
-		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(junit))
-	}
-	// With --update a tape whose change is now pending review is no
-	// failure of this run: the hint's "&& tapedeck review" goes on.
-	if t.failed > t.updated {
-		return &exitError{code: 1}
-	}
-	return nil
-}
-
-// tally counts a test run's results as they are reported.
-type tally struct {
-	passed, failed, skipped, updated int
-	differed                         int // failures that ran and differed: an update can take them
-	results                          []playback.TapeResult
-}
-
-// reportTape reports one tape's result as it ends (as JSON or text),
-// counts it, and says what an update wrote.
-func (e *env) reportTape(r *playback.TapeResult, t *tally, keep, asJSON, verbose bool) error {
-	if keep {
-		t.results = append(t.results, *r)
-	}
-	if asJSON {
-		if err := present.TapeJSON(e.stdout, r); err != nil {
-			return err
-		}
-	} else {
-		present.TapeLine(e.stdout, r, present.OutcomeOptions{Verbose: verbose})
-	}
-	switch {
-	case r.Skip != "":
-		t.skipped++
-	case r.Outcome.Same():
-		t.passed++
-	default:
-		t.failed++
-		if r.Outcome.Err == nil {
-			t.differed++
-		}
-		if r.UpdateErr != nil {
-			return fail(1, "update %s: %s", escape.Text(r.Tape), escape.Text(r.UpdateErr.Error()))
-		}
-		if r.Pending != "" {
-			t.updated++
-			fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(r.Pending))
-		}
-	}
-	return nil
-}
-
-// writePending writes a failing tape's live run beside it for review
-// (test --update): pending.Update of a tape.
-func writePending(o *playback.Outcome) (string, error) {
-	u, err := pending.Update(o, nil)
-	if err != nil {
-		return "", err
-	}
-	return u.Pending, nil
+	return e.finishTests(&t, args, asJSON, update, ci, c.String("html"), c.String("junit"))
 }

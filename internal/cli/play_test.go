@@ -214,9 +214,12 @@ func TestPlayAsTheReadmeShows(t *testing.T) {
 		}
 		p.stop(t)
 
-		r := readmeCmd(t, plugin, []string{"TAPEDECK_STORE=" + st}, "tapedeck test tapes", nil)
-		ran["tapedeck test tapes"] = true
+		r := readmeCmd(t, plugin, []string{"TAPEDECK_STORE=" + st}, "tapedeck test", nil)
+		ran["tapedeck test"] = true
 		wantIn(t, r, 0, "ok    tapes/greet.jsonl  ", "1 passed, 0 failed")
+		if !strings.Contains(p.stderr.String(), "tapedeck: play: kept session ") || !strings.Contains(p.stderr.String(), "tapedeck: play: its replay passes: tapedeck test tapes") {
+			t.Errorf("the terminal does not say what Keep it kept:\n%s", p.stderr)
+		}
 
 		script, err := os.ReadFile(filepath.Join(plugin, "tapes", "greet.host.jsonl"))
 		if err != nil {
@@ -279,6 +282,52 @@ func TestPlayAsTheReadmeShows(t *testing.T) {
 			t.Errorf("$BROWSER was not started with the URL %s", p.url)
 		}
 		p.stop(t)
+	})
+
+	t.Run("fresh dir", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("plays Cosmica twice")
+		}
+		// Cosmica's settings are in COSMICA_HOME; without them it writes
+		// into ~/CosmicaNotes.
+		dir := cosmicaPlugin(t)
+		real, home := t.TempDir(), t.TempDir()
+		os.MkdirAll(filepath.Join(real, "notes"), 0o755)
+		os.WriteFile(filepath.Join(real, "config.json"), []byte(`{"notes":"notes"}`), 0o644)
+		env := []string{"COSMICA_HOME=" + real, "HOME=" + home}
+		session := func(line, name string) map[string]any {
+			t.Helper()
+			p := startPlay(t, dir, t.TempDir(), line, env...)
+			ran[line] = true
+			p.waitFrame(t, "Cosmica: 0 notes")
+			p.do(t, `{"do":"ui","element":"new","event":"click"}`)
+			p.waitFrame(t, "Cosmica: 1 notes")
+			p.do(t, `{"do":"ui","element":"new","event":"click"}`)
+			p.waitFrame(t, "Cosmica: 2 notes")
+			k := p.do(t, `{"do":"keep","name":"`+name+`"}`)
+			p.stop(t)
+			return k
+		}
+		if k := session("tapedeck play --fresh-dir COSMICA_HOME", "notes"); k["same"] != true {
+			t.Errorf("keep: %v", k)
+		}
+		r := readmeCmd(t, dir, append([]string{"TAPEDECK_STORE=" + t.TempDir()}, env...), "tapedeck test", nil)
+		wantIn(t, r, 0, "ok    tapes/notes.jsonl  ", "1 passed, 0 failed")
+		if strings.Contains(string(r.stdout), "note:") {
+			t.Errorf("tapedeck test of the kept tape says more than ok:\n%s", r.stdout)
+		}
+		for _, d := range []string{home, filepath.Join(real, "notes")} {
+			if ents, _ := os.ReadDir(d); len(ents) != 0 {
+				t.Errorf("play or test wrote into %s: %v", d, ents)
+			}
+		}
+		// On the real clock the random names and times differ in every
+		// replay: Keep it says so, and what to do.
+		k := session("tapedeck play --fresh-dir COSMICA_HOME --pin-clock=false", "unpinned")
+		why, _ := k["why"].([]any)
+		if k["same"] != false || len(why) == 0 || !strings.HasPrefix(why[0].(string), "Clock and randomness: the session ran on the real clock") {
+			t.Errorf("keep on the real clock: %v", k)
+		}
 	})
 
 	t.Run("a command", func(t *testing.T) {

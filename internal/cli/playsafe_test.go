@@ -323,7 +323,7 @@ func TestPlayKeepAsksBeforeOverwriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, res := p.try(t, `{"do":"keep","name":"greet"}`)
-	if status != 409 || !strings.HasPrefix(fmt.Sprint(res["error"]), "tapes/greet.jsonl and tapes/greet.host.jsonl exist already") {
+	if status != 409 || !strings.HasPrefix(fmt.Sprint(res["error"]), "tapes/greet.jsonl, tapes/greet.host.jsonl and tapes/greet.data exist already") {
 		t.Errorf("keep of a name kept before: %d %v, want 409 and the files named", status, res)
 	}
 	if again, _ := os.ReadFile(golden); !bytes.Equal(again, first) {

@@ -507,7 +507,7 @@ func TestReplayTimeoutEndsThePluginAndItsChildren(t *testing.T) {
 	tp := recordMini(t)
 	start := time.Now()
 	r := tapedeck(t, t.TempDir(), nil, []string{"TAPEDECK_FIXTURE=mini", "FIXTURE_HANG=1", "FIXTURE_HANG_CHILD=1"}, "replay", tp, "--timeout", "2s")
-	if r.code != 1 || !strings.Contains(string(r.stdout), "ran longer than its time limit (2s)") || !strings.Contains(string(r.stdout), "timed out") {
+	if r.code != 1 || !strings.Contains(string(r.stdout), "ran longer than its time limit (2s, --timeout)") || !strings.Contains(string(r.stdout), "timed out") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if d := time.Since(start); d > 20*time.Second {

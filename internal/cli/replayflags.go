@@ -64,7 +64,7 @@ func (v *replayValues) flags() []cli.Flag {
 		&cli.StringFlag{Name: "pace", Destination: &v.pace, Value: "asap", Usage: "asap, realtime, or xN (the recorded gaps divided by N)"},
 		&cli.DurationFlag{Name: "max-gap", Destination: &v.maxGap, Value: 2 * time.Second, Usage: "clamp each paced gap to this"},
 		&cli.BoolFlag{Name: "pin-clock", Destination: &v.pinClock, Count: &v.pinClockSet, Usage: "pin the plugin's clock as recorded (the default when the tape was recorded with --pin-clock); --pin-clock=false runs it on the real clock; on a tape recorded without it, pins the clock to the recorded start"},
-		&cli.StringSliceFlag{Name: "fresh-dir", Destination: &v.freshDirs, Usage: "set the variable `NAME` to a new, empty folder for each run, removed after it: the data folder a plugin takes from NAME (say COSMICA_HOME), so that a pinned replay's file names collide with nothing the recording left (repeatable)"},
+		&cli.StringSliceFlag{Name: "fresh-dir", Destination: &v.freshDirs, Usage: "set the variable `NAME` to a folder of each run's own, removed after it: the folder a plugin keeps its state in (say COSMICA_HOME), so that runs share nothing and none writes the real one. It starts as a copy of the one the tape carries (NAME.data/env/NAME, which play's \"Keep it\" writes), else empty; a run that leaves it unused says so. The plugin's data folder (Agentty's dataDir) is always each run's own (repeatable)"},
 		&cli.GenericFlag{Name: "env", Value: &v.setEnv, Usage: "set `NAME=VALUE` for the plugin, over what the recording kept (record --env) and over ours (repeatable; the value is taken whole, commas and all)"},
 	)
 }

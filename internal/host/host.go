@@ -41,6 +41,7 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,6 +120,11 @@ type Options struct {
 	// of values the plugin chooses itself, its chatter. A Plan has its own
 	// (NewPlan), and Plan.Run does not read this one.
 	Reading Reading
+	// Moved maps the path of each folder of Reading.Moved to this run's:
+	// the host frames that say the recorded one say this run's instead,
+	// and the plugin's requests are matched with this run's put back (see
+	// moved.go). Nil moves nothing.
+	Moved map[string]string
 }
 
 func (o *Options) defaults() {
@@ -258,8 +264,10 @@ type runner struct {
 	// required, given up on or not.
 	need, have, required map[string]int
 	unmet                int
-	// ended says how the last wait that was given up ended.
-	ended waitEnd
+	// ended says how the last wait that was given up ended; timedOutIn,
+	// what a wait the replay's time limit ended was waiting for.
+	ended      waitEnd
+	timedOutIn string
 	// owed are requests whose answers were given up on while the plugin
 	// waited for a later answer: the next host frame waits for them.
 	owed []*call
@@ -278,8 +286,12 @@ type runner struct {
 	// pending is what the steps wrote since the main loop last waited:
 	// consecutive host frames go to the plugin in one write.
 	pending []byte
-	// carry is what this replay learned of the values carried back.
-	carry carryState
+	// carry is what this replay learned of the values carried back;
+	// back and backTo are this run's folders (Options.Moved) and the
+	// recorded paths they stand for.
+	carry  carryState
+	back   []movedPath
+	backTo map[string][]byte
 
 	// When the plugin's stdout is a pipe (an *os.File), the main loop
 	// reads it itself, waiting in the read with a deadline (no hand-over
@@ -424,6 +436,8 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 		// and copies on the way.
 		res: Result{Live: make([]frame.Frame, 0, pl.frames+8), Pairs: map[uint64]uint64{}, Sent: make(map[uint64]uint64, pl.answers)},
 	}
+	r.moveIn()
+	r.back, r.backTo = backPaths(opts.Moved)
 	r.start = time.Now()
 	r.deadline = r.start.Add(opts.Timeout)
 	r.lastSaid = r.start
@@ -474,7 +488,11 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 	runErr := r.play(ctx)
 	if errors.Is(runErr, errTimedOut) {
 		r.res.TimedOut = true
-		r.note("the replay ran longer than its time limit (%v): the plugin was killed", opts.Timeout)
+		if r.timedOutIn != "" {
+			r.note("the replay ran longer than its time limit (%v, --timeout) %s: the plugin was killed", opts.Timeout, r.timedOutIn)
+		} else {
+			r.note("the replay ran longer than its time limit (%v, --timeout): the plugin was killed", opts.Timeout)
+		}
 		runErr = nil
 		r.kill()
 	}
@@ -557,6 +575,7 @@ func (r *runner) play(ctx context.Context) error {
 		}
 		if !ready {
 			if st.kind == sendAnswer && !st.call.used {
+				st.call.gaveUp = r.why("it") // said if it never comes (lateNotes)
 				// The request may still come: it is answered then. When the
 				// plugin made a request answered later in the recording, it
 				// may be waiting for that answer before it makes this one
@@ -728,7 +747,8 @@ func (r *runner) forgiveCauses() []string {
 	return missing
 }
 
-// unmetCauses lists the causes still unmet, sorted.
+// unmetCauses lists the causes still unmet, sorted, each with the
+// recorded frames it stands for: "ui/setPanel (recorded seq 4)".
 func (r *runner) unmetCauses() []string {
 	var missing []string
 	for c, n := range r.need {
@@ -737,11 +757,51 @@ func (r *runner) unmetCauses() []string {
 			if n-h > 1 {
 				what = fmt.Sprintf("%d × %s", n-h, what)
 			}
-			missing = append(missing, what)
+			// The frames still owed are the last n-h the steps so far
+			// required of the recording (a wait given up on forgave the
+			// ones before).
+			req := r.required[c]
+			missing = append(missing, what+r.plan.recordedSeqs(c, req-(n-h), req))
 		}
 	}
 	sort.Strings(missing)
 	return missing
+}
+
+// recordedSeqs names the recorded frames of cause from its occurrence
+// from+1 to to, " (recorded seq 4)" or " (recorded seq 7, 9 and 11)", at
+// most three and how many more; "" when the plan knows none (a host
+// script records no plugin frame).
+func (p *plan) recordedSeqs(cause string, from, to int) string {
+	var seqs []string
+	n, more := 0, 0
+	for i := range p.expect {
+		e := &p.expect[i]
+		if !e.ok || e.cause != cause {
+			continue
+		}
+		n++
+		switch {
+		case n <= from:
+		case n > to:
+		case len(seqs) < 3:
+			seqs = append(seqs, strconv.FormatUint(e.frame.Seq, 10))
+		default:
+			more++
+		}
+		if n >= to {
+			break
+		}
+	}
+	switch {
+	case len(seqs) == 0:
+		return ""
+	case more > 0:
+		return fmt.Sprintf(" (recorded seq %s and %d more)", strings.Join(seqs, ", "), more)
+	case len(seqs) == 1:
+		return " (recorded seq " + seqs[0] + ")"
+	}
+	return fmt.Sprintf(" (recorded seq %s and %s)", strings.Join(seqs[:len(seqs)-1], ", "), seqs[len(seqs)-1])
 }
 
 // awaited says what a wait for step st (nil: the end of the recording)
@@ -821,6 +881,8 @@ func (r *runner) waitFor(ctx context.Context, st *step) (bool, error) {
 			}
 		}
 		if !now.Before(r.deadline) {
+			// Said with the note of the time limit: what it waited for.
+			r.timedOutIn = fmt.Sprintf("while it waited %v for %s", short(now.Sub(begin)), r.awaited(st, quiet, bound))
 			return false, errTimedOut
 		}
 		var wake time.Time
@@ -1158,7 +1220,11 @@ func (r *runner) expected(raw []byte, cut *frame.Cut) *expected {
 // answer to a request that was not kept is not kept either.
 func (r *runner) answer(e *message.Envelope, kept bool, same *expected) *call {
 	method := string(e.Method)
-	c, differs := r.plan.match(e.ID, method, e.Params, same)
+	params := e.Params
+	if same == nil && len(r.back) > 0 {
+		params = unmoved(params, r.back, r.backTo) // this run's folders stand for the recorded ones
+	}
+	c, differs := r.plan.match(e.ID, method, params, same)
 	switch {
 	case c == nil && r.plan.script:
 		r.send(nil, r.plan.defaultAnswer(method, e.ID), kept)
@@ -1213,7 +1279,7 @@ func (r *runner) lateNotes() {
 		case st.call.sent:
 			r.addNote(note.Note{Kind: note.Late, Method: st.call.method, Seq: st.call.seq})
 		default:
-			r.addNote(note.Note{Kind: note.Unasked, Method: st.call.method, Seq: st.call.seq, Answer: st.frame.Seq})
+			r.addNote(note.Note{Kind: note.Unasked, Method: st.call.method, Seq: st.call.seq, Answer: st.frame.Seq, Text: st.call.gaveUp})
 		}
 	}
 }

@@ -111,6 +111,9 @@ type call struct {
 	late  bool
 	sent  bool  // its answer was sent
 	index int32 // in plan.all
+	// gaveUp says how the wait for its request ran to its bound ("":
+	// it did not).
+	gaveUp string
 }
 
 // plan is what a recording asks of a replay.
@@ -146,6 +149,8 @@ type plan struct {
 	// carry.go); chatter is Reading.Chatter.
 	carry   *carryPlan
 	chatter func(method string) bool
+	// moved are Reading.Moved, as the plan finds them.
+	moved []movedPath
 }
 
 // Reading is what a plan is told of the plugin's messages beyond what the
@@ -158,6 +163,11 @@ type Reading struct {
 	// answers), path the value's concrete segments ("params",
 	// "registrations", "[0]", "id"). Nil names none.
 	Carry func(method string, path []string) bool
+	// Moved are the paths of folders the recording gave the plugin that a
+	// replay may give it others for (a copy of its data folder for each
+	// run): the plan finds where the host frames say them, and each run
+	// puts its own there (Options.Moved; see moved.go).
+	Moved []string
 	// Chatter reports whether the plugin's messages of method are reports
 	// on its own work whose number and place depend on timing (progress,
 	// log lines): a replay does not wait for them, answers such a request
@@ -420,7 +430,8 @@ func makePlan(recorded []frame.Frame, rd Reading) *plan {
 		}
 	}
 	p.tail, p.tailTook = pending[:len(pending):len(pending)], tookFor(lastAt)
-	p.carry = planCarry(recorded, msgs, rd)
+	p.moved = movedPaths(rd.Moved)
+	p.carry = planMoved(planCarry(recorded, msgs, rd), recorded, p.moved)
 	p.readAnswers()
 	return p
 }
@@ -565,7 +576,11 @@ func (p *plan) readAnswers() {
 		if c.answer != nil {
 			c.tail = answerTail(c.answer)
 			if p.carry != nil {
-				if sites := p.carry.tailSites(c.answer.Seq, c.tail); sites != nil {
+				sites := p.carry.tailSites(c.answer.Seq, c.tail)
+				if len(p.moved) > 0 {
+					sites = mergeSites(sites, movedSites(c.tail, p.moved))
+				}
+				if sites != nil {
 					if p.carry.tails == nil {
 						p.carry.tails = map[int32][]hostSite{}
 					}

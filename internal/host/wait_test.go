@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,7 +124,7 @@ func TestADroppedFrameCostsTheRecordedWait(t *testing.T) {
 	}
 	// (The time waited is rounded to 10 ms; the timer may fire late.)
 	prefix := "host frame seq 9 sent after waiting 2"
-	suffix := "s for what the plugin had said before it in the recording, which took 2ms in the recording (a wait is bounded by 10 × its recorded time, at least 2s): ui/notify"
+	suffix := "s for what the plugin had said before it in the recording, which took 2ms in the recording (a wait is bounded by 10 × its recorded time, at least 2s): ui/notify (recorded seq 7)"
 	if len(res.Notes) != 1 || !strings.HasPrefix(res.Notes[0].String(), prefix) || !strings.HasSuffix(res.Notes[0].String(), suffix) {
 		t.Errorf("notes %q, want one like %q", res.Notes, prefix+suffix)
 	}
@@ -172,7 +173,7 @@ func TestASlowPluginWithinTheRecordedBoundPasses(t *testing.T) {
 	if len(res.Notes) != 0 || said(res, frame.Out, "ui/notify") != 1 {
 		t.Errorf("a plugin within the bound was cut short: notes %q", res.Notes)
 	}
-	want := "ui/notify, ui/setBadge before host frame seq 9 (given up after 4s)"
+	want := "ui/notify (recorded seq 7), ui/setBadge (recorded seq 8) before host frame seq 9 (given up after 4s)"
 	if len(tells) != 1 || tells[0].what != want || tells[0].waited < 2*time.Second {
 		t.Errorf("Waiting was told %+v, want once %q after 2 s", tells, want)
 	}
@@ -191,7 +192,7 @@ func TestTheStartIsNotHeldToTheRecording(t *testing.T) {
 		want     string
 	}{
 		{"slow", true, ""},
-		{"slow, then a frame dropped", false, "the plugin never made the ui/setPanel request (recorded seq 4) that the host answered at seq 5; the answer was not sent"},
+		{"slow, then a frame dropped", false, "the plugin never made the ui/setPanel request (recorded seq 4) that the host answered at seq 5; the answer was not sent (the wait for the request was given up after waiting 2s for it, which took 1ms in the recording (a wait is bounded by 10 × its recorded time, at least 2s))"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -319,7 +320,7 @@ func TestFourMissingFramesAfterAnException(t *testing.T) {
 			waited := strings.Count(notes, "after waiting")
 			switch c.name {
 			case "alive":
-				if waited != 2 || !strings.Contains(notes, "ui/notify, ui/setBadge") || !strings.Contains(notes, "never made the prompt/inject request") {
+				if waited != 3 || !strings.Contains(notes, "ui/notify (recorded seq 7), ui/setBadge (recorded seq 8)") || !strings.Contains(notes, "never made the prompt/inject request") {
 					t.Errorf("notes:\n%s", notes)
 				}
 			case "exited":
@@ -438,7 +439,7 @@ func TestTheBoundOfAWait(t *testing.T) {
 				case c.bound == 0 && len(res.Notes) != 0:
 					t.Errorf("a plugin %v late where the recording took %d ms was given up on: %q", c.delay, c.took, res.Notes)
 				case c.bound == 0:
-				case len(res.Notes) != 1 || !strings.Contains(res.Notes[0].String(), "ui/notify, ui/setBadge"):
+				case len(res.Notes) != 1 || !strings.Contains(res.Notes[0].String(), "ui/notify (recorded seq 7), ui/setBadge (recorded seq 8)"):
 					t.Errorf("notes %q, want the frames given up on", res.Notes)
 				case sent != c.bound:
 					t.Errorf("shutdown went %v after the click, want %v", sent, c.bound)
@@ -452,5 +453,23 @@ func TestTheBoundOfAWait(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestTheTimeLimitSaysWhatItWaitedFor: a replay that its time limit ends
+// in the middle of a wait says what it waited for (the recorded frame),
+// how long it had waited, and the wait's own bound.
+func TestTheTimeLimitSaysWhatItWaitedFor(t *testing.T) {
+	t.Parallel()
+	needSh(t)
+	rec := timed("0 "+initialize, "5 "+initReply, "6 "+panelOpen, "7 "+shutdown, "8 eof")
+	res, _ := run(t, rec, Options{Command: []string{"sh", "-c", "while read l; do :; done"}, Timeout: 500 * time.Millisecond, StepTimeout: 30 * time.Second})
+	if !res.TimedOut {
+		t.Fatalf("the replay did not time out: %q", res.Notes)
+	}
+	got := note.Join(res.Notes, "\n")
+	want := regexp.MustCompile(`^the replay ran longer than its time limit \(500ms, --timeout\) while it waited 5\d\dms for reply to id 1 \(recorded seq 2\) before host frame seq 3 \(given up after 30s\): the plugin was killed$`)
+	if !want.MatchString(got) {
+		t.Errorf("notes %q, want %s", got, want)
 	}
 }

@@ -37,6 +37,7 @@ const (
 	Late
 	// Unasked: the plugin never made its request Method, recorded at
 	// Seq, that the host answered at Answer; the answer was not sent.
+	// Text, when set, says how the wait for it ran to its bound.
 	Unasked
 	// ScriptLate: the plugin made the request Method that the script's
 	// Step answers later than expected; it was answered then.
@@ -44,6 +45,11 @@ const (
 	// ScriptUnasked: the plugin never made a request that the script's
 	// Step answers; the answer was not sent.
 	ScriptUnasked
+	// Unused: the folder the run gave the plugin in the variable Text, for
+	// a fresh start, was not used: nothing in it was opened, made or
+	// changed. A replay that passes says it too (a pass that may mean
+	// nothing).
+	Unused
 )
 
 // Step names a host step: a recorded host frame, or a line of a host
@@ -94,11 +100,16 @@ func (n Note) String() string {
 	case Late:
 		return fmt.Sprintf("the plugin made its %s request (recorded seq %d) later than recorded; it was answered then", n.Method, n.Seq)
 	case Unasked:
+		if n.Text != "" {
+			return fmt.Sprintf("the plugin never made the %s request (recorded seq %d) that the host answered at seq %d; the answer was not sent (the wait for the request was given up %s)", n.Method, n.Seq, n.Answer, n.Text)
+		}
 		return fmt.Sprintf("the plugin never made the %s request (recorded seq %d) that the host answered at seq %d; the answer was not sent", n.Method, n.Seq, n.Answer)
 	case ScriptLate:
 		return fmt.Sprintf("the plugin made the %s request that %s answers later than expected; it was answered then", n.Method, n.Step)
 	case ScriptUnasked:
 		return fmt.Sprintf("the plugin never made a request that %s answers; the answer was not sent", n.Step)
+	case Unused:
+		return fmt.Sprintf("the plugin did not use the folder this run gave it in %s for a fresh start (it opened, made and changed nothing in it): it may keep its state elsewhere (a default folder, when it finds no settings there), which this run then read and wrote for real, so a pass says little; name the variable it reads its folder from, or carry a copy of the folder beside the tape (tapedeck play --fresh-dir %s, then Keep it)", n.Text, n.Text)
 	}
 	return n.Text
 }

@@ -17,6 +17,8 @@ func TestStringWordsEachKind(t *testing.T) {
 		{Note{Kind: GaveUp, Step: Step{Seq: 6}, Text: "after 30s: gave up waiting"}, "host frame seq 6 sent after 30s: gave up waiting"},
 		{Note{Kind: Late, Method: "m", Seq: 3}, "the plugin made its m request (recorded seq 3) later than recorded; it was answered then"},
 		{Note{Kind: Unasked, Method: "m", Seq: 3, Answer: 7}, "the plugin never made the m request (recorded seq 3) that the host answered at seq 7; the answer was not sent"},
+		{Note{Kind: Unasked, Method: "m", Seq: 3, Answer: 7, Text: "after waiting 2s for it"}, "the plugin never made the m request (recorded seq 3) that the host answered at seq 7; the answer was not sent (the wait for the request was given up after waiting 2s for it)"},
+		{Note{Kind: Unused, Text: "COSMICA_HOME"}, "the plugin did not use the folder this run gave it in COSMICA_HOME for a fresh start (it opened, made and changed nothing in it): it may keep its state elsewhere (a default folder, when it finds no settings there), which this run then read and wrote for real, so a pass says little; name the variable it reads its folder from, or carry a copy of the folder beside the tape (tapedeck play --fresh-dir COSMICA_HOME, then Keep it)"},
 		{Note{Kind: ScriptLate, Method: "m", Step: Step{Seq: 2, Script: true}}, "the plugin made the m request that script line 2 answers later than expected; it was answered then"},
 		{Note{Kind: ScriptUnasked, Step: Step{Seq: 2, Script: true}}, "the plugin never made a request that script line 2 answers; the answer was not sent"},
 	} {

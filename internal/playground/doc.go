@@ -17,14 +17,23 @@
 // command/execute, url/open, shutdown); the plugin's own requests get the
 // host's answers (editable in the page), refused as the host refuses them:
 // package check decides, by the manifest, what the host would reject
-// (-32001, -32601, -32602, the 700 ms rules). Keeping a session writes a
-// host script whose lines wait for what the plugin had said (HostScript)
-// and the golden tape into the plugin's tapes folder (never through a
-// link out of the plugin folder, and over a kept session only when the
-// page asked the person). With Watch, a change to the plugin's files
-// (heard by inotify where the system has it; not the plugin's own writes:
-// watchfiles.go) restarts it, plays the actions so far again and shows
-// the comparison, in the page and on the terminal.
+// (-32001, -32601, -32602, the 700 ms rules). The plugin runs with its
+// clock pinned and its random numbers seeded (Options.PinClock), with a
+// data folder of the playground's own and, for each variable of
+// Options.FreshDirs, a copy of the folder it names; what each run starts
+// from in them is copied as it starts (startdata.go). Keeping a session
+// writes a host script whose lines wait for what the plugin had said
+// (HostScript), the golden tape, and what the session started from
+// (NAME.data, package datafolder) into the plugin's tapes folder (never
+// through a link out of the plugin folder, and over a kept session only
+// when the page asked the person), replays the tape, and says on the
+// terminal what it kept; a replay that differs is explained in words
+// (explain.go). In a folder tapedeck wrap wrapped, the plugin's own
+// command runs (the original manifest wrap keeps), never the launcher.
+// With Watch, a change to the plugin's files (heard by inotify where the
+// system has it; not the plugin's own writes: watchfiles.go) restarts it
+// from what the run it replaces started from, plays the actions so far
+// again and shows the comparison, in the page and on the terminal.
 //
 // It knows nothing of the command line: cli's play command fills Options
 // and calls Run.

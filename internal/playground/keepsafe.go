@@ -11,9 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tapedeck/tapedeck/internal/datafolder"
 )
 
-// existsError is Keep's answer when NAME's tape or host script is there
+// existsError is Keep's answer when NAME's tape, host script or data is there
 // already and overwriting was not asked for: the page asks the person,
 // and keeps again with the overwrite flag.
 type existsError struct {
@@ -25,7 +27,7 @@ func (e *existsError) Error() string {
 	if len(e.Paths) > 1 {
 		verb = "exist"
 	}
-	return fmt.Sprintf("%s %s already: keep the session under another name, or overwrite", strings.Join(e.Paths, " and "), verb)
+	return fmt.Sprintf("%s %s already: keep the session under another name, or overwrite", joinAnd(e.Paths), verb)
 }
 
 // existing lists NAME's files that are there already (a link counts: it
@@ -33,7 +35,7 @@ func (e *existsError) Error() string {
 func (s *server) existing(name string) error {
 	tapePath, scriptPath := keepPaths(s.tapes, name)
 	var there []string
-	for _, p := range []string{tapePath, scriptPath} {
+	for _, p := range []string{tapePath, scriptPath, datafolder.Beside(tapePath)} {
 		if _, err := os.Lstat(p); err == nil {
 			there = append(there, relTo(s.plugin.Dir, p))
 		}

@@ -32,8 +32,8 @@ func TestKeepOverwritesOnlyWhenAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, res := p.post(t, `{"do":"keep","name":"greet"}`)
-	want := "tapes/greet.jsonl and tapes/greet.host.jsonl exist already: keep the session under another name, or overwrite"
-	if status != 409 || res["error"] != want || len(res["exists"].([]any)) != 2 {
+	want := "tapes/greet.jsonl, tapes/greet.host.jsonl and tapes/greet.data exist already: keep the session under another name, or overwrite"
+	if status != 409 || res["error"] != want || len(res["exists"].([]any)) != 3 {
 		t.Errorf("keep of a kept name: %d %v, want 409 and %q", status, res, want)
 	}
 	if again, _ := os.ReadFile(tapePath); !bytes.Equal(again, first) {
@@ -102,7 +102,7 @@ func TestThePageAsksBeforeOverwriting(t *testing.T) {
 	}
 	keep(false)
 	waitFor(t, ctx, "the question", `window.asked !== ''`)
-	if asked := browsertest.Eval[string](t, ctx, `window.asked`); !strings.Contains(asked, "Overwrite tapes/clicks.jsonl and tapes/clicks.host.jsonl?") {
+	if asked := browsertest.Eval[string](t, ctx, `window.asked`); !strings.Contains(asked, "Overwrite tapes/clicks.jsonl, tapes/clicks.host.jsonl and tapes/clicks.data?") {
 		t.Errorf("the page asked %q", asked)
 	}
 	if again, _ := os.ReadFile(tapePath); !bytes.Equal(again, first) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/internal/check"
 	"github.com/tapedeck/tapedeck/internal/smallfile"
+	"github.com/tapedeck/tapedeck/internal/wrap"
 )
 
 // Command is one command a manifest contributes.
@@ -34,8 +35,12 @@ type Plugin struct {
 	Permissions []string  `json:"permissions"`
 	Commands    []Command `json:"commands"`
 	Panel       bool      `json:"panel"` // the manifest contributes a panel (or there is none)
-	main        string
-	runtime     string
+	// Wrapped says the folder is wrapped (tapedeck wrap): its main is
+	// tapedeck's launcher, and the playground runs the original's
+	// runtime and main, kept by wrap, instead.
+	Wrapped bool `json:"wrapped,omitempty"`
+	main    string
+	runtime string
 }
 
 // manifestFile is the part of agentty-plugin.json the playground reads
@@ -89,6 +94,11 @@ func ReadPlugin(dir string) (*Plugin, error) {
 		p.ID = mf.ID
 	}
 	p.Name, p.Version, p.main, p.runtime = mf.Name, mf.Version, mf.Main, mf.Runtime
+	if mf.Main == wrap.LauncherFile {
+		if err := p.unwrapped(); err != nil {
+			return nil, err
+		}
+	}
 	if m.APIVersion > 0 {
 		p.APIVersion = m.APIVersion
 	}
@@ -102,6 +112,35 @@ func ReadPlugin(dir string) (*Plugin, error) {
 	}
 	p.Panel = len(mf.Contributes.Panel) > 0 && string(mf.Contributes.Panel) != "null"
 	return p, nil
+}
+
+// unwrapped takes the runtime and main of the original manifest that
+// tapedeck wrap keeps: the playground is the host itself, and runs the
+// plugin, never the launcher that would record it into the store again
+// (and that unwrap takes away). A kept original that is a link is not
+// read.
+func (p *Plugin) unwrapped() error {
+	path := filepath.Join(p.Dir, filepath.FromSlash(wrap.OrigFile))
+	fail := func(why string) error {
+		return fmt.Errorf("%s: its main is tapedeck's launcher (tapedeck wrap), and %s: run tapedeck unwrap, or give the plugin's command after --", filepath.Join(p.Dir, check.ManifestFile), why)
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return fail(fmt.Sprintf("the original manifest %s cannot be read (%v)", wrap.OrigFile, err))
+	case !fi.Mode().IsRegular():
+		return fail(fmt.Sprintf("%s is not a file", wrap.OrigFile))
+	}
+	b, err := smallfile.Read(path, smallfile.JSONCap)
+	if err != nil {
+		return fail(fmt.Sprintf("the original manifest cannot be read (%v)", err))
+	}
+	orig, err := wrap.ParseManifest(b)
+	if err != nil {
+		return fail(fmt.Sprintf("the original manifest cannot be read (%v)", err))
+	}
+	p.main, p.runtime, p.Wrapped = orig.Main, orig.EffectiveRuntime(), true
+	return nil
 }
 
 // command is the argv the host would start the plugin with, from its

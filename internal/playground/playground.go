@@ -9,10 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/tapedeck/tapedeck/internal/check"
+	"github.com/tapedeck/tapedeck/internal/escape"
 )
 
 // Options say what to play and where. Every zero field means the default.
@@ -42,6 +44,17 @@ type Options struct {
 	poll bool
 	// StepTimeout bounds each wait of a replay of the actions (0: 10 s).
 	StepTimeout time.Duration
+	// PinClock starts the plugin with its clock pinned and its random
+	// numbers seeded (capture.Options.PinClock), as a golden tape needs:
+	// the command line's default.
+	PinClock bool
+	// FreshDirs name variables the plugin reads a folder of its state
+	// from (say COSMICA_HOME): the plugin gets a folder of the
+	// playground's own in each, which starts as a copy of the folder the
+	// variable names here (empty when it names none), and Keep it carries
+	// what each session started from beside its tape, as it does for the
+	// plugin's data folder.
+	FreshDirs []string
 	// Ready, when set, is told the page's URL once it is served; Browser,
 	// when set, is the command that opens it then: it is given (added, or
 	// for %s; see BrowserCommand) the file:// URL of a page only this
@@ -75,6 +88,10 @@ type server struct {
 	quitCh  chan struct{}
 	over    chan struct{}
 	dataDir string
+	// homes are the playground's folders of Options.FreshDirs; snaps holds
+	// what each run started from (startdata.go).
+	homes []home
+	snaps string
 
 	mu      sync.Mutex
 	ending  bool // no run starts any more
@@ -138,6 +155,16 @@ func Run(ctx context.Context, opt *Options) error {
 		return fmt.Errorf("the plugin's data folder: %w", err)
 	}
 	defer os.RemoveAll(dataDir)
+	snaps, err := os.MkdirTemp("", "tapedeck-play-start-")
+	if err != nil {
+		return fmt.Errorf("the plugin's data folder: %w", err)
+	}
+	defer os.RemoveAll(snaps)
+	homes, err := makeHomes(o.FreshDirs, o.Env)
+	defer removeHomes(homes)
+	if err != nil {
+		return err
+	}
 	runs, cancelRuns := context.WithCancel(context.Background())
 	defer cancelRuns()
 	quitCh := make(chan struct{})
@@ -146,7 +173,7 @@ func Run(ctx context.Context, opt *Options) error {
 		opt: o, plugin: p, command: cmd, tapes: tapes, token: token,
 		rules: map[string]check.Rule{},
 		ctx:   runs, quit: func() { quitOnce.Do(func() { close(quitCh) }) }, quitCh: quitCh,
-		over: make(chan struct{}), dataDir: dataDir,
+		over: make(chan struct{}), dataDir: dataDir, homes: homes, snaps: snaps,
 		hostCtx: json.RawMessage(defaultContext), answers: defaultAnswers(p),
 		edited: map[string]bool{}, storage: storage{}, subs: map[chan []byte]struct{}{},
 	}
@@ -154,6 +181,9 @@ func Run(ctx context.Context, opt *Options) error {
 		s.rules[r.ID] = r
 	}
 	s.env = s.pluginEnv()
+	if p.Wrapped {
+		fmt.Fprintf(o.Log, "tapedeck: play: %s is wrapped (tapedeck wrap): the playground runs the plugin's own command, %s, not the launcher\n", escape.Text(p.Dir), escape.Text(strings.Join(cmd, " ")))
+	}
 	if err := s.tapesInside(); err != nil {
 		fmt.Fprintf(o.Log, "tapedeck: play: %v\n", err) // said now; Keep it refuses it
 	}
@@ -257,6 +287,9 @@ func (s *server) pluginEnv() []string {
 		env = os.Environ()
 	}
 	env = append([]string(nil), env...)
+	for _, h := range s.homes {
+		env = setEnv(env, h.name, h.dir)
+	}
 	return append(env,
 		"AGENTTY_PLUGIN_ID="+s.plugin.ID,
 		"AGENTTY_PLUGIN_DIR="+s.plugin.Dir,

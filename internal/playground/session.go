@@ -60,6 +60,9 @@ type run struct {
 	// boot how far it has come in starting, for the watch (watchfiles.go).
 	keep *keeping
 	boot boot
+	// start is the copy of the data the run started from, or why there
+	// is none (startdata.go).
+	from startCopy
 	// pid is the plugin's once it has started (0 before); it leads the
 	// plugin's process group, which capture ends at every exit.
 	pid atomic.Int64
@@ -91,6 +94,7 @@ func (s *server) startLocked(actions *replaying) *run {
 	}
 	opts := check.Options{Manifest: s.plugin.Manifest, NoManifest: s.plugin.NoManifest}
 	r.checker = check.New(opts)
+	s.startCopyLocked(r)
 	s.cur = r
 	s.broadcastLocked(s.resetLocked())
 	stdinR, stdinW, err := os.Pipe()
@@ -108,7 +112,7 @@ func (s *server) startLocked(actions *replaying) *run {
 		stdinW.Close()
 	}()
 	ropt := &capture.Options{
-		Command: s.command, Dir: s.plugin.Dir, Env: s.env,
+		Command: s.command, Dir: s.plugin.Dir, Env: s.env, PinClock: s.opt.PinClock,
 		Name: s.opt.Name + "-" + strconv.Itoa(r.n), StoreDir: s.opt.StoreDir,
 		Stdin: stdinR, Stdout: out, Stderr: errw, Log: s.opt.Log,
 		Signals: r.sigs, Version: s.opt.Version,

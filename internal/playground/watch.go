@@ -24,6 +24,11 @@ type replaying struct {
 	// partial: the earlier run ran past the page's window (bounded.go),
 	// so its actions and frames are those of the window only.
 	partial bool
+	// from is what the earlier run started from: the run that plays its
+	// actions again starts from it too (startdata.go), so that it is the
+	// session the person clicked, and what it says differently is the
+	// change's, not the state the earlier run left.
+	from startCopy
 }
 
 // userSteps are the steps a replay of actions sends: the host's frames

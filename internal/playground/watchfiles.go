@@ -5,8 +5,9 @@ package playground
 // changes are the plugin's own: those do not restart it.
 //
 // The plugin folder is watched but for hidden folders, node_modules, the
-// tapes folder, the plugin's data folder and the store (when they are
-// inside it: the plugin and the recording write there), and editors'
+// tapes folder, the plugin's data folders, the copies of what each run
+// started from and the store (when they are inside it: the plugin, the
+// playground and the recording write there), and editors'
 // scratch files (swap files, backups, vim's 4913). A change is the
 // plugin's own when a process of the plugin holds the file open for
 // writing as the change is heard of (/proc): the path is remembered as
@@ -101,7 +102,11 @@ func (s *server) newTree() *tree {
 		root = real
 	}
 	t := &tree{s: s, root: root, skip: map[string]bool{}, mine: map[string]bool{}, mineIno: map[uint64]string{}, said: map[string]bool{}}
-	for _, dir := range []string{s.tapes, s.dataDir, s.opt.StoreDir} {
+	skip := []string{s.tapes, s.dataDir, s.snaps, s.opt.StoreDir}
+	for _, h := range s.homes {
+		skip = append(skip, h.dir)
+	}
+	for _, dir := range skip {
 		if dir == "" {
 			continue
 		}
@@ -378,7 +383,7 @@ func (s *server) restartFor(cs []change) error {
 	prev := s.cur
 	list, tail := steps(prev.frames)
 	actions := &replaying{steps: userSteps(list), tail: tail, before: append([]frame.Frame(nil), prev.frames...), why: why,
-		partial: len(prev.keep.said) > 0}
+		partial: len(prev.keep.said) > 0, from: prev.from}
 	s.mu.Unlock()
 	return s.restart(actions)
 }

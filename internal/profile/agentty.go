@@ -31,6 +31,25 @@ func (Agentty) PanelMethod() string { return "ui/setPanel" }
 // Grace implements Profile.
 func (Agentty) Grace() time.Duration { return 1500 * time.Millisecond }
 
+// DataFolder implements Profile: the host names the plugin's data folder
+// in initialize's params.plugin.dataDir and in AGENTTY_PLUGIN_DATA; it is
+// the plugin's alone (host-behaviour.md).
+func (Agentty) DataFolder(req *message.Message) (Folder, bool) {
+	if req == nil || req.Method != "initialize" {
+		return Folder{}, false
+	}
+	var params struct {
+		Plugin struct {
+			DataDir string `json:"dataDir"`
+		} `json:"plugin"`
+	}
+	decode(req.Params, &params)
+	if params.Plugin.DataDir == "" {
+		return Folder{}, false
+	}
+	return Folder{Path: params.Plugin.DataDir, Env: "AGENTTY_PLUGIN_DATA", Own: true}, true
+}
+
 // Identify implements Profile: the host names the plugin, its API version
 // and itself in initialize's params.
 func (Agentty) Identify(meta *frame.Session, req, _ *message.Message) {

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 
 	"github.com/tapedeck/tapedeck/frame"
@@ -138,3 +139,35 @@ func (LSP) LooksLikeServer(argv []string) bool {
 // An Agentty plugin is the host's plugin, and of a JSON-RPC peer nothing
 // is known.
 func IsServer(p Profile) bool { return p.Name() == NameMCP || p.Name() == NameLSP }
+
+// DataFolder implements Profile: the workspace the client opens, from
+// initialize's rootUri, else its first workspaceFolders entry, else its
+// rootPath (LSP 3.17, "Initialize Request"). It is the user's project,
+// not the server's own: a replay gives a copy of it only when the tape
+// carries one.
+func (LSP) DataFolder(req *message.Message) (Folder, bool) {
+	if req == nil || req.Method != "initialize" {
+		return Folder{}, false
+	}
+	var params struct {
+		RootURI          string `json:"rootUri"`
+		RootPath         string `json:"rootPath"`
+		WorkspaceFolders []struct {
+			URI string `json:"uri"`
+		} `json:"workspaceFolders"`
+	}
+	decode(req.Params, &params)
+	uri := params.RootURI
+	if uri == "" && len(params.WorkspaceFolders) > 0 {
+		uri = params.WorkspaceFolders[0].URI
+	}
+	if uri != "" {
+		if u, err := url.Parse(uri); err == nil && u.Scheme == "file" && u.Path != "" {
+			return Folder{Path: u.Path}, true
+		}
+	}
+	if params.RootPath != "" {
+		return Folder{Path: params.RootPath}, true
+	}
+	return Folder{}, false
+}

@@ -14,6 +14,9 @@
 //
 // A session's profile is found from its first host request (Detect) or
 // named with a flag, and stored with the session and in the tape header.
+// A profile also says which folder the host names to the peer as its own
+// (DataFolder: Agentty's plugin data folder, a language server's
+// workspace), which a replay gives each run a copy of.
 // The package holds no state: profiles are values.
 package profile
 
@@ -64,6 +67,28 @@ type Profile interface {
 	// Timing says which of the peer's traffic depends on timing rather
 	// than on what it was asked.
 	Timing() Timing
+	// DataFolder is the folder the host names in its opening request (req,
+	// nil when the session has none) as the peer's own place to keep
+	// state or to work in; ok is false when it names none.
+	DataFolder(req *message.Message) (f Folder, ok bool)
+}
+
+// Folder is a folder the host names to the peer as it opens a session
+// (Profile.DataFolder): what a replay gives each run a copy of, the
+// recorded path put where the host frames say it.
+type Folder struct {
+	// Path is the folder as the host named it, a path (a file: URI made a
+	// path).
+	Path string
+	// Env is the variable the host names it in too ("": none).
+	Env string
+	// Own says the folder is the peer's own state, which the host gives
+	// no one else: a replay never lets it be shared or written for real,
+	// and without a copy carried beside the tape a run starts from a copy
+	// of the folder as it is now. A folder that is not Own (a language
+	// server's workspace, the user's project) is given as a copy only
+	// when the tape carries one.
+	Own bool
 }
 
 // Timing is what of a peer's traffic the protocol leaves to timing: a
@@ -219,6 +244,8 @@ func (base) PanelMethod() string        { return "" }
 func (base) Grace() time.Duration       { return 1500 * time.Millisecond }
 func (base) Carried() []string          { return nil }
 func (base) Timing() Timing             { return Timing{} }
+
+func (base) DataFolder(*message.Message) (Folder, bool) { return Folder{}, false }
 
 // JSONRPC is a peer tapedeck knows nothing of beyond JSON-RPC 2.0: it
 // claims no identity, no variable, no method.

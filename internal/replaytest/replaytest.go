@@ -98,6 +98,77 @@ func fixture(name string) func() int {
 				return []string{`{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"` + text + `"}}`}
 			})
 		}
+	case "workspace":
+		// workspace is a language server of newline-framed JSON-RPC that
+		// works in the folder initialize's rootUri names: it answers
+		// initialize with the first line of notes.txt there, and each
+		// textDocument/didOpen appends a line to opened.log there and
+		// publishes the document's uri and how many lines the log holds.
+		return func() int {
+			var root string
+			br := bufio.NewReader(os.Stdin)
+			for {
+				line, err := br.ReadBytes('\n')
+				if err != nil {
+					return 0
+				}
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+					Params struct {
+						RootURI      string `json:"rootUri"`
+						TextDocument struct {
+							URI string `json:"uri"`
+						} `json:"textDocument"`
+					} `json:"params"`
+				}
+				if json.Unmarshal(line, &m) != nil {
+					continue
+				}
+				switch m.Method {
+				case "initialize":
+					root = strings.TrimPrefix(m.Params.RootURI, "file://")
+					b, _ := os.ReadFile(filepath.Join(root, "notes.txt"))
+					first, _, _ := strings.Cut(string(b), "\n")
+					q, _ := json.Marshal(first)
+					fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"notes":%s}}`+"\n", m.ID, q)
+				case "textDocument/didOpen":
+					log := filepath.Join(root, "opened.log")
+					f, _ := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+					fmt.Fprintln(f, m.Params.TextDocument.URI)
+					f.Close()
+					b, _ := os.ReadFile(log)
+					u, _ := json.Marshal(m.Params.TextDocument.URI)
+					fmt.Printf(`{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":%s,"opened":%d}}`+"\n", u, strings.Count(string(b), "\n"))
+				case "exit":
+					return 0
+				}
+			}
+		}
+	case "toggle":
+		// toggle keeps a dark mode, turned on and off by the click "dark";
+		// each click draws the panel with the mode, the element clicked
+		// and a title, "done" after "go", or "broken" with FIXTURE_BUG.
+		return func() int {
+			dark := false
+			return serve(func(m hostMessage) []string {
+				if m.Method != "ui/event" {
+					return nil
+				}
+				el := m.Params.Element
+				if el == "dark" {
+					dark = !dark
+				}
+				title := "working"
+				if el == "go" {
+					title = "done"
+					if os.Getenv("FIXTURE_BUG") != "" {
+						title = "broken"
+					}
+				}
+				return []string{TogglePanel(dark, el, title)}
+			})
+		}
 	case "files":
 		// files lists the files opened so far ("open:NAME" clicks) with
 		// their tone: "ok", "bad" for FIXTURE_BAD, "new" for FIXTURE_NEW.
@@ -133,6 +204,11 @@ func sendOnGo(text string) int {
 		}
 		return nil
 	})
+}
+
+// TogglePanel is the panel of the toggle fixture.
+func TogglePanel(dark bool, last, title string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"ui/setPanel","params":{"dark":%v,"last":%q,"title":%q}}`, dark, last, title)
 }
 
 // FilesPanel is the panel of the files fixture listing items.

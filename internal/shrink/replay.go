@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,7 +141,11 @@ func Run(ctx context.Context, rec *playback.Recording, opt *RunOptions) (*Shrunk
 		chase = tg.String() + " (the first difference)"
 		keep = map[uint64]bool{tg.seq: tg.seq != 0}
 		t = Split(rec.Frames, lifecycle(rec))
-		test = replayTest(rec, &ro, t, keep, tg.in)
+		// A regression test: the candidate shows the difference chased,
+		// and none that the whole replay did not (a step gone whose state
+		// later frames show: the unchanged plugin would fail it too).
+		whole := targetsOf(first.Diff.Differences)
+		test = replayTest(rec, &ro, t, keep, func(o *playback.Outcome) bool { return tg.in(o) && onlyOf(o, whole) })
 	}
 	if t == nil {
 		t = Split(rec.Frames, lifecycle(rec))
@@ -471,6 +476,38 @@ func (t target) in(o *playback.Outcome) bool {
 		}
 	}
 	return false
+}
+
+// targetsOf is every difference of ds as a target: a changed frame one
+// for each path that changed.
+func targetsOf(ds []diff.Difference) []target {
+	var out []target
+	for _, d := range ds {
+		if d.Kind != diff.Changed || len(d.Changes) < 2 {
+			out = append(out, targetOf(d))
+			continue
+		}
+		for i := range d.Changes {
+			one := d
+			one.Changes = d.Changes[i : i+1]
+			out = append(out, targetOf(one))
+		}
+	}
+	return out
+}
+
+// onlyOf reports whether every difference of o is one of whole's: a
+// shrunk candidate that shows another left out a step the rest of the
+// session depends on, and is no regression test (the plugin as recorded
+// would fail it too).
+func onlyOf(o *playback.Outcome, whole []target) bool {
+	for _, t := range targetsOf(o.Diff.Differences) {
+		t.seq = 0 // the same failure wherever the frame now stands
+		if !slices.ContainsFunc(whole, func(w target) bool { w.seq = 0; return w == t }) {
+			return false
+		}
+	}
+	return true
 }
 
 // valueAt is the value at segs in a side's JSON, spelled as JSON with

@@ -203,3 +203,46 @@ func TestShrinkNamesAtMostTenKeptSteps(t *testing.T) {
 		t.Errorf("%d steps left: %d named, %d more counted; want %d named and the rest counted", res.Left, len(res.Kept), res.KeptMore, KeptListed)
 	}
 }
+
+// TestShrunkIsARegressionTest: a session turns a toggle on, and the
+// panel drawn after "go" shows it; the changed plugin says "broken" there
+// instead of "done". A candidate without the click that turned the toggle
+// on still shows "broken", but also a toggle that is off: the plugin as
+// recorded would fail it too. The shrunk tape keeps that click: it
+// replays clean against the unchanged plugin and shows only the chased
+// difference against the changed one.
+func TestShrunkIsARegressionTest(t *testing.T) {
+	rec := replaytest.WriteTape(t,
+		replaytest.InitIn, replaytest.InitOut,
+		replaytest.Click("a"), "out "+replaytest.TogglePanel(false, "a", "working"),
+		replaytest.Click("dark"), "out "+replaytest.TogglePanel(true, "dark", "working"),
+		replaytest.Click("b"), "out "+replaytest.TogglePanel(true, "b", "working"),
+		replaytest.Click("go"), "out "+replaytest.TogglePanel(true, "go", "done"),
+		replaytest.Shutdown, "eof", "exit")
+	unchanged, changed := replaytest.Env("toggle"), replaytest.Env("toggle", "FIXTURE_BUG=1")
+	if o := playback.Replay(context.Background(), rec, &playback.Options{Env: unchanged}); !o.Same() {
+		t.Fatalf("the whole tape against the unchanged plugin: %v %+v", o.Err, o.Diff.Differences)
+	}
+	out := filepath.Join(t.TempDir(), "min.jsonl")
+	res, err := Run(context.Background(), rec, &RunOptions{Replay: playback.Options{Env: changed}, Jobs: 2, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Kept, ", "); got != "ui/event (seq 5), ui/event (seq 9)" {
+		t.Errorf("kept %s (%d of %d steps), want the clicks on dark and go", got, res.Left, res.Steps)
+	}
+	min, err := playback.ReadTape(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := playback.Replay(context.Background(), min, &playback.Options{Env: unchanged}); !o.Same() {
+		t.Errorf("the shrunk tape against the unchanged plugin: %v %+v", o.Err, o.Diff.Differences)
+	}
+	o := playback.Replay(context.Background(), min, &playback.Options{Env: changed})
+	if o.Err != nil || len(o.Diff.Differences) != 1 {
+		t.Fatalf("the shrunk tape against the changed plugin: %v %+v", o.Err, o.Diff.Differences)
+	}
+	if c := o.Diff.Differences[0].Changes; len(c) != 1 || c[0].Path != "params.title" || c[0].Old != `"done"` || c[0].New != `"broken"` {
+		t.Errorf("the shrunk tape fails with %+v, want only params.title done → broken", c)
+	}
+}

@@ -185,13 +185,13 @@
     function keepAs(name, overwrite) {
       status('keeping ' + name + '…');
       post({ do: 'keep', name: name, overwrite: overwrite }).then(function (k) {
-        status('kept ' + k.tape + ' and ' + k.script + ' · ' + k.test.split('\n')[0], !k.same);
+        status('kept ' + k.tape + ', ' + k.script + ' and ' + k.data + ' · ' + k.test.split('\n')[0], !k.same);
       }, function (e) {
-        if (e.exists && window.confirm(e.message + '\n\nOverwrite ' + e.exists.join(' and ') + '?')) keepAs(name, true);
+        if (e.exists && window.confirm(e.message + '\n\nOverwrite ' + e.exists.slice(0, -1).join(', ') + (e.exists.length > 1 ? ' and ' : '') + e.exists[e.exists.length - 1] + '?')) keepAs(name, true);
       });
     }
     dom.keepButton = button('Keep it', function () { keepAs(dom.keepName.value, false); }, 'primary keep-button');
-    dom.keepButton.title = 'End the session the host\'s way, write its host script and golden tape into the tapes folder, replay the tape, and start afresh';
+    dom.keepButton.title = 'End the session the host\'s way, write its host script, its golden tape and the data it started from into the tapes folder, replay the tape, and start afresh';
     add(keep, dom.keepName, ' ', dom.keepButton);
     add(top, dom.title, dom.state, el('span', 'spacer'),
       button('Restart', function () { post({ do: 'restart' }).catch(function () {}); }, 'restart'),
@@ -347,7 +347,13 @@
     if (!S.kept.length) return;
     add(dom.kept, el('h3', '', 'Kept'));
     S.kept.forEach(function (k) {
-      add(dom.kept, el('div', '', k.name + ': ' + k.tape + ' · ' + k.script), el('pre', k.same ? 'ok' : 'fail', k.test));
+      add(dom.kept, el('div', '', k.name + ': ' + k.tape + ' · ' + k.script + ' · ' + k.data), el('pre', k.same ? 'ok' : 'fail', k.test));
+      // Why it does not pass, in words, and what to do.
+      if (k.why && k.why.length) {
+        var ul = el('ul', 'kept-why');
+        k.why.forEach(function (w) { add(ul, el('li', '', w)); });
+        add(dom.kept, ul);
+      }
     });
   }
 
