@@ -43,11 +43,14 @@ const (
 	latencyLine = 200 // bytes per latency probe, "\n" included
 	stageLimit  = 90 * time.Second
 
-	// The targets (issues 12 and 23), as ratios measured in one run.
-	targetP50   = 1.0  // tapedeck's added p50 ÷ the reference relay's
-	targetP99   = 1.5  // the same for p99
-	targetRatio = 0.45 // throughput ÷ the direct pipe, every line size
-	targetRSS   = 12 * mib
+	// The targets (issue 32, "the relay stays at its floor"), as ratios
+	// measured in one run: the added latency against the io.Copy relay,
+	// throughput against the relay that appends every byte to a file
+	// before forwarding it (the physical floor of a recording relay).
+	targetP50   = 1.2 // tapedeck's added p50 ÷ the reference relay's
+	targetP99   = 1.5 // the same for p99
+	targetRatio = 0.9 // throughput ÷ reference + file, every line size
+	targetRSS   = 16 * mib
 )
 
 // The relays, by name.
@@ -257,7 +260,7 @@ func main() {
 	}
 	hdr = append(hdr, "reference/direct", "ref+file/direct", "tapedeck/direct", "--no-record/direct", "baseline/direct", "tapedeck/ref+file", "tapedeck/baseline", "tapedeck cpu", "exit+ingest", "db file", "tapedeck VmHWM")
 	tw.row(hdr...)
-	minRatio := math.Inf(1)
+	minRatio := math.Inf(1) // tapedeck ÷ reference + file, the lowest line size's median
 	for i, sz := range sizes {
 		tp := tputs[i]
 		row := []string{size(int64(sz.line)), size(sz.total)}
@@ -271,9 +274,6 @@ func main() {
 		for _, name := range []string{ref, refFile, td, tdNoRec, tdBase} {
 			if v := tp.ratios[name]; len(v) > 0 && len(v) == len(tp.ratios[direct]) {
 				m := measure.Median(v)
-				if name == td {
-					minRatio = min(minRatio, m)
-				}
 				row = append(row, fmt.Sprintf("%.2f× (%s)", m, spread(v)))
 			} else {
 				row = append(row, "-")
@@ -281,6 +281,11 @@ func main() {
 					minRatio = math.NaN()
 				}
 			}
+		}
+		if len(tp.vsFile) > 0 {
+			minRatio = min(minRatio, measure.Median(tp.vsFile))
+		} else {
+			minRatio = math.NaN()
 		}
 		for _, v := range [][]float64{tp.vsFile, tp.vsBase} {
 			if len(v) > 0 {
@@ -331,7 +336,7 @@ func main() {
 		parts = append(parts, "added latency: not measured")
 	}
 	if !math.IsNaN(minRatio) && !math.IsInf(minRatio, 1) {
-		parts = append(parts, fmt.Sprintf("throughput min %.2f× direct ≥ %.2f×: %s", minRatio, targetRatio, verdict(minRatio >= targetRatio)))
+		parts = append(parts, fmt.Sprintf("throughput min %.2f× reference + file ≥ %.2f×: %s", minRatio, targetRatio, verdict(minRatio >= targetRatio)))
 	} else {
 		parts = append(parts, "throughput: not measured")
 	}
