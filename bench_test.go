@@ -17,6 +17,7 @@ import (
 // print, never a figure: figures are measured, not asserted. Shrink's
 // result is no figure: each tape keeps its one needed step of six.
 func TestBenchScriptsRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the benchmarks: not with -short")
 	}
@@ -49,32 +50,38 @@ func TestBenchScriptsRun(t *testing.T) {
 			"tapedeck -j 1",
 			"load average at end",
 		}},
-		{[]string{"bench/golden.sh"}, []string{
-			"tapedeck test, 50 copies of testdata/tapes/",
-			"50 passed, 0 failed",
+		{[]string{"bench/golden.sh", "8"}, []string{
+			"tapedeck test, 8 copies of testdata/tapes/",
+			"8 passed, 0 failed",
 			"speed-up with",
 		}},
-		{[]string{"bench/shrink.sh"}, shrinkLines()},
+		// The hello tapes: the waiter tapes' replays wait seconds each, and
+		// shrink runs dozens; what the script prints is the same for them.
+		{[]string{"bench/shrink.sh", "hello-go", "hello-node"}, shrinkLines("hello-go", "hello-node")},
 	} {
-		// One after the other: each measures, and would slow the other.
-		out, err := exec.Command("bash", c.argv...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("bash %s: %v\n%s", strings.Join(c.argv, " "), err, out)
-		}
-		for _, w := range c.want {
-			if !strings.Contains(string(out), w) {
-				t.Errorf("bash %s printed no %q:\n%s", strings.Join(c.argv, " "), w, out)
+		// Side by side: the figures they print are slower for it, and this
+		// test asserts none of them.
+		t.Run(strings.TrimSuffix(filepath.Base(c.argv[0]), ".sh"), func(t *testing.T) {
+			t.Parallel()
+			out, err := exec.Command("bash", c.argv...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("bash %s: %v\n%s", strings.Join(c.argv, " "), err, out)
 			}
-		}
+			for _, w := range c.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("bash %s printed no %q:\n%s", strings.Join(c.argv, " "), w, out)
+				}
+			}
+		})
 	}
 }
 
-// shrinkLines is what bash bench/shrink.sh prints for each bundled tape
+// shrinkLines is what bash bench/shrink.sh prints for each of tapes
 // and -j: shrink's closing line, or that the plugin's interpreter is
 // missing.
-func shrinkLines() []string {
+func shrinkLines(tapes ...string) []string {
 	var want []string
-	for _, tape := range []string{"hello-go", "hello-node", "hello-python", "waiter-node", "waiter-python"} {
+	for _, tape := range tapes {
 		interp := map[string]string{"node": "node", "python": "python3"}[tape[strings.LastIndex(tape, "-")+1:]]
 		if interp != "" {
 			if _, err := exec.LookPath(interp); err != nil {
@@ -123,6 +130,7 @@ func TestFirstbyteRuns(t *testing.T) {
 // longer lines (seconds per benchmark, three counts, a 10,000-session
 // store) and the profiling ones are for a person at the machine.
 func TestBenchReadmeGoLines(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs benchmarks: not with -short")
 	}

@@ -3,7 +3,8 @@
 # with a regression switched on (FIXTURE_LABEL for hello-*, WAITER_LABEL
 # for waiter-*), with -j 1 and -j 2: prints shrink's closing lines
 # (steps left, replays run, replays per minute). A tape whose interpreter
-# is missing is skipped.
+# is missing is skipped. Tape names as arguments run only those
+# (bash bench/shrink.sh hello-go hello-node).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tapedeck-shrink-XXXXXX")
@@ -11,7 +12,9 @@ trap 'rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -o "$tmp/tapedeck" .
 go build -o "$tmp/hello-go" ./testdata/plugins/hello-go
 
-for t in hello-go hello-node hello-python waiter-node waiter-python; do
+tapes=("$@")
+[ ${#tapes[@]} -gt 0 ] || tapes=(hello-go hello-node hello-python waiter-node waiter-python)
+for t in "${tapes[@]}"; do
 	case $t in
 	hello-go) cmd=("$tmp/hello-go") ;;
 	*-node) cmd=(node "testdata/plugins/$t/main.mjs") ;;

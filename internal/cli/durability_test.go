@@ -209,7 +209,11 @@ func TestManyShimsOneStore(t *testing.T) {
 				err = json.Unmarshal(out, &list)
 			}
 			if err != nil {
-				errs <- fmt.Errorf("ls --json failed during recording: %v", err)
+				var stderr []byte
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = ee.Stderr
+				}
+				errs <- fmt.Errorf("ls --json failed during recording: %v: %s", err, stderr)
 				if !signalled {
 					close(allLive)
 				}

@@ -74,6 +74,7 @@ func ownPeakMiB() int64 {
 // seconds, fails, and says how much it counted but did not keep.
 func TestReplayKeepsOnlyWhatTheRecordingExplains(t *testing.T) {
 	t.Parallel() // its cases run one after another: each floods a core
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("floods for 3 s a case")
 	}
