@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -403,6 +404,16 @@ func (s *Store) list(q *Query, counts, withJSON bool) ([]Summary, []json.RawMess
 		var m *frame.Session
 		if counts {
 			m, err = s.spoolSession(path, nil)
+			// A spool that shrank while it was read: its recorder cut
+			// the room it had set aside as it ended (its size was taken
+			// before). Read again what it holds now, else its session
+			// record alone.
+			for try := 0; try < 2 && errors.Is(err, io.ErrUnexpectedEOF); try++ {
+				m, err = s.spoolSession(path, nil)
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				m, err = spoolHeader(path)
+			}
 		} else {
 			m, err = spoolHeader(path)
 		}
