@@ -1,0 +1,45 @@
+package check
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHostMethodsDoc: docs/agentty-host-methods.md has a row for every
+// method check knows, with the API level and the permission check uses,
+// and no row for a method check does not know.
+func TestHostMethodsDoc(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "agentty-host-methods.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "| `") {
+			cells := strings.Split(line, " | ")
+			rows[strings.Trim(cells[0], "| `")+" "+strings.TrimSpace(cells[1])] = line
+		}
+	}
+	for _, m := range Methods() {
+		key := fmt.Sprintf("%s %d", m.Name, m.Since)
+		line, ok := rows[key]
+		if !ok {
+			t.Errorf("docs/agentty-host-methods.md has no row for %s at API %d", m.Name, m.Since)
+			continue
+		}
+		delete(rows, key)
+		if m.Permission != "" && !strings.Contains(line, "`"+m.Permission+"`") {
+			t.Errorf("%s's row does not name its permission %s: %s", m.Name, m.Permission, line)
+		}
+		if m.Permission == "" && strings.Contains(line, ".") && strings.Contains(strings.Split(line, " | ")[2], "`") {
+			t.Errorf("%s needs no permission, but its row names one: %s", m.Name, line)
+		}
+	}
+	for key := range rows {
+		t.Errorf("docs/agentty-host-methods.md lists %s, which check does not know", key)
+	}
+}
