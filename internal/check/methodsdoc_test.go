@@ -43,3 +43,27 @@ func TestHostMethodsDoc(t *testing.T) {
 		t.Errorf("docs/agentty-host-methods.md lists %s, which check does not know", key)
 	}
 }
+
+// TestManifestDocShowsTheBundledOne: the manifest docs/agentty-manifest.md
+// shows is hello-node's, byte for byte, and check reads it.
+func TestManifestDocShowsTheBundledOne(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "agentty-manifest.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	dir := filepath.Join("..", "..", "testdata", "plugins", "hello-node")
+	have, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if block != string(have) {
+		t.Errorf("docs/agentty-manifest.md shows:\n%s\nwant hello-node's:\n%s", block, have)
+	}
+	m, err := ReadManifest(filepath.Join(dir, ManifestFile))
+	if err != nil || m == nil || m.ID != "hello-node" || len(m.Permissions) != 1 {
+		t.Errorf("check reads the shown manifest as %+v, %v", m, err)
+	}
+}
