@@ -157,3 +157,30 @@ func TestReadmeRunThemInCI(t *testing.T) {
 		t.Errorf("report.xml: %d tests, %d cases, %d failures; want %d tapes, none failed\n%s", suite.Tests, len(suite.Cases), suite.Failures, len(tapes), report)
 	}
 }
+
+// TestLanguageServerGuide runs docs/language-servers.md's block as shown,
+// from the module root with a TMPDIR and a store of its own: each command
+// exits 0 and prints the lines shown, in order, times and seqs aside.
+func TestLanguageServerGuide(t *testing.T) {
+	t.Parallel()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "TMPDIR="+t.TempDir(), "TAPEDECK_STORE="+t.TempDir(), pathWithTapedeck())
+	steps := consoleSteps(t, "## Recording an editor's server")
+	for _, s := range steps {
+		cmd := exec.Command("bash", "-c", s.command)
+		cmd.Dir, cmd.Env = wd, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", s.command, err, out)
+		}
+		if line, ok := shownIn(s.shown, string(out)); !ok {
+			t.Errorf("%s printed no %q where the guide shows it:\n%s", s.command, line, out)
+		}
+	}
+	if len(steps) != 5 {
+		t.Errorf("ran %d commands, want 5", len(steps))
+	}
+}
