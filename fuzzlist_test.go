@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,13 +15,13 @@ func TestReadmeNamesEveryFuzzTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(filepath.Join("docs", "development.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, list, ok := strings.Cut(string(readme), "\nFuzz targets, one per parser")
 	if !ok {
-		t.Fatal("README.md has no list of fuzz targets")
+		t.Fatal("docs/development.md has no list of fuzz targets")
 	}
 	list, _, _ = strings.Cut(list, "For example:")
 	want := map[string]bool{}
@@ -36,12 +37,12 @@ func TestReadmeNamesEveryFuzzTarget(t *testing.T) {
 	}
 	for name := range want {
 		if !got[name] {
-			t.Errorf("README's list lacks %s, which .ci/run fuzzes", name)
+			t.Errorf("docs/development.md's list lacks %s, which .ci/run fuzzes", name)
 		}
 	}
 	for name := range got {
 		if !want[name] {
-			t.Errorf("README lists %s, which .ci/run does not fuzz", name)
+			t.Errorf("docs/development.md lists %s, which .ci/run does not fuzz", name)
 		}
 	}
 }

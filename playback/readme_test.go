@@ -17,11 +17,7 @@ func TestReadmeGoTestSection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module of its own; not in -short")
 	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := sectionOf(t, string(readme), "### 7. Run them from `go test`")
+	section := sectionOf(t, docsText(t), "### 7. Run them from `go test`")
 	goFile := fenced(t, section, "go")
 	commands := fenced(t, section, "sh")
 
@@ -89,6 +85,41 @@ func sectionOf(t *testing.T, readme, heading string) string {
 	return rest
 }
 
+// docsText is README.md and every guide in docs/, one after the other.
+func docsText(t *testing.T) string {
+	t.Helper()
+	files, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, f := range append([]string{"../README.md"}, files...) {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(text)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// TestReadmeGoBlockIsTheGuides: the README's go test snippet is the
+// first Go block of docs/go-api.md, which TestReadmeGoTestSection runs.
+func TestReadmeGoBlockIsTheGuides(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide, err := os.ReadFile("../docs/go-api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fenced(t, string(readme), "go"), fenced(t, string(guide), "go"); got != want {
+		t.Errorf("README.md's go block is not docs/go-api.md's:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 // fenced is the first fenced block of lang in text.
 func fenced(t *testing.T, text, lang string) string {
 	t.Helper()
@@ -110,10 +141,7 @@ func TestReadmeGoDoc(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go doc: not in -short")
 	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := docsText(t)
 	for _, c := range []struct {
 		line string
 		want []string
@@ -121,7 +149,7 @@ func TestReadmeGoDoc(t *testing.T) {
 		{"go doc github.com/tapedeck/tapedeck/playback", []string{"package playback // import \"github.com/tapedeck/tapedeck/playback\"", "func Replay(", "func ReadTape(", "\ntype Options struct"}},
 		{"go doc -all github.com/tapedeck/tapedeck/playback", []string{"\nFUNCTIONS\n", "\nTYPES\n", "\nfunc Replay("}},
 	} {
-		if !strings.Contains(string(readme), "`"+c.line+"`") {
+		if !strings.Contains(readme, "`"+c.line+"`") {
 			t.Fatalf("README.md does not show `%s`", c.line)
 		}
 		args := strings.Fields(c.line)
@@ -135,7 +163,7 @@ func TestReadmeGoDoc(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(string(readme), "`playback/example_test.go` is a runnable example") {
+	if !strings.Contains(readme, "`playback/example_test.go` is a runnable example") {
 		t.Fatal("README.md no longer points at playback/example_test.go")
 	}
 	if _, err := os.Stat("example_test.go"); err != nil {

@@ -165,17 +165,14 @@ func (p *playing) stop(t *testing.T) {
 // and record lines that follow a kept session.
 func readmePlayLines(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := docsText(t)
 	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(b, "\n") {
 		if strings.HasPrefix(l, "$ tapedeck play") || l == "$ tapedeck record --host tapes/greet.host.jsonl -- node main.mjs" {
 			lines = append(lines, strings.TrimPrefix(l, "$ "))
 		}
 	}
-	if !strings.Contains(string(b), "### The quickest way: click it in the playground") || !strings.Contains(string(b), "## Try it in the browser") {
+	if !strings.Contains(b, "### The quickest way: click it in the playground") || !strings.Contains(b, "## Try it in the browser") {
 		t.Fatal("README has no playground sections")
 	}
 	return lines

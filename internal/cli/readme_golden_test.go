@@ -9,30 +9,58 @@ import (
 	"testing"
 )
 
-// TestReadmeGoldenWalk runs the README's golden-test walk (steps 1 to 4)
-// on a copy of hello-node in a git repository of its own, as the README
-// says, every command exactly as shown, in bash: the host script is the
-// one shown, each command prints the lines shown (durations aside), and
-// the review is answered with "a".
+// TestReadmeGoldenWalk runs the README's golden loop on a copy of
+// hello-node in a git repository of its own, as the README says, every
+// command exactly as shown, in bash: each prints the lines shown
+// (durations aside), and the review is answered with "a". The host
+// script docs/golden-tests.md shows is the copy's.
 func TestReadmeGoldenWalk(t *testing.T) {
 	t.Parallel()
 	if raceEnabled {
 		t.Skip("the walk repeats what the workflow tests cover; under the race detector it only costs time")
 	}
-	for _, tool := range []string{"node", "git", "perl", "bash"} {
+	dir := filepath.Join("testdata", "plugins", "hello-node")
+	script := firstFenced(readmeAfter(t, "### 1. Write the host's side: a host script"), "jsonl")
+	if have, _ := os.ReadFile(filepath.Join(dir, "host.jsonl")); script != string(have) {
+		t.Fatalf("docs/golden-tests.md's host script is not testdata/plugins/hello-node/host.jsonl:\n%s", script)
+	}
+	if ran := walkAsShown(t, dir, "## The golden loop", "node"); ran != 10 {
+		t.Errorf("ran %d commands of the loop, want 10", ran)
+	}
+}
+
+// TestMCPGuideWalk runs docs/mcp.md's golden loop the same way, on a
+// copy of the node MCP fixture, whose host script is the one it shows.
+func TestMCPGuideWalk(t *testing.T) {
+	t.Parallel()
+	if raceEnabled {
+		t.Skip("the walk repeats what the workflow tests cover; under the race detector it only costs time")
+	}
+	dir := filepath.Join("testdata", "mcp", "node")
+	script := firstFenced(readmeAfter(t, "## A golden test of a server"), "jsonl")
+	if have, _ := os.ReadFile(filepath.Join(dir, "host.jsonl")); script != string(have) {
+		t.Fatalf("docs/mcp.md's host script is not testdata/mcp/node/host.jsonl:\n%s", script)
+	}
+	if ran := walkAsShown(t, dir, "## A golden test of a server", "node"); ran != 8 {
+		t.Errorf("ran %d commands of the loop, want 8", ran)
+	}
+}
+
+// walkAsShown runs the commands of the first console block after heading
+// (in README.md or a guide) in bash, in a copy of src in a git repository
+// of its own, with tapedeck on PATH and a store of its own, answering "a"
+// to a prompt: each must exit as shown (1 where it shows a failure) and
+// print the lines shown, in order, times and seqs aside. It returns how
+// many commands ran; it skips where a tool the walk needs is missing.
+func walkAsShown(t *testing.T, src, heading string, tools ...string) int {
+	t.Helper()
+	for _, tool := range append([]string{"git", "perl", "bash"}, tools...) {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed: %v", tool, err)
 		}
 	}
-	dir := filepath.Join(t.TempDir(), "hello-node")
-	copyDir(t, filepath.Join("testdata", "plugins", "hello-node"), dir)
-
-	// Step 1: the host script shown is the copy's.
-	script := firstFenced(readmeAfter(t, "### 1. Write the host's side: a host script"), "jsonl")
-	if have, _ := os.ReadFile(filepath.Join(dir, "host.jsonl")); script != string(have) {
-		t.Fatalf("README's host script is not testdata/plugins/hello-node/host.jsonl:\n%s", script)
-	}
-
+	dir := filepath.Join(t.TempDir(), filepath.Base(src))
+	copyDir(t, src, dir)
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); k != "CI" && !strings.HasPrefix(k, "GIT_") && k != "TAPEDECK_STORE" {
@@ -60,28 +88,23 @@ func TestReadmeGoldenWalk(t *testing.T) {
 	if out, code := run("git init -q && git add -A && git commit -qm plugin", ""); code != 0 {
 		t.Fatalf("git: %s", out)
 	}
-
 	ran := 0
-	for _, heading := range []string{"### 2. Record, export, test", "### 3. Change the plugin: the test says what changed, and how to accept it", "### 4. Update, then review each change"} {
-		for _, s := range consoleSteps(t, heading) {
-			want := 0
-			if strings.Contains(strings.Join(s.shown, "\n"), " failed") && !strings.Contains(strings.Join(s.shown, "\n"), " 0 failed") {
-				want = 1
-			}
-			out, code := run(s.command, "a\n")
-			t.Logf("$ %s\n%s(exit %d)", s.command, out, code)
-			if code != want {
-				t.Errorf("%s: exit %d, want %d", s.command, code, want)
-			}
-			if line, ok := shownIn(s.shown, out); !ok {
-				t.Errorf("%s printed no %q where the README shows it:\n%s", s.command, line, out)
-			}
-			ran++
+	for _, s := range consoleSteps(t, heading) {
+		want := 0
+		if strings.Contains(strings.Join(s.shown, "\n"), " failed") && !strings.Contains(strings.Join(s.shown, "\n"), " 0 failed") {
+			want = 1
 		}
+		out, code := run(s.command, "a\n")
+		t.Logf("$ %s\n%s(exit %d)", s.command, out, code)
+		if code != want {
+			t.Errorf("%s: exit %d, want %d", s.command, code, want)
+		}
+		if line, ok := shownIn(s.shown, out); !ok {
+			t.Errorf("%s printed no %q where %q shows it:\n%s", s.command, line, heading, out)
+		}
+		ran++
 	}
-	if ran != 10 {
-		t.Errorf("ran %d commands of the walk, want 10", ran)
-	}
+	return ran
 }
 
 // TestReadmeRunThemInCI runs step 5's command exactly as shown, in bash,
@@ -132,5 +155,32 @@ func TestReadmeRunThemInCI(t *testing.T) {
 	}
 	if suite.Tests != len(tapes) || len(suite.Cases) != len(tapes) || suite.Failures != 0 {
 		t.Errorf("report.xml: %d tests, %d cases, %d failures; want %d tapes, none failed\n%s", suite.Tests, len(suite.Cases), suite.Failures, len(tapes), report)
+	}
+}
+
+// TestLanguageServerGuide runs docs/language-servers.md's block as shown,
+// from the module root with a TMPDIR and a store of its own: each command
+// exits 0 and prints the lines shown, in order, times and seqs aside.
+func TestLanguageServerGuide(t *testing.T) {
+	t.Parallel()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "TMPDIR="+t.TempDir(), "TAPEDECK_STORE="+t.TempDir(), pathWithTapedeck())
+	steps := consoleSteps(t, "## Recording an editor's server")
+	for _, s := range steps {
+		cmd := exec.Command("bash", "-c", s.command)
+		cmd.Dir, cmd.Env = wd, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", s.command, err, out)
+		}
+		if line, ok := shownIn(s.shown, string(out)); !ok {
+			t.Errorf("%s printed no %q where the guide shows it:\n%s", s.command, line, out)
+		}
+	}
+	if len(steps) != 5 {
+		t.Errorf("ran %d commands, want 5", len(steps))
 	}
 }

@@ -11,17 +11,54 @@ import (
 
 // The helpers of the tests that run what the README shows.
 
-// readmeAfter is README.md from just after heading (a whole line, "## …"
-// or any other) to its end.
-func readmeAfter(t *testing.T, heading string) string {
+// docFiles are the files whose usages the tests run as shown: README.md
+// and every guide in docs/.
+func docFiles(t *testing.T) []string {
 	t.Helper()
-	readme, err := os.ReadFile("README.md")
+	guides, err := filepath.Glob(filepath.Join("docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("README.md has no %q", heading)
+	return append([]string{"README.md"}, guides...)
+}
+
+// docsText is README.md and every guide, one after the other: what a test
+// searches for a usage shown wherever it is shown.
+func docsText(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, f := range docFiles(t) {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(text)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// readmeAfter is the file of README.md and the guides that has heading (a
+// whole line, "## …" or any other), from just after it to its end. A
+// heading found in two files fails the test: it must say which one it
+// means.
+func readmeAfter(t *testing.T, heading string) string {
+	t.Helper()
+	var rest, in string
+	for _, f := range docFiles(t) {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, after, ok := strings.Cut(string(text), "\n"+heading+"\n"); ok {
+			if in != "" {
+				t.Fatalf("%s and %s both have %q", in, f, heading)
+			}
+			rest, in = after, f
+		}
+	}
+	if in == "" {
+		t.Fatalf("neither README.md nor a guide in docs/ has %q", heading)
 	}
 	return rest
 }

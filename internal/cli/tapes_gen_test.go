@@ -120,10 +120,7 @@ func TestReadmeUpdateTapes(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("runs go test on this package again: not with -short or under the race detector")
 	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := []byte(docsText(t))
 	const line = "go test ./internal/cli -run TestRecordBundledTapes -update-tapes"
 	if !bytes.Contains(readme, []byte("`"+line+"`")) {
 		t.Fatalf("README.md does not show `%s`", line)

@@ -10,16 +10,23 @@ import (
 	"testing"
 )
 
-// readmeBlock is the first ```sh block after the heading in README.md.
+// readmeBlock is the first ```sh block after the text heading in
+// README.md or a guide (the first file that has it).
 func readmeBlock(t *testing.T, heading string) []string {
 	t.Helper()
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
+	var rest string
+	found := false
+	for _, f := range docFiles(t) {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, rest, found = strings.Cut(string(text), heading); found {
+			break
+		}
 	}
-	_, rest, ok := strings.Cut(string(readme), heading)
-	if !ok {
-		t.Fatalf("README.md has no %q", heading)
+	if !found {
+		t.Fatalf("neither README.md nor a guide in docs/ has %q", heading)
 	}
 	_, block, _ := strings.Cut(rest, "```sh\n")
 	block, _, _ = strings.Cut(block, "```")

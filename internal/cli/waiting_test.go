@@ -98,11 +98,8 @@ func TestReplayVerboseAsTheReadmeShows(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(readme), "\n  $ tapedeck replay -v ")
+	readme := docsText(t)
+	_, rest, ok := strings.Cut(readme, "\n  $ tapedeck replay -v ")
 	if !ok {
 		t.Fatal("README.md shows no tapedeck replay -v")
 	}
@@ -143,10 +140,7 @@ func TestReadmeWaitingReplaysAsShown(t *testing.T) {
 			t.Skipf("%s is not installed", prog)
 		}
 	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := docsText(t)
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +151,7 @@ func TestReadmeWaitingReplaysAsShown(t *testing.T) {
 	} {
 		t.Run(strings.Fields(line)[0], func(t *testing.T) {
 			t.Parallel()
-			_, rest, ok := strings.Cut(string(readme), "\n$ "+line+"\n")
+			_, rest, ok := strings.Cut(readme, "\n$ "+line+"\n")
 			if !ok {
 				t.Fatalf("README.md does not show $ %s", line)
 			}
