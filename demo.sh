@@ -16,6 +16,9 @@ else
 	step() { printf '\n$ %s\n' "$*"; }
 fi
 
+# Say what is built before building it: a cold Go cache downloads the
+# modules first, and a newcomer should know what the wait is for.
+echo "building tapedeck and the example plugin testdata/plugins/hello-go (the first time, Go downloads tapedeck's modules first)..."
 CGO_ENABLED=0 go build -o "$work/tapedeck" .
 go build -o "$work/hello-go" ./testdata/plugins/hello-go
 PATH="$work:$PATH"

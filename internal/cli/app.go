@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -104,6 +105,19 @@ func (e *env) redactKey() []byte {
 	return nil
 }
 
+// flagNeedsValue is the flag package's word for a flag given without its
+// value; it names a long flag with one dash.
+var flagNeedsValue = regexp.MustCompile(`^flag needs an argument: -([a-z][a-z0-9-]+)$`)
+
+// dashed names a long flag in a usage error as it is typed: --timeout,
+// not -timeout.
+func dashed(err error) error {
+	if m := flagNeedsValue.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("flag needs a value: --%s", m[1])
+	}
+	return err
+}
+
 func newApp(e *env) *cli.App {
 	// Every usage error (an unknown flag or command, a missing or extra
 	// argument) is one line on stderr and exit status 2.
@@ -113,6 +127,7 @@ func newApp(e *env) *cli.App {
 			flags = c.Command.Flags
 		}
 		hint := didYouMean(flags, err)
+		err = dashed(err)
 		if isCommand {
 			return fail(2, "%v%s (see tapedeck %s --help)", err, hint, c.Command.Name)
 		}

@@ -38,7 +38,7 @@ func intersperse(app *cli.App, args []string) []string {
 	if cmd == nil || len(cmd.Subcommands) > 0 {
 		return append(args, tail...)
 	}
-	var globals, flags, positional []string
+	var globals, flags, positional, dangling []string
 	rest := args[i+1:]
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
@@ -58,6 +58,13 @@ func intersperse(app *cli.App, args []string) []string {
 		if !known(cmd.Flags, a) && known(app.Flags, a) {
 			dst, of = &globals, app.Flags
 		}
+		if !strings.Contains(a, "=") && takesValue(of, a) && j+1 == len(rest) {
+			// A last flag without its value ("export last -o") goes
+			// last, with no positional after it, so that the parser says
+			// the value is missing instead of taking a positional for it.
+			dangling = append(dangling, a)
+			continue
+		}
 		*dst = append(*dst, a)
 		if !strings.Contains(a, "=") && takesValue(of, a) && j+1 < len(rest) {
 			j++
@@ -68,7 +75,11 @@ func intersperse(app *cli.App, args []string) []string {
 	out = append(out, globals...)
 	out = append(out, args[i])
 	out = append(out, flags...)
-	out = append(out, positional...)
+	if len(dangling) > 0 {
+		out = append(out, dangling...)
+	} else {
+		out = append(out, positional...)
+	}
 	return append(out, tail...)
 }
 

@@ -38,7 +38,7 @@ func (e *env) playCommand() *cli.Command {
 			&cli.BoolFlag{Name: "watch", Usage: "when the plugin's files change, start it again, play the actions so far and show what changed"},
 			&cli.StringFlag{Name: "tapes", Value: "tapes", Usage: "where \"Keep it\" writes, from the plugin's folder (`DIR`)"},
 			&cli.StringFlag{Name: "name", Usage: "name the sessions `NAME`-1, NAME-2, … (default play-PLUGIN)"},
-			&cli.StringSliceFlag{Name: "fresh-dir", Usage: "the plugin reads a folder of its state from the variable `NAME` (say COSMICA_HOME): give it a copy of that folder (empty when NAME is not set) that \"Keep it\" carries beside the tape, so that no session writes the real one and every replay starts where the session did (repeatable)"},
+			&cli.StringSliceFlag{Name: "fresh-dir", Usage: "the plugin reads a folder of its state from the variable `NAME` (say MYPLUGIN_HOME): give it a copy of that folder (empty when NAME is not set) that \"Keep it\" carries beside the tape, so that no session writes the real one and every replay starts where the session did (repeatable)"},
 			&cli.BoolFlag{Name: "pin-clock", Value: true, Usage: "pin the plugin's clock and seed its random numbers, as a golden tape needs (--pin-clock=false: the real clock)"},
 		},
 		Action: e.play,

@@ -72,6 +72,9 @@ func TestDemoPrintsNoEscapesIntoAPipe(t *testing.T) {
 	if i := bytes.IndexByte(out, 0x1b); i >= 0 {
 		t.Errorf("./demo.sh into a pipe prints an escape at byte %d: %q", i, out[max(i-40, 0):min(i+40, len(out))])
 	}
+	if !bytes.HasPrefix(out, []byte("building tapedeck and the example plugin testdata/plugins/hello-go")) {
+		t.Errorf("./demo.sh does not open by saying what it builds:\n%.200s", out)
+	}
 	for _, want := range []string{": same (compared ", ": 2 differences (compared ", "\n    params.tree.children[0].text: \"Hello\" → \"Howdy\"\n", " passed, 0 failed\n"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("./demo.sh output lacks %q:\n%s", want, out)
