@@ -190,6 +190,7 @@ func newApp(e *env) *cli.App {
 			c.BashComplete = e.complete(completeNothing)
 		}
 	}
+	withExamples(app.Commands)
 	helpful(app)
 	return app
 }
