@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -103,19 +102,6 @@ func (e *env) redactKey() []byte {
 		return []byte(v)
 	}
 	return nil
-}
-
-// flagNeedsValue is the flag package's word for a flag given without its
-// value; it names a long flag with one dash.
-var flagNeedsValue = regexp.MustCompile(`^flag needs an argument: -([a-z][a-z0-9-]+)$`)
-
-// dashed names a long flag in a usage error as it is typed: --timeout,
-// not -timeout.
-func dashed(err error) error {
-	if m := flagNeedsValue.FindStringSubmatch(err.Error()); m != nil {
-		return fmt.Errorf("flag needs a value: --%s", m[1])
-	}
-	return err
 }
 
 func newApp(e *env) *cli.App {

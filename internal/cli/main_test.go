@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -50,6 +53,18 @@ func runFixture(mode string) int {
 type e2e struct{ m *testing.M }
 
 func (e e2e) Run() int {
+	// These tests spend their time waiting for the processes they run
+	// (the binary, the plugins), not on the CPU: unless -parallel says
+	// otherwise, run three of them for each CPU instead of one.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(3*runtime.GOMAXPROCS(0))); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	// CI set on the machine that runs these tests (as CI services do) is
 	// not what the tests mean: the ones about CI set it themselves.
 	if err := os.Unsetenv("CI"); err != nil {
