@@ -530,27 +530,38 @@ func TestLongStringDiffIsNearLinear(t *testing.T) {
 // TestFramesAllDifferIsLinear: comparing 80,000 frames that all differ
 // (each a changed frame) costs about four times 20,000 of them, not
 // sixteen (the former alignment and pairing: 2.4 s and 41 s), the fastest
-// of two tries each on a loaded machine.
+// of up to three tries each on a loaded machine.
 func TestFramesAllDifferIsLinear(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compares 100,000 frames that all differ")
 	}
-	timeOf := func(n int) time.Duration {
-		rec, live := allDiffer(n, "rec"), allDiffer(n, "live")
-		var took time.Duration
-		for try := range 2 {
-			start := time.Now()
-			r := Frames(rec, live, Options{})
-			if d := time.Since(start); try == 0 || d < took {
-				took = d
-			}
-			if len(r.Differences) != n || r.Differences[n-1].Kind != Changed {
-				t.Fatalf("%d frames: %d differences, want %d changed", n, len(r.Differences), n)
-			}
+	rec20, live20 := allDiffer(20000, "rec"), allDiffer(20000, "live")
+	rec80, live80 := allDiffer(80000, "rec"), allDiffer(80000, "live")
+	timeOf := func(rec, live []frame.Frame) time.Duration {
+		n := len(rec)
+		start := time.Now()
+		r := Frames(rec, live, Options{})
+		took := time.Since(start)
+		if len(r.Differences) != n || r.Differences[n-1].Kind != Changed {
+			t.Fatalf("%d frames: %d differences, want %d changed", n, len(r.Differences), n)
 		}
 		return took
 	}
-	small, big := timeOf(20000), timeOf(80000)
+	// The fastest of each size over up to three rounds, the sizes taking
+	// turns: a loaded machine slows one try, not all of them.
+	var small, big time.Duration
+	for round := range 3 {
+		s, b := timeOf(rec20, live20), timeOf(rec80, live80)
+		if round == 0 || s < small {
+			small = s
+		}
+		if round == 0 || b < big {
+			big = b
+		}
+		if big <= 8*small {
+			break
+		}
+	}
 	t.Logf("20,000 frames that all differ compared in %v, 80,000 in %v (%.1f times)", small, big, float64(big)/float64(small))
 	if big > 8*small {
 		t.Errorf("80,000 frames took %v, 20,000 %v: want about four times, not sixteen", big, small)
