@@ -4,23 +4,20 @@ package playground
 // plugin's tapes folder, and a replay of the tape to show it passes.
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/tapedeck/tapedeck/internal/golden"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/atomicfile"
 	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/internal/present"
-	"github.com/tapedeck/tapedeck/internal/redact"
 	"github.com/tapedeck/tapedeck/internal/store"
 	"github.com/tapedeck/tapedeck/playback"
-	"github.com/tapedeck/tapedeck/tape"
 )
 
 // Kept is what keeping a session wrote.
@@ -129,21 +126,7 @@ func (s *server) write(name string, r *run) (*Kept, error) {
 	}
 	meta := *rec.Meta
 	meta.Name = name
-	if err := relativeTo(&meta, s.tapes); err != nil {
-		return nil, fmt.Errorf("keep: %w", err)
-	}
-	frames, err := redactForGit(&meta, rec.Frames, st)
-	if err != nil {
-		return nil, fmt.Errorf("keep: %w", err)
-	}
-	err = atomicfile.Write(tapePath, func(w io.Writer) error {
-		bw := bufio.NewWriter(w)
-		if err := tape.WriteAll(bw, &meta, frames); err != nil {
-			return err
-		}
-		return bw.Flush()
-	})
-	if err != nil {
+	if err := golden.WriteTape(tapePath, meta, rec.Frames, st.RedactKey); err != nil {
 		return nil, fmt.Errorf("keep: %w", err)
 	}
 	k := &Kept{T: "kept", Name: name, Session: id, Script: scriptPath, Tape: tapePath, Data: dataPath}
@@ -187,65 +170,10 @@ func (s *server) sayKept(k *Kept) {
 	}
 }
 
-// relativeTo writes meta's working directory relative to the tapes
-// folder, and arguments that are paths inside it relative to it, as
-// export --relative does: the tape replays from any checkout.
-func relativeTo(meta *frame.Session, tapes string) error {
-	if meta.Cwd == "" || !filepath.IsAbs(meta.Cwd) {
-		return nil
-	}
-	rel, err := filepath.Rel(tapes, meta.Cwd)
-	if err != nil {
-		return fmt.Errorf("relative working directory: %w", err)
-	}
-	cmd := append([]string(nil), meta.Command...)
-	for i, a := range cmd {
-		if r, err := filepath.Rel(meta.Cwd, a); err == nil && filepath.IsAbs(a) && !strings.HasPrefix(r, "..") {
-			if i == 0 {
-				r = "./" + r
-			}
-			cmd[i] = r
-		}
-	}
-	meta.Cwd, meta.Command = rel, cmd
-	return nil
-}
-
 // relTo is path relative to dir when it is inside it, else path.
 func relTo(dir, path string) string {
 	if r, err := filepath.Rel(dir, path); err == nil && !strings.HasPrefix(r, "..") {
 		return r
 	}
 	return path
-}
-
-// redactForGit applies export's default redactions to a kept tape, which
-// goes into git: credential-like net/fetch header values, environment
-// variables, tags and --NAME= arguments become stable placeholders (keyed
-// by the store's key, as export's are), and the header says so, so that a
-// replay redacts the live frames the same way. The header's byte counts are
-// those of the frames as written.
-func redactForGit(meta *frame.Session, frames []frame.Frame, st *store.Store) ([]frame.Frame, error) {
-	red, err := redact.NewKeyed(redact.Config{Defaults: true}, nil, st.RedactKey)
-	if err != nil || red == nil {
-		return frames, err
-	}
-	out := make([]frame.Frame, len(frames))
-	var bytes frame.Counts
-	for i, f := range frames {
-		out[i] = f
-		if f.IsEvent() {
-			continue
-		}
-		red.Frame(&out[i])
-		if f.Cut != nil {
-			bytes.Add(f.Dir, f.Cut.Len)
-		} else {
-			bytes.Add(f.Dir, int64(len(out[i].Raw)))
-		}
-	}
-	meta.Bytes = bytes
-	red.Session(meta)
-	meta.Redaction = redact.Merge(meta.Redaction, red.Description())
-	return out, nil
 }

@@ -1,28 +1,25 @@
-package playground
+package golden
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/tapedeck/tapedeck/frame"
-	"github.com/tapedeck/tapedeck/internal/store"
 )
 
-// TestKeptTapesAreRedactedAsExportDoes: a kept tape goes into git, so the
+// TestKeptTapesAreRedactedAsExportDoes: a golden tape (play's Keep it,
+// tapetest's first run) goes into git, so the
 // credential a plugin sent in a net/fetch header and a token-named
 // environment variable are placeholders in it, the header says what was
 // redacted, and the header's byte counts are the frames' as written.
 func TestKeptTapesAreRedactedAsExportDoes(t *testing.T) {
-	st, err := store.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := func() ([]byte, error) { return []byte(strings.Repeat("k", 32)), nil }
 	meta := &frame.Session{ID: "s1", Env: map[string]string{"AGENTTY_API_TOKEN": "hunter2"}}
 	frames := []frame.Frame{
 		{Seq: 1, Dir: frame.Out, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"net/fetch","params":{"url":"https://x","headers":{"Authorization":"Bearer abc"}}}`)},
 		{Seq: 2, Dir: frame.In, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"status":200}}`)},
 	}
-	out, err := redactForGit(meta, frames, st)
+	out, err := redactForGit(meta, frames, key)
 	if err != nil {
 		t.Fatal(err)
 	}
