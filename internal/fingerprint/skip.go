@@ -14,8 +14,9 @@ import (
 
 // skipDirs are folders whose files a plugin does not ship as its own code
 // or that change on every run: installed packages, version control,
-// tapedeck's own (.tapedeck, tapes), byte code.
-var skipDirs = map[string]bool{"node_modules": true, ".git": true, ".tapedeck": true, "__pycache__": true, "tapes": true}
+// tapedeck's own (.tapedeck, tapes), byte code, and Go's testdata (what
+// the tests read, the golden tapes among it).
+var skipDirs = map[string]bool{"node_modules": true, ".git": true, ".tapedeck": true, "__pycache__": true, "tapes": true, "testdata": true}
 
 // secretFile matches the base names of files that hold keys, and
 // secretWord those of files named for credentials or tokens (unless they
@@ -32,7 +33,8 @@ var (
 // dotfiles and dot folders (.env, .npmrc, .git), key and credential files,
 // what the folder's .gitignore excludes, tapedeck's own files (tapes
 // folders, *.jsonl tapes and their .jsonl.new pending changes,
-// tapedeck.json) and the plugin's data folders (a folder that a variable
+// tapedeck.json), the tests' (*_test.go, go.mod, go.sum, testdata) and
+// the plugin's data folders (a folder that a variable
 // of its environment names, or one given in Options.DataDirs).
 type skipper struct {
 	root    string
@@ -102,6 +104,12 @@ func (s *skipper) file(rel, name string) bool {
 	case strings.HasPrefix(name, "."), strings.HasSuffix(name, ".pyc"):
 		return true
 	case name == "tapedeck.json", strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".jsonl.new"):
+		return true
+	case strings.HasSuffix(name, "_test.go"), name == "go.mod", name == "go.sum":
+		// The test's own files, not the plugin's: a plugin's goldens run
+		// from its go test (package tapetest) add the test file and
+		// tapedeck's require and replace lines, and every drift line
+		// named them.
 		return true
 	case name == ManifestName:
 		return false // the manifest is always the plugin's

@@ -48,6 +48,11 @@ func TestTakeLeavesOutSecretsAndOwnFiles(t *testing.T) {
 		"home/cache.json":          "x",
 		".cache/x.js":              "x",
 		"vendor/.hidden/inside.js": "x",
+		"golden_test.go":           "x",
+		"go.mod":                   "x",
+		"go.sum":                   "x",
+		"testdata/fixture.txt":     "x",
+		"main.go":                  "5",
 	})
 	env := []string{"PLUGIN_HOME=" + filepath.Join(dir, "home"), "STATE_DIR=state"}
 	fp, err := Take(context.Background(), Options{Command: []string{"/no/node", "dist/main.js"}, Dir: dir, Env: env})
@@ -58,7 +63,7 @@ func TestTakeLeavesOutSecretsAndOwnFiles(t *testing.T) {
 	for f := range fp.Files {
 		files = append(files, f)
 	}
-	if got, want := strings.Join(slices.Sorted(slices.Values(files)), " "), "agentty-plugin.json dist/main.js keep.log lib/nested/keep.js src/tokenizer.js src/util.js"; got != want {
+	if got, want := strings.Join(slices.Sorted(slices.Values(files)), " "), "agentty-plugin.json dist/main.js keep.log lib/nested/keep.js main.go src/tokenizer.js src/util.js"; got != want {
 		t.Errorf("hashed\n %q\nwant\n %q", got, want)
 	}
 	b, _ := json.Marshal(fp)
