@@ -8,64 +8,105 @@ import (
 	"testing"
 )
 
-// TestReadmeGoTestSection runs the README's "Run them from go test"
-// section exactly as shown: a module holding its Go file, the two go mod
-// commands against this checkout (as ../tapedeck), two bundled tapes and
-// their plugins; `go test` passes, and fails with tapedeck's report once
-// the plugin's panel changes.
+// TestReadmeGoTestSection runs docs/go-api.md's loop exactly as shown, in
+// a fresh module holding the bundled Go plugin (hello-go's main.go) and
+// the guide's test file: the two go mod lines against this checkout (as
+// ../tapedeck); then the loop's first block records the missing tape from
+// its host script and passes; with the plugin's label changed, go test
+// fails with tapedeck's report, and the second block writes the pending
+// change, accepts it with the real tapedeck review, and git diff shows
+// the tape changed; after it go test passes on the changed plugin.
 func TestReadmeGoTestSection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module of its own; not in -short")
 	}
-	section := sectionOf(t, docsText(t), "### 7. Run them from `go test`")
+	for _, tool := range []string{"git", "sh"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	guide := docsText(t)
+	section := sectionOf(t, guide, "### 7. Run them from `go test`")
 	goFile := fenced(t, section, "go")
-	commands := fenced(t, section, "sh")
+	setup := fenced(t, section, "sh")
+	loop := sectionOf(t, guide, "### The loop")
+	_, second, _ := strings.Cut(loop, "```sh\n")
+	first := fenced(t, loop, "sh")
+	second = fenced(t, second, "sh")
 
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	if err := os.Symlink(root, filepath.Join(work, "tapedeck")); err != nil {
-		t.Fatal(err)
-	}
-	mod := filepath.Join(work, "plugin")
-	tapes := filepath.Join(mod, "testdata", "tapes")
-	if err := os.MkdirAll(tapes, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
+	must(os.Symlink(root, filepath.Join(work, "tapedeck")))
+	bin := filepath.Join(work, "bin")
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "tapedeck"), root).CombinedOutput(); err != nil {
+		t.Fatalf("build tapedeck: %v\n%s", err, out)
+	}
+	mod := filepath.Join(work, "plugin")
+	tapes := filepath.Join(mod, "testdata", "tapes")
+	must(os.MkdirAll(tapes, 0o755))
 	must(os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/plugin\n\ngo 1.25.0\n"), 0o644))
 	must(os.WriteFile(filepath.Join(mod, "golden_test.go"), []byte(goFile), 0o644))
-	must(os.Symlink(filepath.Join(root, "testdata", "plugins"), filepath.Join(mod, "testdata", "plugins")))
-	for _, name := range []string{"hello-go.jsonl", "hello-python.jsonl"} {
-		b, err := os.ReadFile(filepath.Join(root, "testdata", "tapes", name))
+	for src, dst := range map[string]string{"main.go": "main.go", "host.jsonl": filepath.Join("testdata", "tapes", "greet.host.jsonl")} {
+		b, err := os.ReadFile(filepath.Join(root, "testdata", "plugins", "hello-go", src))
 		must(err)
-		must(os.WriteFile(filepath.Join(tapes, name), b, 0o644))
+		must(os.WriteFile(filepath.Join(mod, dst), b, 0o644))
 	}
-	run := func(env []string, name string, args ...string) (string, error) {
-		cmd := exec.Command(name, args...)
+	base := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+t.TempDir(),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	var env []string
+	for _, kv := range base {
+		if k, _, _ := strings.Cut(kv, "="); k != "CI" && k != "TAPEDECK_UPDATE" && k != "FIXTURE_LABEL" {
+			env = append(env, kv)
+		}
+	}
+	run := func(extra []string, line string) (string, error) {
+		cmd := exec.Command("sh", "-c", line)
 		cmd.Dir = mod
-		cmd.Env = append(os.Environ(), env...)
+		cmd.Env = append(append([]string{}, env...), extra...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	for _, line := range strings.Split(strings.TrimSpace(commands), "\n") {
-		if out, err := run(nil, "sh", "-c", line); err != nil {
+	lines := func(block string) []string { return strings.Split(strings.TrimSpace(block), "\n") }
+	for _, line := range append(lines(setup), "git init -q && git add -A && git commit -qm plugin") {
+		if out, err := run(nil, line); err != nil {
 			t.Fatalf("%s: %v\n%s", line, err, out)
 		}
 	}
-	if out, err := run(nil, "go", "test", "-count=1", "-v", "./..."); err != nil || !strings.Contains(out, "--- PASS: TestGoldenTapes") {
-		t.Fatalf("go test of the README's file: %v\n%s", err, out)
+	for _, line := range lines(first) {
+		if out, err := run(nil, line); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
 	}
-	out, err := run([]string{"FIXTURE_LABEL=Howdy"}, "go", "test", "-count=1", "./...")
+	if _, err := os.Stat(filepath.Join(tapes, "greet.jsonl")); err != nil {
+		t.Fatalf("the first go test recorded no testdata/tapes/greet.jsonl: %v", err)
+	}
+	changed := []string{"FIXTURE_LABEL=Howdy"}
+	out, err := run(changed, "go test -count=1 ./...")
 	if err == nil || !strings.Contains(out, `params.tree.children[0].text: "Hello" → "Howdy"`) {
 		t.Fatalf("go test with the panel changed: want a failure naming the change; got %v\n%s", err, out)
+	}
+	for i, line := range lines(second) {
+		out, err := run(changed, line)
+		switch {
+		case i == 0 && (err == nil || !strings.Contains(out, "tapetest: wrote testdata/tapes/greet.jsonl.new")):
+			t.Fatalf("%s: want a failure that names the pending change; got %v\n%s", line, err, out)
+		case i > 0 && err != nil:
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		case strings.HasPrefix(line, "git diff") && !strings.Contains(out, "testdata/tapes/greet.jsonl"):
+			t.Errorf("%s shows no change of the tape:\n%s", line, out)
+		}
+	}
+	if out, err := run(changed, "go test -count=1 ./..."); err != nil {
+		t.Fatalf("go test on the changed plugin after the update was accepted: %v\n%s", err, out)
 	}
 }
 
