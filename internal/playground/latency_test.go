@@ -17,7 +17,6 @@ import (
 // it (the page's Date.now()), over ten frames, and logs the figures. It
 // asserts only a generous bound: timing is the machine's.
 func TestFrameReachesThePage(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	bctx := browsertest.Start(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)

@@ -116,7 +116,6 @@ func leavesOwnWritesAlone(t *testing.T, poll bool) {
 // starts the plugin again, and the terminal line names it escaped.
 // (Today's build printed the name raw.)
 func TestWatchEscapesNames(t *testing.T) {
-	t.Parallel()
 	for _, poll := range []bool{false, true} {
 		t.Run(map[bool]string{false: "notified", true: "polling"}[poll], func(t *testing.T) {
 			t.Parallel()
@@ -155,7 +154,6 @@ func escapesNames(t *testing.T, poll bool) {
 // new one written; others: a temporary file renamed over the old) starts
 // the plugin again once, for the file saved, not its scratch files.
 func TestWatchSeesAnEditorsSave(t *testing.T) {
-	t.Parallel()
 	saves := map[string]func(dir string) error{
 		"vim": func(dir string) error {
 			main := filepath.Join(dir, "main.sh")
