@@ -227,12 +227,17 @@ func (s *server) request(m message) {
 		s.initialize(m)
 	case "shutdown":
 		s.phase = 2
-		s.reply(m.ID, nil)
 		if s.broken == "after-shutdown" {
 			// Not window/logMessage: gopls sends that after its shutdown
-			// answer too ("Shutdown session").
-			s.notify("textDocument/publishDiagnostics", obj{"uri": "file:///after-shutdown.txt", "diagnostics": []obj{}})
+			// answer too ("Shutdown session"). In the answer's own write,
+			// so that whoever relays it sees the notification before the
+			// client can have answered with exit.
+			answer := s.encode(obj{"jsonrpc": "2.0", "id": m.ID, "result": nil})
+			after := s.encode(obj{"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": obj{"uri": "file:///after-shutdown.txt", "diagnostics": []obj{}}})
+			s.write(answer, after)
+			break
 		}
+		s.reply(m.ID, nil)
 	case "textDocument/hover":
 		s.hover(m)
 	case "textDocument/completion":
@@ -547,15 +552,23 @@ func (s *server) ask(method string, params obj) {
 }
 
 func (s *server) send(v obj) {
+	if msg := s.encode(v); msg != nil {
+		s.write(msg, nil)
+	}
+}
+
+// encode is v as a message: its header and its body; nil when v cannot
+// be encoded.
+func (s *server) encode(v obj) []byte {
 	body, err := json.Marshal(v)
 	if err != nil {
 		s.logger.Printf("encode: %v", err)
-		return
+		return nil
 	}
-	s.write(fmt.Appendf(nil, "Content-Length: %d\r\n\r\n", len(body)), body)
+	return append(fmt.Appendf(nil, "Content-Length: %d\r\n\r\n", len(body)), body...)
 }
 
-// write writes a header and a body in one write.
+// write writes a header and a body (or two messages) in one write.
 func (s *server) write(header, body []byte) {
 	if _, err := s.out.Write(append(header, body...)); err != nil {
 		s.logger.Printf("write stdout: %v", err)
