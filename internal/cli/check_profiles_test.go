@@ -59,9 +59,12 @@ func TestCheckProfiles(t *testing.T) {
 	bin := peers(t)
 	store := t.TempDir()
 	var sessions []peerSession
-	mcpClient := func(flags ...string) []string { return append([]string{bin["mcp-client"], "-timeout", "5s"}, flags...) }
+	// A valid session never waits out its client's timeout, so it is long:
+	// under the race detector with other packages running, node had not
+	// answered initialize within 5 s (CI, stop 39).
+	mcpClient := func(flags ...string) []string { return append([]string{bin["mcp-client"], "-timeout", "60s"}, flags...) }
 	lspClient := func(flags ...string) []string {
-		return append([]string{bin["lsp-client"], "-timeout", "10s"}, flags...)
+		return append([]string{bin["lsp-client"], "-timeout", "60s"}, flags...)
 	}
 
 	// The fixture MCP servers: every scenario of the Go one, both legacy
