@@ -4,18 +4,23 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReadmeGoTestSection runs docs/go-api.md's loop exactly as shown, in
-// a fresh module holding the bundled Go plugin (hello-go's main.go) and
-// the guide's test file: the two go mod lines against this checkout (as
-// ../tapedeck); then the loop's first block records the missing tape from
-// its host script and passes; with the plugin's label changed, go test
-// fails with tapedeck's report, and the second block writes the pending
-// change, accepts it with the real tapedeck review, and git diff shows
-// the tape changed; after it go test passes on the changed plugin.
+// a fresh module holding the bundled Go plugin (hello-go's main.go and
+// manifest), its host script and the guide's test file, offline
+// (GOPROXY=off, GOFLAGS=-mod=mod: tapedeck's modules are in the cache):
+// the two go mod lines against this checkout (as ../tapedeck); then the
+// loop's first block records the missing tape from its host script and
+// passes; with the plugin's title changed in main.go, go test fails with
+// the report the guide shows (the drift line naming main.go alone, not
+// the test's files), and the last block writes the pending change,
+// accepts it with the real tapedeck review, and git diff shows the tape
+// changed; after it go test passes on the changed plugin.
 func TestReadmeGoTestSection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module of its own; not in -short")
@@ -26,13 +31,14 @@ func TestReadmeGoTestSection(t *testing.T) {
 		}
 	}
 	guide := docsText(t)
-	section := sectionOf(t, guide, "### 7. Run them from `go test`")
+	section := sectionOf(t, guide, "## Run them from `go test`")
 	goFile := fenced(t, section, "go")
 	setup := fenced(t, section, "sh")
-	loop := sectionOf(t, guide, "### The loop")
-	_, second, _ := strings.Cut(loop, "```sh\n")
-	first := fenced(t, loop, "sh")
-	second = fenced(t, second, "sh")
+	loop := blocks(sectionOf(t, guide, "## The loop"))
+	if len(loop) != 3 || loop[0].lang != "sh" || loop[1].lang != "" || loop[2].lang != "sh" {
+		t.Fatalf("docs/go-api.md's loop: want a sh block, the failure's output, a sh block; got %+v", loop)
+	}
+	first, report, second := loop[0].text, loop[1].text, loop[2].text
 
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -55,47 +61,72 @@ func TestReadmeGoTestSection(t *testing.T) {
 	must(os.MkdirAll(tapes, 0o755))
 	must(os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/plugin\n\ngo 1.25.0\n"), 0o644))
 	must(os.WriteFile(filepath.Join(mod, "golden_test.go"), []byte(goFile), 0o644))
-	for src, dst := range map[string]string{"main.go": "main.go", "host.jsonl": filepath.Join("testdata", "tapes", "greet.host.jsonl")} {
+	for src, dst := range map[string]string{"main.go": "main.go", "agentty-plugin.json": "agentty-plugin.json", "host.jsonl": filepath.Join("testdata", "tapes", "greet.host.jsonl")} {
 		b, err := os.ReadFile(filepath.Join(root, "testdata", "plugins", "hello-go", src))
 		must(err)
 		must(os.WriteFile(filepath.Join(mod, dst), b, 0o644))
 	}
-	base := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+t.TempDir(),
+	// HOME is a fresh one (git's and tapedeck's settings), but Go's caches
+	// stay where they are: the modules tapedeck needs are in the module
+	// cache, so the module is built offline, and the build cache keeps it
+	// quick.
+	goenv, err := exec.Command("go", "env", "GOPATH", "GOMODCACHE", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	dirs := strings.Split(strings.TrimSpace(string(goenv)), "\n")
+	if len(dirs) != 3 {
+		t.Fatalf("go env GOPATH GOMODCACHE GOCACHE printed %q", goenv)
+	}
+	base := append(os.Environ(), "GOPATH="+dirs[0], "GOMODCACHE="+dirs[1], "GOCACHE="+dirs[2], "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+t.TempDir(),
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
 	var env []string
 	for _, kv := range base {
-		if k, _, _ := strings.Cut(kv, "="); k != "CI" && k != "TAPEDECK_UPDATE" && k != "FIXTURE_LABEL" {
+		if k, _, _ := strings.Cut(kv, "="); k != "CI" && k != "TAPEDECK_UPDATE" && k != "FIXTURE_LABEL" && k != "GOPROXY" && k != "GOFLAGS" {
 			env = append(env, kv)
 		}
 	}
-	run := func(extra []string, line string) (string, error) {
+	env = append(env, "GOPROXY=off", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"))
+	run := func(line string) (string, error) {
 		cmd := exec.Command("sh", "-c", line)
 		cmd.Dir = mod
-		cmd.Env = append(append([]string{}, env...), extra...)
+		cmd.Env = env
+		start := time.Now()
 		out, err := cmd.CombinedOutput()
+		t.Logf("%s: %.1fs", line, time.Since(start).Seconds())
 		return string(out), err
 	}
 	lines := func(block string) []string { return strings.Split(strings.TrimSpace(block), "\n") }
 	for _, line := range append(lines(setup), "git init -q && git add -A && git commit -qm plugin") {
-		if out, err := run(nil, line); err != nil {
+		if out, err := run(line); err != nil {
 			t.Fatalf("%s: %v\n%s", line, err, out)
 		}
 	}
 	for _, line := range lines(first) {
-		if out, err := run(nil, line); err != nil {
+		if out, err := run(line); err != nil {
 			t.Fatalf("%s: %v\n%s", line, err, out)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(tapes, "greet.jsonl")); err != nil {
 		t.Fatalf("the first go test recorded no testdata/tapes/greet.jsonl: %v", err)
 	}
-	changed := []string{"FIXTURE_LABEL=Howdy"}
-	out, err := run(changed, "go test -count=1 ./...")
-	if err == nil || !strings.Contains(out, `params.tree.children[0].text: "Hello" → "Howdy"`) {
-		t.Fatalf("go test with the panel changed: want a failure naming the change; got %v\n%s", err, out)
+
+	main := filepath.Join(mod, "main.go")
+	src, err := os.ReadFile(main)
+	must(err)
+	const title = `label      = "Hello"`
+	if !strings.Contains(string(src), title) {
+		t.Fatalf("hello-go's main.go no longer holds %s: the guide's change needs another line", title)
 	}
+	must(os.WriteFile(main, []byte(strings.Replace(string(src), title, `label      = "Howdy"`, 1)), 0o644))
+	out, err := run("go test ./...")
+	if err == nil {
+		t.Fatalf("go test with the panel's title changed passed:\n%s", out)
+	}
+	shownInOrder(t, report, out)
+
 	for i, line := range lines(second) {
-		out, err := run(changed, line)
+		out, err := run(line)
 		switch {
 		case i == 0 && (err == nil || !strings.Contains(out, "tapetest: wrote testdata/tapes/greet.jsonl.new")):
 			t.Fatalf("%s: want a failure that names the pending change; got %v\n%s", line, err, out)
@@ -105,8 +136,56 @@ func TestReadmeGoTestSection(t *testing.T) {
 			t.Errorf("%s shows no change of the tape:\n%s", line, out)
 		}
 	}
-	if out, err := run(changed, "go test -count=1 ./..."); err != nil {
+	if out, err := run("go test -count=1 ./..."); err != nil {
 		t.Fatalf("go test on the changed plugin after the update was accepted: %v\n%s", err, out)
+	}
+}
+
+// timing is what differs between two runs of the same failure: the
+// durations, and the line of tapetest.go that reports.
+var timing = regexp.MustCompile(`\(\d+(\.\d+)?(s|ms|µs)\)|, \d+(\.\d+)?(s|ms|µs)\)|tapetest\.go:\d+:`)
+
+// shownInOrder fails t unless every line of shown (an abridged output a
+// guide prints) is a line of got, in the same order, once the timings are
+// left out of both; a shown line that ends with "…" is a line's start.
+func shownInOrder(t *testing.T, shown, got string) {
+	t.Helper()
+	norm := func(s string) string { return strings.TrimRight(timing.ReplaceAllString(s, "T"), " ") }
+	rest := strings.Split(got, "\n")
+	for _, want := range strings.Split(strings.TrimRight(shown, "\n"), "\n") {
+		want = norm(want)
+		prefix, cut := strings.CutSuffix(want, "…")
+		found := false
+		for len(rest) > 0 && !found {
+			line := norm(rest[0])
+			rest = rest[1:]
+			found = line == want || cut && strings.HasPrefix(line, strings.TrimRight(prefix, " "))
+		}
+		if !found {
+			t.Fatalf("the output lacks the guide's line %q (in its order):\n%s", want, got)
+		}
+	}
+}
+
+// block is a fenced block of a guide: its language ("" for output) and
+// its text.
+type block struct{ lang, text string }
+
+// blocks are the fenced blocks of text, in order.
+func blocks(text string) []block {
+	var out []block
+	for {
+		_, rest, ok := strings.Cut(text, "```")
+		if !ok {
+			return out
+		}
+		lang, rest, _ := strings.Cut(rest, "\n")
+		body, after, ok := strings.Cut(rest, "```")
+		if !ok {
+			return out
+		}
+		out = append(out, block{lang, body})
+		text = after
 	}
 }
 

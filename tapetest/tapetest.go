@@ -98,11 +98,20 @@ func Report(o *playback.Outcome) string {
 
 // updating reports whether updates are asked for: UpdateVar set to 1, or
 // a boolean flag named update that the test binary defines, set.
-func updating() bool {
-	if os.Getenv(UpdateVar) == "1" {
+//
+// tapetest defines no flag of its own: go test ./... -update stops every
+// test binary that does not define -update, and a flag tapetest defined
+// at init would clash (a panic) with the update flag that many tests
+// define for their own golden files. So the variable works everywhere,
+// and a test's own -update flag is honoured where there is one.
+func updating() bool { return updateAsked(os.Getenv, flag.Lookup) }
+
+// updateAsked is updating with the environment and the flags given.
+func updateAsked(getenv func(string) string, lookup func(string) *flag.Flag) bool {
+	if getenv(UpdateVar) == "1" {
 		return true
 	}
-	f := flag.Lookup("update")
+	f := lookup("update")
 	if f == nil {
 		return false
 	}

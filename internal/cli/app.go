@@ -108,16 +108,10 @@ func newApp(e *env) *cli.App {
 	// Every usage error (an unknown flag or command, a missing or extra
 	// argument) is one line on stderr and exit status 2.
 	usageError := func(c *cli.Context, err error, isCommand bool) error {
-		flags := c.App.Flags
 		if isCommand && c.Command != nil {
-			flags = c.Command.Flags
+			return usageLine(c.App, c.Command, err)
 		}
-		hint := didYouMean(flags, err)
-		err = dashed(err)
-		if isCommand {
-			return fail(2, "%v%s (see tapedeck %s --help)", err, hint, c.Command.Name)
-		}
-		return fail(2, "%v%s (see tapedeck --help)", err, hint)
+		return usageLine(c.App, nil, err)
 	}
 	app := &cli.App{
 		Name:                 "tapedeck",

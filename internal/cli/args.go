@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -113,17 +111,4 @@ func takesValue(flags []cli.Flag, a string) bool {
 	}
 	_, isBool := f.(*cli.BoolFlag)
 	return !isBool
-}
-
-// flagNeedsValue is the flag package's word for a flag given without its
-// value; it names a long flag with one dash.
-var flagNeedsValue = regexp.MustCompile(`^flag needs an argument: -([a-z][a-z0-9-]+)$`)
-
-// dashed names a long flag in a usage error as it is typed: --timeout,
-// not -timeout.
-func dashed(err error) error {
-	if m := flagNeedsValue.FindStringSubmatch(err.Error()); m != nil {
-		return fmt.Errorf("flag needs a value: --%s", m[1])
-	}
-	return err
 }

@@ -10,8 +10,11 @@ import (
 // "Examples:". They are written for a plugin's folder: one with its
 // agentty-plugin.json, its program (node main.mjs here) and a host script
 // (host.jsonl), where a session named greet was recorded and exported to
-// tapes/. TestHelpExamplesRunAsShown runs every one of them, command by
-// command in the order of examplesOrder, exactly as --help prints it.
+// tapes/. An example that needs the plugin changed says so in a comment
+// ("# once the plugin changed"). TestHelpExamplesRunAsShown runs every one
+// of them, command by command in the order of examplesOrder, exactly as
+// --help prints it. No example names a fixture's variable or a plugin of
+// anyone else's: they are read as the user's own plugin.
 func examplesOf(command string) []string {
 	switch command {
 	case "record":
@@ -32,7 +35,7 @@ func examplesOf(command string) []string {
 	case "check":
 		return []string{"tapedeck check greet", "tapedeck check tapes/greet.jsonl --json"}
 	case "replay":
-		return []string{"tapedeck replay greet", "tapedeck replay tapes/greet.jsonl --runs 3", "FIXTURE_LABEL=Howdy tapedeck replay tapes/greet.jsonl --update"}
+		return []string{"tapedeck replay greet", "tapedeck replay tapes/greet.jsonl --runs 3", "tapedeck replay tapes/greet.jsonl --update   # once the plugin changed: review takes the change"}
 	case "review":
 		return []string{"tapedeck review --list tapes", "tapedeck review --reject tapes"}
 	case "test":
@@ -42,7 +45,7 @@ func examplesOf(command string) []string {
 	case "coverage":
 		return []string{"tapedeck coverage tapes"}
 	case "shrink":
-		return []string{"FIXTURE_LABEL=Howdy tapedeck shrink tapes/greet.jsonl -o smallest.jsonl"}
+		return []string{"tapedeck shrink tapes/greet.jsonl -o smallest.jsonl   # once the plugin changed"}
 	case "play":
 		return []string{"tapedeck play --open", "tapedeck play -- node main.mjs"}
 	case "wrap":

@@ -5,6 +5,8 @@ package cli
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -100,6 +102,71 @@ func quietDefaults(flags []cli.Flag) {
 	}
 }
 
+// usageLine is the one line of a usage error of cmd (nil: of tapedeck
+// itself, with the app's flags): what was wrong and where, then what to
+// do. The flag package's two words for a flag are put as a person reads
+// them: "flag provided but not defined: -pin-clok" becomes "unknown flag
+// --pin-clok" with the flag it was near; "flag needs an argument: -o"
+// becomes "-o needs a value: give it as -o FILE", never read as a
+// missing SESSION; "invalid value "x" for flag -runs: parse error"
+// becomes "--runs takes N, not "x"".
+func usageLine(app *cli.App, cmd *cli.Command, err error) error {
+	where, help, flags := "", "tapedeck --help", app.Flags
+	if cmd != nil {
+		where, help = cmd.Name+": ", "tapedeck "+cmd.Name+" --help"
+		flags = append(slices.Clip(cmd.Flags), app.Flags...)
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		msg = "unknown flag " + dashes(name) + didYouMean(flags, err)
+	} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		value := placeholder(lookup(flags, name))
+		msg = fmt.Sprintf("%s needs a value: give it as %s %s", dashes(name), dashes(name), value)
+	} else if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		value := placeholder(lookup(flags, m[2]))
+		msg = fmt.Sprintf("%s takes %s, not %s", dashes(m[2]), value, m[1])
+		if m[3] != "parse error" {
+			msg += " (" + m[3] + ")"
+		}
+	}
+	return fail(2, "%s%s (see %s)", where, msg, help)
+}
+
+// dashes names a flag as it is typed: -o, --pin-clock (the flag package
+// names every flag with one dash).
+func dashes(name string) string {
+	name = strings.TrimLeft(name, "-")
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// invalidValue is the flag package's word for a value its flag cannot
+// parse: the value quoted, the flag's name, why.
+var invalidValue = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-([^:]+): (.*)$`)
+
+// placeholder is the name that f's help gives its value (the `FILE` of
+// "write to `FILE`"), else its kind, else "value".
+func placeholder(f cli.Flag) string {
+	if d, ok := f.(cli.DocGenerationFlag); ok {
+		if _, rest, ok := strings.Cut(d.GetUsage(), "`"); ok {
+			if name, _, ok := strings.Cut(rest, "`"); ok && name != "" {
+				return name
+			}
+		}
+	}
+	switch f.(type) {
+	case *cli.DurationFlag:
+		return "DURATION"
+	case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag, *cli.Float64Flag:
+		return "NUMBER"
+	case *cli.BoolFlag:
+		return "true or false"
+	}
+	return "value"
+}
+
 // didYouMean is ": did you mean --NAME?" for a usage error about a flag
 // that is not one of flags but is close to one of them, else "".
 func didYouMean(flags []cli.Flag, err error) string {
@@ -118,11 +185,7 @@ func didYouMean(flags []cli.Flag, err error) string {
 	if near == "" {
 		return ""
 	}
-	dashes := "--"
-	if len(near) == 1 {
-		dashes = "-"
-	}
-	return fmt.Sprintf(": did you mean %s%s?", dashes, near)
+	return fmt.Sprintf(": did you mean %s?", dashes(near))
 }
 
 // closest is the name of names nearest to given, when it is near enough
