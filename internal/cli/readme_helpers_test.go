@@ -121,7 +121,12 @@ func nodeThroughBin(t *testing.T) (bin, home, shell, node string) {
 // shown after it.
 func consoleSteps(t *testing.T, heading string) []consoleStep {
 	t.Helper()
-	block := firstFenced(readmeAfter(t, heading), "console")
+	return blockSteps(firstFenced(readmeAfter(t, heading), "console"))
+}
+
+// blockSteps are the commands of a console block ("$ " lines and their
+// continuations), each with the lines shown after it.
+func blockSteps(block string) []consoleStep {
 	var steps []consoleStep
 	continued := false
 	for _, line := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
