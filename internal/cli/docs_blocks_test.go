@@ -7,8 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The harness that keeps every usage the README and the guides show run
@@ -385,4 +387,114 @@ func TestDocsBlocksAsShown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDocsShortEnough: the README and each guide read at once: at most
+// 250 lines each.
+func TestDocsShortEnough(t *testing.T) {
+	t.Parallel()
+	for _, f := range docFiles(t) {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(text), "\n"); n > 250 {
+			t.Errorf("%s has %d lines: cut it to 250 or split it into guides of one task each", f, n)
+		}
+	}
+}
+
+// TestArchitectureMapsEveryPackage: docs/architecture.md's package map
+// names every package under internal/ ("name/" or "name (").
+func TestArchitectureMapsEveryPackage(t *testing.T) {
+	t.Parallel()
+	arch, err := os.ReadFile(filepath.Join("docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, pkgMap, ok := strings.Cut(string(arch), "\n## The package map\n")
+	if !ok {
+		t.Fatal("docs/architecture.md has no package map")
+	}
+	entries, err := os.ReadDir("internal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || name == "testdata" {
+			continue
+		}
+		if !regexp.MustCompile(`(^|[\s,(])` + name + `(/|\s\()`).MatchString(pkgMap) {
+			t.Errorf("docs/architecture.md's package map does not name internal/%s: say what it owns there", name)
+		}
+	}
+}
+
+// TestDocsLinksResolve: every relative link of the README and the guides
+// leads to a file of the module, and a link to a heading (file.md#slug) to
+// a heading the file has, slugged as GitHub does.
+func TestDocsLinksResolve(t *testing.T) {
+	t.Parallel()
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, f := range docFiles(t) {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(text), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			if path == "" {
+				path = f
+			} else {
+				path = filepath.Join(filepath.Dir(f), path)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s links to %s, which is not there", f, target)
+				continue
+			}
+			if anchor == "" || !strings.HasSuffix(path, ".md") {
+				continue
+			}
+			if !slices.Contains(headingSlugs(t, path), anchor) {
+				t.Errorf("%s links to %s, but %s has no heading of that slug", f, target, path)
+			}
+		}
+	}
+}
+
+// headingSlugs are the anchors GitHub gives the headings of a Markdown
+// file: lower case, punctuation dropped, spaces as hyphens (fenced blocks
+// aside).
+func headingSlugs(t *testing.T, path string) []string {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slugs []string
+	fenced := false
+	for _, l := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
+		}
+		if fenced || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#"))) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slugs = append(slugs, b.String())
+	}
+	return slugs
 }
