@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// The helpers of the tests that run what the README shows.
+// The helpers of the tests that run what the README and the guides in docs/
+// show.
 
 // docFiles are the files whose usages the tests run as shown: README.md
 // and every guide in docs/.
