@@ -498,3 +498,78 @@ func headingSlugs(t *testing.T, path string) []string {
 	}
 	return slugs
 }
+
+// TestDocsInlineUsagesParse: every command the prose of the README and the
+// guides shows in a code span (`tapedeck replay --runs N`, `record --env
+// NAME`) names a command tapedeck has, and each of its flags is one that
+// command's --help lists (or a global one). The blocks are run as shown; a span in a
+// sentence is too short to run, but not too short to go stale.
+func TestDocsInlineUsagesParse(t *testing.T) {
+	t.Parallel()
+	top := tapedeck(t, t.TempDir(), nil, nil, "--help")
+	commands := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^     ([a-z]+)  `).FindAllStringSubmatch(string(top.stdout), -1) {
+		commands[m[1]] = true
+	}
+	if len(commands) < 20 {
+		t.Fatalf("tapedeck --help lists %d commands?\n%s", len(commands), top.stdout)
+	}
+	helps := map[string]string{}
+	span := regexp.MustCompile("`([^`\n]+)`")
+	checked := 0
+	for _, f := range docFiles(t) {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range span.FindAllStringSubmatch(withoutFences(string(text)), -1) {
+			words := strings.Fields(m[1])
+			if len(words) > 0 && words[0] == "tapedeck" {
+				words = words[1:]
+			}
+			for len(words) > 1 && words[0] == "--store" {
+				words = words[2:]
+			}
+			if len(words) < 2 || !commands[words[0]] {
+				continue
+			}
+			cmd := words[0]
+			if _, ok := helps[cmd]; !ok {
+				helps[cmd] = string(tapedeck(t, t.TempDir(), nil, nil, cmd, "--help").stdout)
+			}
+			for _, w := range words[1:] {
+				if w == "--" {
+					break
+				}
+				if !strings.HasPrefix(w, "-") || w == "-" {
+					continue
+				}
+				flag, _, _ := strings.Cut(strings.TrimSuffix(w, "…"), "=")
+				listed := regexp.MustCompile(`(^|[\s,])` + regexp.QuoteMeta(flag) + `([\s,=]|$)`)
+				if !listed.MatchString(helps[cmd]) && !listed.MatchString(string(top.stdout)) { // a global flag goes after the command too
+					t.Errorf("%s shows `%s`, but tapedeck %s --help lists no %s", f, m[1], cmd, flag)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("checked %d flags in the prose: the docs or this test lost them", checked)
+	}
+}
+
+// withoutFences is Markdown text without its fenced blocks.
+func withoutFences(text string) string {
+	var b strings.Builder
+	fenced := false
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
