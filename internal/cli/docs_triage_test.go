@@ -89,8 +89,9 @@ func wantIn(t *testing.T, r result, code int, wants ...string) {
 	}
 }
 
-// TestReadmeWhenAGoldenFails runs the README's walk through drift, the
-// pinned clock and shrink, command for command.
+// TestReadmeWhenAGoldenFails runs docs/when-a-golden-fails.md's walk
+// through the report, the pinned clock, drift and shrink, command for
+// command, each a line the guide shows.
 func TestReadmeWhenAGoldenFails(t *testing.T) {
 	t.Parallel()
 	if raceEnabled {
@@ -99,6 +100,24 @@ func TestReadmeWhenAGoldenFails(t *testing.T) {
 	for _, prog := range []string{"node", "python3"} {
 		if _, err := exec.LookPath(prog); err != nil {
 			t.Skipf("%s is not installed", prog)
+		}
+	}
+	// Each line this walk runs is one docs/when-a-golden-fails.md shows.
+	shown := docsText(t)
+	for _, line := range []string{
+		"cd clock-node",
+		"tapedeck record --pin-clock --name clock -- node main.mjs",
+		"tapedeck export clock -o ../tapes/clock.jsonl --relative",
+		"tapedeck show clock",
+		"tapedeck replay tapes/clock.jsonl --pin-clock=false",
+		"tapedeck replay tapes/clock.jsonl",
+		"tapedeck test tapes",
+		"FIXTURE_LABEL=Howdy tapedeck shrink testdata/tapes/hello-python.jsonl -o min.jsonl",
+		"FIXTURE_LABEL=Howdy tapedeck replay min.jsonl",
+		"FIXTURE_CRASH_AFTER=1 tapedeck replay testdata/tapes/hello-python.jsonl",
+	} {
+		if !strings.Contains(shown, "\n$ "+line+"\n") && !strings.Contains(shown, "\n$ "+line+" ") {
+			t.Errorf("the guides no longer show $ %s, which this walk runs", line)
 		}
 	}
 	ws := t.TempDir()

@@ -12,7 +12,8 @@ import (
 // TestReadmeGoldenWalk runs the README's golden loop on a copy of
 // hello-node in a git repository of its own, as the README says, every
 // command exactly as shown, in bash: each prints the lines shown
-// (durations aside), and the review is answered with "a". The host
+// (durations aside), and the review is answered with "a"; then
+// docs/golden-tests.md's coverage of the tapes the loop left. The host
 // script docs/golden-tests.md shows is the copy's.
 func TestReadmeGoldenWalk(t *testing.T) {
 	t.Parallel()
@@ -24,8 +25,8 @@ func TestReadmeGoldenWalk(t *testing.T) {
 	if have, _ := os.ReadFile(filepath.Join(dir, "host.jsonl")); script != string(have) {
 		t.Fatalf("docs/golden-tests.md's host script is not testdata/plugins/hello-node/host.jsonl:\n%s", script)
 	}
-	if ran := walkAsShown(t, dir, "## The golden loop", "node"); ran != 10 {
-		t.Errorf("ran %d commands of the loop, want 10", ran)
+	if ran := walkAsShown(t, dir, []string{"## The golden loop", "### 6. See what the tapes leave untested"}, "node"); ran != 11 {
+		t.Errorf("ran %d commands of the loop and the coverage after it, want 11", ran)
 	}
 }
 
@@ -41,18 +42,18 @@ func TestMCPGuideWalk(t *testing.T) {
 	if have, _ := os.ReadFile(filepath.Join(dir, "host.jsonl")); script != string(have) {
 		t.Fatalf("docs/mcp.md's host script is not testdata/mcp/node/host.jsonl:\n%s", script)
 	}
-	if ran := walkAsShown(t, dir, "## A golden test of a server", "node"); ran != 8 {
+	if ran := walkAsShown(t, dir, []string{"## A golden test of a server"}, "node"); ran != 8 {
 		t.Errorf("ran %d commands of the loop, want 8", ran)
 	}
 }
 
-// walkAsShown runs the commands of the first console block after heading
-// (in README.md or a guide) in bash, in a copy of src in a git repository
+// walkAsShown runs the commands of the first console block after each
+// heading (in README.md or a guide), one block after the other, in bash, in a copy of src in a git repository
 // of its own, with tapedeck on PATH and a store of its own, answering "a"
 // to a prompt: each must exit as shown (1 where it shows a failure) and
 // print the lines shown, in order, times and seqs aside. It returns how
 // many commands ran; it skips where a tool the walk needs is missing.
-func walkAsShown(t *testing.T, src, heading string, tools ...string) int {
+func walkAsShown(t *testing.T, src string, headings []string, tools ...string) int {
 	t.Helper()
 	for _, tool := range append([]string{"git", "perl", "bash"}, tools...) {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -89,7 +90,11 @@ func walkAsShown(t *testing.T, src, heading string, tools ...string) int {
 		t.Fatalf("git: %s", out)
 	}
 	ran := 0
-	for _, s := range consoleSteps(t, heading) {
+	var steps []consoleStep
+	for _, h := range headings {
+		steps = append(steps, consoleSteps(t, h)...)
+	}
+	for _, s := range steps {
 		want := 0
 		if strings.Contains(strings.Join(s.shown, "\n"), " failed") && !strings.Contains(strings.Join(s.shown, "\n"), " 0 failed") {
 			want = 1
@@ -100,7 +105,7 @@ func walkAsShown(t *testing.T, src, heading string, tools ...string) int {
 			t.Errorf("%s: exit %d, want %d", s.command, code, want)
 		}
 		if line, ok := shownIn(s.shown, out); !ok {
-			t.Errorf("%s printed no %q where %q shows it:\n%s", s.command, line, heading, out)
+			t.Errorf("%s printed no %q where %q shows it:\n%s", s.command, line, headings, out)
 		}
 		ran++
 	}

@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// The helpers of the tests that run what the README shows.
+// The helpers of the tests that run what the README and the guides in docs/
+// show.
 
 // docFiles are the files whose usages the tests run as shown: README.md
 // and every guide in docs/.
@@ -121,7 +122,12 @@ func nodeThroughBin(t *testing.T) (bin, home, shell, node string) {
 // shown after it.
 func consoleSteps(t *testing.T, heading string) []consoleStep {
 	t.Helper()
-	block := firstFenced(readmeAfter(t, heading), "console")
+	return blockSteps(firstFenced(readmeAfter(t, heading), "console"))
+}
+
+// blockSteps are the commands of a console block ("$ " lines and their
+// continuations), each with the lines shown after it.
+func blockSteps(block string) []consoleStep {
 	var steps []consoleStep
 	continued := false
 	for _, line := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
