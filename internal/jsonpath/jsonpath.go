@@ -99,7 +99,9 @@ func (r Rule) String() string { return r.Method + ":" + r.Path.String() }
 
 // Parse parses a path such as params.tree..updatedAt or result.turns[*].text.
 func Parse(s string) (Path, error) {
-	ps := pathParser{s: s, needName: true}
+	// Room for the segments of most paths (params.headers.Authorization,
+	// result.turns[*].text), so that they are not grown one by one.
+	ps := pathParser{s: s, needName: true, segs: make([]segment, 0, 4)}
 	if s == "" {
 		return Path{}, ps.bad("empty path")
 	}
