@@ -42,62 +42,94 @@ func peek(raw []byte) (Envelope, bool) {
 	if len(line) < 2 || line[0] != '{' || line[len(line)-1] != '}' || !utf8.Valid(line) || !json.Valid(line) {
 		return Envelope{}, false
 	}
-	var id, method, errv, params []byte
+	em, ok := peekMembers(line)
+	if !ok {
+		return Envelope{}, false
+	}
+	return em.envelope()
+}
+
+// envelopeMembers are the values of the members peek looks at, as
+// written; nil for a member the line does not have.
+type envelopeMembers struct {
+	id, method, errv, params []byte
+}
+
+// peekMembers reads the members of line, a valid JSON object with no
+// white space around it; ok is false for an empty object or a member
+// name with an escape.
+func peekMembers(line []byte) (em envelopeMembers, ok bool) {
 	i := jsonscan.SkipSpace(line, 1)
 	if line[i] == '}' {
-		return Envelope{}, false
+		return em, false
 	}
 	for {
 		end, _ := jsonscan.SkipString(line, i)
 		key := line[i+1 : end-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			return Envelope{}, false
+			return em, false
 		}
 		i = jsonscan.SkipSpace(line, end)
 		i = jsonscan.SkipSpace(line, i+1) // the colon
 		vend, _ := jsonscan.SkipValue(line, i)
 		switch string(key) { // of members of the same name the last counts
 		case "id":
-			id = line[i:vend]
+			em.id = line[i:vend]
 		case "method":
-			method = line[i:vend]
+			em.method = line[i:vend]
 		case "error":
-			errv = line[i:vend]
+			em.errv = line[i:vend]
 		case "params":
-			params = line[i:vend]
+			em.params = line[i:vend]
 		}
 		i = jsonscan.SkipSpace(line, vend)
 		if line[i] == '}' {
-			break
+			return em, true
 		}
 		i = jsonscan.SkipSpace(line, i+1) // the comma
 	}
+}
+
+// envelope classifies the members as Parse does; ok is false for a stray
+// line (Parse says why) and a method with an escape.
+func (em envelopeMembers) envelope() (Envelope, bool) {
+	id, params := em.id, em.params
 	hasID := id != nil && string(id) != "null"
 	if !hasID {
 		id = nil
 	}
-	var name []byte
-	isString := false
-	switch {
-	case method == nil:
-	case string(method) == "null": // decodes into a string: an empty one
-		name, isString = []byte{}, true
-	case method[0] == '"':
-		if bytes.IndexByte(method, '\\') >= 0 {
-			return Envelope{}, false
-		}
-		name, isString = method[1:len(method)-1], true
+	name, isString, ok := methodName(em.method)
+	if !ok {
+		return Envelope{}, false
 	}
 	switch {
 	case hasID && isString:
 		return Envelope{Kind: Request, Method: name, ID: id, Params: params}, true
-	case method != nil && isString && !hasID:
+	case em.method != nil && isString && !hasID:
 		return Envelope{Kind: Notification, Method: name, Params: params}, true
-	case hasID && method == nil:
-		if errv != nil && string(errv) != "null" {
+	case hasID && em.method == nil:
+		if em.errv != nil && string(em.errv) != "null" {
 			return Envelope{Kind: ErrorReply, ID: id, Params: params}, true
 		}
 		return Envelope{Kind: Response, ID: id, Params: params}, true
 	}
 	return Envelope{}, false // stray: Parse says why
+}
+
+// methodName is the text of the method member as written, without its
+// quotes, and whether it is a string (null decodes into one: an empty
+// one); ok is false for a string with an escape, which only Parse
+// decodes.
+func methodName(method []byte) (name []byte, isString, ok bool) {
+	switch {
+	case method == nil:
+	case string(method) == "null":
+		return []byte{}, true, true
+	case method[0] == '"':
+		if bytes.IndexByte(method, '\\') >= 0 {
+			return nil, false, false
+		}
+		return method[1 : len(method)-1], true, true
+	}
+	return nil, false, true
 }

@@ -40,3 +40,30 @@ func TestReadEnvelopeAllocatesNothing(t *testing.T) {
 		t.Errorf("ReadEnvelope allocates %v times a line, want none (Parse copies the line)", n)
 	}
 }
+
+// BenchmarkKinds reads a line of each kind (request, notification,
+// response, error answer) with Parse and with ReadEnvelope.
+func BenchmarkKinds(b *testing.B) {
+	lines := [][]byte{
+		[]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`),
+		[]byte(`{"jsonrpc":"2.0","method":"tick","params":{"n":4211,"text":"the plugin says the same thing back"}}`),
+		[]byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hello"}]}}`),
+		[]byte(`{"jsonrpc":"2.0","id":"a-1","error":{"code":-32601,"message":"no such method"}}`),
+	}
+	b.Run("Parse", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, l := range lines {
+				Parse(l)
+			}
+		}
+	})
+	b.Run("ReadEnvelope", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, l := range lines {
+				ReadEnvelope(l)
+			}
+		}
+	})
+}

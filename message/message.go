@@ -148,44 +148,63 @@ func Parse(raw []byte) Message {
 	// JSON's own white space only: the host's parser refuses a line that
 	// ends in a form feed or a no-break space.
 	trimmed := bytes.Trim(line, jsonSpace)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		if json.Valid(trimmed) {
-			if trimmed[0] == '[' {
-				return Message{Kind: Stray, Problem: "a JSON array (batches are not supported)"}
-			}
-			return Message{Kind: Stray, Problem: "not a JSON object"}
-		}
-		return Message{Kind: Stray, Problem: "not JSON"}
-	}
-	if !json.Valid(trimmed) {
-		return Message{Kind: Stray, Problem: "not JSON"}
+	if problem := notAnObject(trimmed); problem != "" {
+		return Message{Kind: Stray, Problem: problem}
 	}
 	var o object
 	o.scan(trimmed)
 	m := Message{Members: o.members}
-	// What the message keeps of the line is copied once, so that it does
-	// not alias raw.
-	var own []byte
-	keep := func(v []byte) json.RawMessage {
-		if v == nil {
-			return nil
-		}
-		if own == nil {
-			own = bytes.Clone(trimmed)
-		}
-		i := cap(trimmed) - cap(v) // v's offset in trimmed
-		return own[i : i+len(v) : i+len(v)]
-	}
 	if v := o.val[keyJSONRPC]; v != nil {
 		m.HasJSONRPC = true
 		m.JSONRPC, _ = stringValue(v)
 	}
-	id, hasID := o.val[keyID], o.val[keyID] != nil
-	if hasID && string(id) == "null" {
-		hasID = false
+	m.classify(&o, &keeper{line: trimmed})
+	return m
+}
+
+// notAnObject says why trimmed (a line without JSON's white space around
+// it) is not a JSON object; "" when it is one.
+func notAnObject(trimmed []byte) string {
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		if json.Valid(trimmed) {
+			if trimmed[0] == '[' {
+				return "a JSON array (batches are not supported)"
+			}
+			return "not a JSON object"
+		}
+		return "not JSON"
 	}
+	if !json.Valid(trimmed) {
+		return "not JSON"
+	}
+	return ""
+}
+
+// keeper copies what a message keeps of a line once, the first time it
+// keeps something, so that the message does not alias the line.
+type keeper struct {
+	line, own []byte
+}
+
+// keep is v, a part of the line, in the copy; nil for nil.
+func (k *keeper) keep(v []byte) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	if k.own == nil {
+		k.own = bytes.Clone(k.line)
+	}
+	i := cap(k.line) - cap(v) // v's offset in the line
+	return k.own[i : i+len(v) : i+len(v)]
+}
+
+// classify sets m's kind from the object's id and method, and what each
+// kind keeps: the id, the method, the params, a reply's result or error.
+func (m *Message) classify(o *object, k *keeper) {
+	id := o.val[keyID]
+	hasID := id != nil && string(id) != "null"
 	if hasID {
-		m.ID = keep(id)
+		m.ID = k.keep(id)
 	}
 	methodRaw, hasMethod := o.val[keyMethod], o.val[keyMethod] != nil
 	var method string
@@ -195,22 +214,14 @@ func Parse(raw []byte) Message {
 		// a string, an empty one.
 		method, isString = stringValue(methodRaw)
 	}
-	m.Params = keep(o.val[keyParams])
+	m.Params = k.keep(o.val[keyParams])
 	switch {
 	case hasID && isString:
 		m.Kind, m.Method = Request, method
 	case hasMethod && isString && !hasID:
 		m.Kind, m.Method = Notification, method
 	case hasID && !hasMethod:
-		m.Kind = Response
-		m.Result = keep(o.val[keyResult])
-		if e := o.val[keyError]; e != nil && string(e) != "null" {
-			m.Kind = ErrorReply
-			m.Error = new(Error)
-			if json.Unmarshal(e, m.Error) != nil {
-				m.Error.Message = string(e)
-			}
-		}
+		m.reply(o, k)
 	default:
 		m.Kind = Stray
 		m.Problem = "an object with neither id nor method"
@@ -218,7 +229,20 @@ func Parse(raw []byte) Message {
 			m.Problem = "method is not a string"
 		}
 	}
-	return m
+}
+
+// reply makes m a response, or an error answer when its error is not
+// null.
+func (m *Message) reply(o *object, k *keeper) {
+	m.Kind = Response
+	m.Result = k.keep(o.val[keyResult])
+	if e := o.val[keyError]; e != nil && string(e) != "null" {
+		m.Kind = ErrorReply
+		m.Error = new(Error)
+		if json.Unmarshal(e, m.Error) != nil {
+			m.Error.Message = string(e)
+		}
+	}
 }
 
 // jsonSpace is JSON's white space (RFC 8259): space, tab, LF, CR.

@@ -784,53 +784,100 @@ func (r *Reader) parse(line []byte) error {
 	if err := r.object(line); err != nil {
 		return err
 	}
-	var seq, at, dir, event, signal, code, eol, cut, data, head, head64, bare []byte
-	var form string
+	var lm lineMembers
+	if err := r.take(&lm); err != nil {
+		return err
+	}
+	f := &r.f
+	*f = frame.Frame{}
+	if err := r.stamp(f, lm.seq, lm.at); err != nil {
+		return err
+	}
+	var err error
+	if lm.event != nil {
+		if lm.head != nil || lm.head64 != nil || lm.bare != nil {
+			return r.malformed(`"head" and "line" are not allowed on an event line`)
+		}
+		err = r.event(f, &lm)
+	} else {
+		err = r.frame(f, &lm)
+		if err == nil {
+			err = r.head(f, lm.head, lm.head64, lm.bare)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	r.seq, r.seen = f.Seq, true
+	return nil
+}
+
+// lineMembers are the members of a frame or event line, each its JSON
+// value, nil when the line has none; form is the member that holds the
+// bytes (data): "json", "text" or "b64", quoted.
+type lineMembers struct {
+	seq, at, dir, event, signal, code, eol, cut, data, head, head64, bare []byte
+	form                                                                  string
+}
+
+// slot is where the value of the member key goes; nil for one of the
+// bytes' forms and for a member a line does not have.
+func (lm *lineMembers) slot(key []byte) *[]byte {
+	switch string(key) {
+	case `"seq"`:
+		return &lm.seq
+	case `"at"`:
+		return &lm.at
+	case `"dir"`:
+		return &lm.dir
+	case `"event"`:
+		return &lm.event
+	case `"signal"`:
+		return &lm.signal
+	case `"code"`:
+		return &lm.code
+	case `"eol"`:
+		return &lm.eol
+	case `"cut"`:
+		return &lm.cut
+	case `"head"`:
+		return &lm.head
+	case `"head64"`:
+		return &lm.head64
+	case `"line"`:
+		return &lm.bare
+	}
+	return nil
+}
+
+// take puts the members of the line (r.members) in lm: each at most once,
+// one form of the bytes at most, no other member.
+func (r *Reader) take(lm *lineMembers) error {
 	for _, m := range r.members {
-		var p *[]byte
-		switch string(m.key) {
-		case `"seq"`:
-			p = &seq
-		case `"at"`:
-			p = &at
-		case `"dir"`:
-			p = &dir
-		case `"event"`:
-			p = &event
-		case `"signal"`:
-			p = &signal
-		case `"code"`:
-			p = &code
-		case `"eol"`:
-			p = &eol
-		case `"cut"`:
-			p = &cut
-		case `"head"`:
-			p = &head
-		case `"head64"`:
-			p = &head64
-		case `"line"`:
-			p = &bare
-		case `"json"`, `"text"`, `"b64"`:
+		p := lm.slot(m.key)
+		if p == nil {
 			k := formName(m.key)
-			if form == k {
+			if k == "" {
+				return r.malformed("unknown member %s", m.key)
+			}
+			if lm.form == k {
 				return r.malformed("duplicate member %s", k)
 			}
-			if form != "" {
-				return r.malformed(`want exactly one of "json", "text" or "b64", have %s and %s`, form, k)
+			if lm.form != "" {
+				return r.malformed(`want exactly one of "json", "text" or "b64", have %s and %s`, lm.form, k)
 			}
-			form, p = k, &data
-		default:
-			return r.malformed("unknown member %s", m.key)
+			lm.form, p = k, &lm.data
 		}
 		if *p != nil {
 			return r.malformed("duplicate member %s", m.key)
 		}
 		*p = m.val
 	}
+	return nil
+}
 
-	f := &r.f
-	*f = frame.Frame{}
+// stamp sets f's seq and time from the line's "seq" and "at".
+func (r *Reader) stamp(f *frame.Frame, seq, at []byte) error {
 	if seq == nil {
 		return r.malformed(`missing "seq"`)
 	}
@@ -855,40 +902,28 @@ func (r *Reader) parse(line []byte) error {
 	if f.At, err = strconv.ParseInt(string(at), 10, 64); err != nil {
 		return r.malformed(`"at" must be an integer (nanoseconds since the start)`)
 	}
-
-	if event != nil {
-		if head != nil || head64 != nil || bare != nil {
-			return r.malformed(`"head" and "line" are not allowed on an event line`)
-		}
-		err = r.event(f, event, signal, code, dir, form, eol, cut)
-	} else {
-		err = r.frame(f, dir, form, data, eol, cut, signal, code)
-		if err == nil {
-			err = r.head(f, head, head64, bare)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	r.seq, r.seen = f.Seq, true
 	return nil
 }
 
 // formName is the member name of a frame's bytes, "json", "text" or "b64"
-// quoted, as a constant: no string is made per line.
+// quoted, as a constant (no string is made per line); "" for another
+// member.
 func formName(key []byte) string {
 	switch string(key) {
 	case `"json"`:
 		return `"json"`
 	case `"text"`:
 		return `"text"`
+	case `"b64"`:
+		return `"b64"`
 	}
-	return `"b64"`
+	return ""
 }
 
 // event fills in an event line's members.
-func (r *Reader) event(f *frame.Frame, event, signal, code, dir []byte, form string, eol, cut []byte) error {
-	name, ok := r.str(event)
+func (r *Reader) event(f *frame.Frame, lm *lineMembers) error {
+	signal, code := lm.signal, lm.code
+	name, ok := r.str(lm.event)
 	if !ok {
 		return r.malformed(`"event" must be a string`)
 	}
@@ -897,13 +932,13 @@ func (r *Reader) event(f *frame.Frame, event, signal, code, dir []byte, form str
 	}
 	f.Dir, _ = eventDir(f.Event)
 	switch {
-	case dir != nil:
+	case lm.dir != nil:
 		return r.malformed(`"dir" is not allowed on an event line`)
-	case form != "":
-		return r.malformed(`%s is not allowed on an event line`, form)
-	case eol != nil:
+	case lm.form != "":
+		return r.malformed(`%s is not allowed on an event line`, lm.form)
+	case lm.eol != nil:
 		return r.malformed(`"eol" is not allowed on an event line`)
-	case cut != nil:
+	case lm.cut != nil:
 		return r.malformed(`"cut" is not allowed on an event line`)
 	}
 	var sig string
@@ -934,11 +969,12 @@ func (r *Reader) event(f *frame.Frame, event, signal, code, dir []byte, form str
 }
 
 // frame fills in a frame line's members.
-func (r *Reader) frame(f *frame.Frame, dir []byte, form string, data, eol, cut, signal, code []byte) error {
+func (r *Reader) frame(f *frame.Frame, lm *lineMembers) error {
+	dir, form, data, eol, cut := lm.dir, lm.form, lm.data, lm.eol, lm.cut
 	switch {
-	case signal != nil:
+	case lm.signal != nil:
 		return r.malformed(`"signal" is only allowed on an event line`)
-	case code != nil:
+	case lm.code != nil:
 		return r.malformed(`"code" is only allowed on an event line`)
 	case dir == nil:
 		return r.malformed(`missing "dir" (or "event")`)

@@ -407,42 +407,65 @@ func (c *agentty) stray(f *frame.Frame, m *message.Message) {
 // the host accepts.
 func (c *agentty) call(f *frame.Frame, m *message.Message) {
 	s := at(f)
-	name := m.Method
 	notif := m.Kind == message.Notification
 	key := idKey(m)
 	if !notif {
-		if p, ok := c.pluginCalls[key]; ok {
-			c.add(s, RuleIDReused, name, "id", false, fmt.Sprintf("id %s is still waiting for the answer to %s (#%d)", key, p.method, p.seq))
-		}
-		if room(len(c.pluginCalls)) {
-			c.pluginCalls[key] = call{seq: f.Seq, at: f.At, method: name}
-		}
+		c.openCall(f, m.Method, key)
 	}
-	spec, known := c.sch.methods[name]
-	if !known || spec.since > c.api {
-		msg := fmt.Sprintf("unknown method %q", name)
-		if known {
-			msg = fmt.Sprintf("%s needs apiVersion %d (the plugin's is %d)", name, spec.since, c.api)
-		}
-		c.add(s, RuleMethodUnknown, name, "method", notif, msg)
+	if !c.accepted(s, m.Method, notif) {
 		return
 	}
-	if spec.permission != "" && c.perms != nil && !c.perms[spec.permission] {
+	params, ok := c.validParams(s, m, notif)
+	if !ok {
+		return
+	}
+	c.limits(f, m.Method, key, params, notif)
+}
+
+// openCall notes the plugin's request name under id key, said when the
+// id still waits for an answer.
+func (c *agentty) openCall(f *frame.Frame, name, key string) {
+	if p, ok := c.pluginCalls[key]; ok {
+		c.add(at(f), RuleIDReused, name, "id", false, fmt.Sprintf("id %s is still waiting for the answer to %s (#%d)", key, p.method, p.seq))
+	}
+	if room(len(c.pluginCalls)) {
+		c.pluginCalls[key] = call{seq: f.Seq, at: f.At, method: name}
+	}
+}
+
+// accepted reports whether the host takes the method name at all: known
+// at the plugin's apiVersion, its permission granted, and for a browser
+// method, sites named; else it says why.
+func (c *agentty) accepted(s stamp, name string, notif bool) bool {
+	spec, known := c.sch.methods[name]
+	switch {
+	case !known:
+		c.add(s, RuleMethodUnknown, name, "method", notif, fmt.Sprintf("unknown method %q", name))
+	case spec.since > c.api:
+		c.add(s, RuleMethodUnknown, name, "method", notif, fmt.Sprintf("%s needs apiVersion %d (the plugin's is %d)", name, spec.since, c.api))
+	case spec.permission != "" && c.perms != nil && !c.perms[spec.permission]:
 		c.add(s, RulePermissionMissing, name, "", notif,
 			fmt.Sprintf("%s needs the %q permission, which the manifest does not grant", name, spec.permission))
-		return
-	}
-	if spec.section == "browser" && c.perms != nil && len(c.opts.Manifest.sites()) == 0 {
+	case spec.section == "browser" && c.perms != nil && len(c.opts.Manifest.sites()) == 0:
 		c.add(s, RuleBrowserNoSites, name, "", notif,
 			fmt.Sprintf("%s acts on the sites of the manifest's browser section, and the manifest names none", name))
-		return
+	default:
+		return true
 	}
+	return false
+}
+
+// validParams is m's params ({} when it has none), and whether they pass
+// the schema of its method (and, for ui/setPanel, the tree's own
+// checks) with no error; each problem is said, maxPerFrame at most.
+func (c *agentty) validParams(s stamp, m *message.Message, notif bool) (any, bool) {
+	name := m.Method
 	params := any(map[string]any{})
 	if p := bytes.TrimSpace(m.Params); len(p) > 0 && string(p) != "null" {
 		v, err := parseDoc(p)
 		if err != nil {
 			c.add(s, RuleParamsInvalid, name, "params", notif, "params is not JSON")
-			return
+			return nil, false
 		}
 		params = v
 	}
@@ -470,9 +493,14 @@ func (c *agentty) call(f *frame.Frame, m *message.Message) {
 			c.add(s, is.rule, name, "params", notif, fmt.Sprintf("and %d more problems", len(issues)-i))
 		}
 	}
-	if failed {
-		return
-	}
+	return params, !failed
+}
+
+// limits checks what the host limits in a call it accepts: the browser's
+// sites, how often a notification shows or a URL opens, how many timers
+// and fetches run at once.
+func (c *agentty) limits(f *frame.Frame, name, key string, params any, notif bool) {
+	s := at(f)
 	switch name {
 	case "browser/open", "browser/navigate", "browser/signIn":
 		c.browserSite(s, name, params, notif)
@@ -490,25 +518,34 @@ func (c *agentty) call(f *frame.Frame, m *message.Message) {
 			return
 		}
 		c.opened = s
-	case "host/timer", "net/fetch":
-		if notif {
-			return
-		}
-		p := c.pluginCalls[key]
-		p.live = true
-		c.pluginCalls[key] = p
-		n := 0
-		for _, q := range c.pluginCalls {
-			if q.live && q.method == name {
-				n++
-			}
-		}
-		if name == "host/timer" && n > maxTimers {
+	case "host/timer":
+		if n := c.running(name, key, notif); n > maxTimers {
 			c.add(s, RuleTimerTooMany, name, "", false, fmt.Sprintf("%d timers running at once", n))
-		} else if name == "net/fetch" && n > maxFetches {
+		}
+	case "net/fetch":
+		if n := c.running(name, key, notif); n > maxFetches {
 			c.add(s, RuleFetchTooMany, name, "", false, fmt.Sprintf("%d fetches running at once", n))
 		}
 	}
+}
+
+// running marks the request under key as running and counts the
+// requests of method name that run; 0 for a notification (the host
+// starts nothing for it).
+func (c *agentty) running(name, key string, notif bool) int {
+	if notif {
+		return 0
+	}
+	p := c.pluginCalls[key]
+	p.live = true
+	c.pluginCalls[key] = p
+	n := 0
+	for _, q := range c.pluginCalls {
+		if q.live && q.method == name {
+			n++
+		}
+	}
+	return n
 }
 
 // browserSite checks that the page a browser/open or browser/navigate

@@ -112,30 +112,10 @@ func newUpdate(t *tape.File, rp Replay) *update {
 
 // classify reads the differences, and pairs the frames they leave out.
 func (u *update) classify(res diff.Result, opts Options) error {
-	liveChanged := map[int]bool{}
+	liveChanged := map[int]bool{} // live indexes of changed frames
 	for _, d := range res.Differences {
-		var ri, li int
-		var rok, lok bool
-		if d.Recorded != nil {
-			ri, rok = u.recIdx[d.Recorded.Seq]
-		}
-		if d.Live != nil {
-			li, lok = u.liveIdx[d.Live.Seq]
-		}
-		switch {
-		case d.Kind == diff.Exit:
-			u.exit = true
-		case d.Kind == diff.Changed && rok && lok:
-			u.replace[ri], u.anchor[li], liveChanged[li] = li, ri, true
-		case d.Kind == diff.Missing && rok:
-			u.drop[ri] = true
-			u.dropAnswer(ri)
-		case d.Kind == diff.Extra && lok:
-			u.insert[li] = true
-		case d.Kind == diff.Moved && rok && lok:
-			u.drop[ri], u.insert[li] = true, true
-		default:
-			return fmt.Errorf("%w: %s %s", ErrAlignment, d.Kind, d.What)
+		if err := u.take(d, liveChanged); err != nil {
+			return err
 		}
 	}
 	// What no difference names is equal: pair it in order, stream by
@@ -145,24 +125,8 @@ func (u *update) classify(res diff.Result, opts Options) error {
 		streams = append(streams, frame.Err)
 	}
 	for _, dir := range streams {
-		var rec, live []int
-		for i := range u.t.Frames {
-			if f := &u.t.Frames[i]; f.Dir == dir && !f.IsEvent() && !u.drop[i] {
-				if _, ok := u.replace[i]; !ok {
-					rec = append(rec, i)
-				}
-			}
-		}
-		for j := range u.rp.Live {
-			if f := &u.rp.Live[j]; f.Dir == dir && !f.IsEvent() && !u.insert[j] && !liveChanged[j] {
-				live = append(live, j)
-			}
-		}
-		if len(rec) != len(live) {
-			return fmt.Errorf("%w: %d equal %s frames recorded, %d replayed", ErrAlignment, len(rec), dir, len(live))
-		}
-		for k, j := range live {
-			u.anchor[j] = rec[k]
+		if err := u.pairEqual(dir, liveChanged); err != nil {
+			return err
 		}
 	}
 	for ls, rs := range u.rp.Sent {
@@ -171,6 +135,63 @@ func (u *update) classify(res diff.Result, opts Options) error {
 		if lok && rok {
 			u.anchor[li] = ri
 		}
+	}
+	return nil
+}
+
+// take reads one difference: a changed frame is replaced, a missing one
+// dropped (with the host's answer to it), an extra one inserted, a moved
+// one both; liveChanged gets the live index of a changed frame. A
+// difference that names frames neither side has is ErrAlignment.
+func (u *update) take(d diff.Difference, liveChanged map[int]bool) error {
+	var ri, li int
+	var rok, lok bool
+	if d.Recorded != nil {
+		ri, rok = u.recIdx[d.Recorded.Seq]
+	}
+	if d.Live != nil {
+		li, lok = u.liveIdx[d.Live.Seq]
+	}
+	switch {
+	case d.Kind == diff.Exit:
+		u.exit = true
+	case d.Kind == diff.Changed && rok && lok:
+		u.replace[ri], u.anchor[li], liveChanged[li] = li, ri, true
+	case d.Kind == diff.Missing && rok:
+		u.drop[ri] = true
+		u.dropAnswer(ri)
+	case d.Kind == diff.Extra && lok:
+		u.insert[li] = true
+	case d.Kind == diff.Moved && rok && lok:
+		u.drop[ri], u.insert[li] = true, true
+	default:
+		return fmt.Errorf("%w: %s %s", ErrAlignment, d.Kind, d.What)
+	}
+	return nil
+}
+
+// pairEqual anchors, in order, the live frames of stream dir that no
+// difference names to the recorded ones no difference names;
+// ErrAlignment when their numbers differ.
+func (u *update) pairEqual(dir frame.Dir, liveChanged map[int]bool) error {
+	var rec, live []int
+	for i := range u.t.Frames {
+		if f := &u.t.Frames[i]; f.Dir == dir && !f.IsEvent() && !u.drop[i] {
+			if _, ok := u.replace[i]; !ok {
+				rec = append(rec, i)
+			}
+		}
+	}
+	for j := range u.rp.Live {
+		if f := &u.rp.Live[j]; f.Dir == dir && !f.IsEvent() && !u.insert[j] && !liveChanged[j] {
+			live = append(live, j)
+		}
+	}
+	if len(rec) != len(live) {
+		return fmt.Errorf("%w: %d equal %s frames recorded, %d replayed", ErrAlignment, len(rec), dir, len(live))
+	}
+	for k, j := range live {
+		u.anchor[j] = rec[k]
 	}
 	return nil
 }

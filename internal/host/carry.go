@@ -321,14 +321,32 @@ type carryFrame struct {
 }
 
 // planCarry finds the places and the carried values of a recording (see
-// the comment at the top of this file); nil when nothing is carried.
+// the comment at the top of this file); nil when nothing is carried. It
+// reads the recording three times: for the frames and the long values the
+// host says (carryFrames), for the places (findPlaces), and for the values
+// at the places and where the host sends them back (placeValues).
 func planCarry(recorded []frame.Frame, msgs []parsed, rd Reading) *carryPlan {
-	// The recording's JSON frames with their methods, and the long values
-	// the host says.
-	var frames []carryFrame
+	frames, hostWords := carryFrames(recorded, msgs)
+	if len(hostWords) == 0 && rd.Carry == nil {
+		return nil
+	}
+	places := findPlaces(frames, hostWords, rd)
+	if len(places) == 0 && rd.Carry == nil {
+		return nil
+	}
+	cp := placeValues(frames, places, rd)
+	if len(cp.sources) == 0 {
+		return nil
+	}
+	return cp
+}
+
+// carryFrames are the recording's JSON frames with their methods, and the
+// long values the host says (hostWords).
+func carryFrames(recorded []frame.Frame, msgs []parsed) (frames []carryFrame, hostWords map[string]bool) {
 	var key []byte
 	hostMethod := map[string]string{} // host request id → method
-	hostWords := map[string]bool{}
+	hostWords = map[string]bool{}
 	for i := range recorded {
 		f := &recorded[i]
 		if f.IsEvent() || f.Dir == frame.Err || f.Cut != nil {
@@ -360,153 +378,228 @@ func planCarry(recorded []frame.Frame, msgs []parsed, rd Reading) *carryPlan {
 		}
 		frames = append(frames, cf)
 	}
-	if len(hostWords) == 0 && rd.Carry == nil {
-		return nil
-	}
-	explicit := func(method string, path []string) bool { return rd.Carry != nil && rd.Carry(method, path) }
+	return frames, hostWords
+}
 
-	// The places: those named, and where the plugin first said a value
-	// the host later sent (and had not said before). Without rules only
-	// long values can be carried, and a plugin frame's paths are spelled
-	// only when it says one the host says too.
-	first := map[string]string{} // candidate value → the place where the plugin said it first
-	hostSaid := map[string]bool{}
-	places := map[string]bool{} // method + pathSep + path
+// body is the frame's JSON object, without a closing CR.
+func (cf carryFrame) body() []byte { return bytes.TrimSuffix(cf.f.Raw, []byte("\r")) }
+
+// explicit reports whether rd's rules name the place method:path.
+func explicit(rd Reading, method string, path []string) bool {
+	return rd.Carry != nil && rd.Carry(method, path)
+}
+
+// placeFinder finds the places: those named, and where the plugin first
+// said a value the host later sent (and had not said before). Without
+// rules only long values can be carried, and a plugin frame's paths are
+// spelled only when it says one the host says too.
+type placeFinder struct {
+	rd        Reading
+	hostWords map[string]bool   // the long values the host says
+	first     map[string]string // candidate value → the place where the plugin said it first
+	hostSaid  map[string]bool   // the values the host said so far
+	places    map[string]bool   // method + pathSep + path
+	key       []byte            // scratch for appendKey
+}
+
+// findPlaces is the places of frames (method + pathSep + path).
+func findPlaces(frames []carryFrame, hostWords map[string]bool, rd Reading) map[string]bool {
+	pf := &placeFinder{rd: rd, hostWords: hostWords, first: map[string]string{}, hostSaid: map[string]bool{}, places: map[string]bool{}}
 	for _, cf := range frames {
-		body := bytes.TrimSuffix(cf.f.Raw, []byte("\r"))
 		if cf.f.Dir == frame.In {
-			values(body, func(s, e int) {
-				k, long, ok := appendKey(key[:0], body[s:e])
-				key = k
-				if !ok {
-					return
-				}
-				if place, ok := first[string(k)]; ok {
-					places[place] = true
-				} else if (long || rd.Carry != nil) && !hostSaid[string(k)] {
-					hostSaid[string(k)] = true
-				}
-			})
-			continue
+			pf.hostFrame(cf.body())
+		} else {
+			pf.pluginFrame(cf)
 		}
-		candidate := func(k []byte, long bool) bool {
-			if hostSaid[string(k)] {
-				return false
-			}
-			_, seen := first[string(k)]
-			return !seen && long && hostWords[string(k)]
-		}
-		if rd.Carry == nil {
-			any := false
-			values(body, func(s, e int) {
-				k, long, ok := appendKey(key[:0], body[s:e])
-				key = k
-				any = any || ok && candidate(k, long)
-			})
-			if !any {
-				continue
-			}
-		}
-		leaves(body, func(path []string, s, e int) {
-			k, long, ok := appendKey(key[:0], body[s:e])
-			key = k
-			if ok && (candidate(k, long) || explicit(cf.method, path) && !hostSaid[string(k)]) {
-				if _, seen := first[string(k)]; !seen {
-					first[string(k)] = cf.method + pathSep + strings.Join(path, pathSep)
-				}
-			}
-		})
 	}
-	if len(places) == 0 && rd.Carry == nil {
-		return nil
-	}
-	placed := map[string]bool{} // the methods with a place found
-	for p := range places {
-		m, _, _ := strings.Cut(p, pathSep)
-		placed[m] = true
-	}
+	return pf.places
+}
 
-	// The values at the places, in the plugin's frames, and where the
-	// host sends them back.
-	cp := &carryPlan{sources: map[uint64][]carrySite{}, occ: map[string][]uint64{}, host: map[uint64][]hostSite{}, blind: map[uint64]string{}}
+// hostFrame makes a place of each value of a host frame the plugin said
+// first, and notes the others as said by the host.
+func (pf *placeFinder) hostFrame(body []byte) {
+	values(body, func(s, e int) {
+		k, long, ok := appendKey(pf.key[:0], body[s:e])
+		pf.key = k
+		if !ok {
+			return
+		}
+		if place, ok := pf.first[string(k)]; ok {
+			pf.places[place] = true
+		} else if (long || pf.rd.Carry != nil) && !pf.hostSaid[string(k)] {
+			pf.hostSaid[string(k)] = true
+		}
+	})
+}
+
+// candidate reports whether a value the plugin says may be one it chose:
+// long, said later by the host and not before, and not said by the
+// plugin before.
+func (pf *placeFinder) candidate(k []byte, long bool) bool {
+	if pf.hostSaid[string(k)] {
+		return false
+	}
+	_, seen := pf.first[string(k)]
+	return !seen && long && pf.hostWords[string(k)]
+}
+
+// pluginFrame notes where a plugin frame first says each candidate value
+// or a value at a named place.
+func (pf *placeFinder) pluginFrame(cf carryFrame) {
+	body := cf.body()
+	if pf.rd.Carry == nil && !pf.anyCandidate(body) {
+		return
+	}
+	leaves(body, func(path []string, s, e int) {
+		k, long, ok := appendKey(pf.key[:0], body[s:e])
+		pf.key = k
+		if ok && (pf.candidate(k, long) || explicit(pf.rd, cf.method, path) && !pf.hostSaid[string(k)]) {
+			if _, seen := pf.first[string(k)]; !seen {
+				pf.first[string(k)] = cf.method + pathSep + strings.Join(path, pathSep)
+			}
+		}
+	})
+}
+
+// anyCandidate reports whether body says a candidate value, without
+// spelling its paths.
+func (pf *placeFinder) anyCandidate(body []byte) bool {
+	any := false
+	values(body, func(s, e int) {
+		k, long, ok := appendKey(pf.key[:0], body[s:e])
+		pf.key = k
+		any = any || ok && pf.candidate(k, long)
+	})
+	return any
+}
+
+// valuePlacer finds the values at the places, in the plugin's frames, and
+// where the host sends them back.
+type valuePlacer struct {
+	rd     Reading
+	places map[string]bool // method + pathSep + path
+	placed map[string]bool // the methods with a place found
+	cp     *carryPlan
 	// carried are the values carried so far; a short one (a rule's) goes
 	// back only under a member of the name it had where the plugin said
 	// it (a token as a token), as the same small number or word stands
 	// for other things in other places (a line, a version).
-	carried := map[string]map[string]bool{} // value → nil (long), or the names it had
-	hostSaid = map[string]bool{}
-	count := map[string]int{} // frames of each cause so far
+	carried  map[string]map[string]bool // value → nil (long), or the names it had
+	hostSaid map[string]bool            // the values the host said, not carried
+	count    map[string]int             // frames of each cause so far
+	key      []byte                     // scratch for appendKey
+}
+
+// placeValues is the plan of the values at places in frames.
+func placeValues(frames []carryFrame, places map[string]bool, rd Reading) *carryPlan {
+	vp := &valuePlacer{
+		rd:       rd,
+		places:   places,
+		placed:   map[string]bool{},
+		cp:       &carryPlan{sources: map[uint64][]carrySite{}, occ: map[string][]uint64{}, host: map[uint64][]hostSite{}, blind: map[uint64]string{}},
+		carried:  map[string]map[string]bool{},
+		hostSaid: map[string]bool{},
+		count:    map[string]int{},
+	}
+	for p := range places {
+		m, _, _ := strings.Cut(p, pathSep)
+		vp.placed[m] = true
+	}
 	for _, cf := range frames {
-		f := cf.f
-		body := bytes.TrimSuffix(f.Raw, []byte("\r"))
-		if f.Dir == frame.Out && cf.cause != "" {
-			count[cf.cause]++
+		if cf.f.Dir == frame.Out && cf.cause != "" {
+			vp.count[cf.cause]++
 		}
-		if f.Dir == frame.In {
-			leaves(body, func(path []string, s, e int) {
-				k, _, ok := appendKey(key[:0], body[s:e])
-				key = k
-				if !ok {
-					return
-				}
-				names, isCarried := carried[string(k)]
-				switch {
-				case isCarried && (names == nil || names[lastName(path)]):
-					cp.host[f.Seq] = append(cp.host[f.Seq], hostSite{s, e, string(k)})
-				case isCarried:
-				case !hostSaid[string(k)]:
-					hostSaid[string(k)] = true
-				}
-			})
-			continue
-		}
-		if rd.Carry == nil && !placed[cf.method] {
-			continue
-		}
-		var sites []carrySite
-		leaves(body, func(path []string, s, e int) {
-			joined := strings.Join(path, pathSep)
-			if !explicit(cf.method, path) && !places[cf.method+pathSep+joined] {
-				return
-			}
-			k, _, ok := valueKey(body[s:e])
-			if !ok {
-				return
-			}
-			sites = append(sites, carrySite{path: joined, key: k, token: string(body[s:e]), place: placeOf(cf.method, path)})
-			if hostSaid[k] {
-				return
-			}
-			if _, long, _ := valueKey(body[s:e]); long {
-				carried[k] = nil
-			} else if names, seen := carried[k]; !seen || names != nil {
-				if names == nil {
-					names = map[string]bool{}
-				}
-				names[lastName(path)] = true
-				carried[k] = names
-			}
-		})
-		if len(sites) == 0 {
-			continue
-		}
-		cp.sources[f.Seq] = sites
-		occ := cp.occ[cf.cause]
-		for len(occ) < count[cf.cause] {
-			occ = append(occ, 0)
-		}
-		occ[count[cf.cause]-1] = f.Seq
-		cp.occ[cf.cause] = occ
-		if strings.HasPrefix(cf.cause, "call ") && bytes.Contains(body, []byte(`"id"`)) {
-			if e := message.ReadEnvelope(body); e.Kind == message.Request {
-				cp.blind[f.Seq] = blindKey(e.Params, sites)
-			}
+		if cf.f.Dir == frame.In {
+			vp.hostFrame(cf)
+		} else if rd.Carry != nil || vp.placed[cf.method] {
+			vp.pluginFrame(cf)
 		}
 	}
-	if len(cp.sources) == 0 {
-		return nil
+	return vp.cp
+}
+
+// hostFrame notes where a host frame holds a value carried so far (a
+// short one only under a member of a name it had), and the other values
+// as said by the host.
+func (vp *valuePlacer) hostFrame(cf carryFrame) {
+	body := cf.body()
+	leaves(body, func(path []string, s, e int) {
+		k, _, ok := appendKey(vp.key[:0], body[s:e])
+		vp.key = k
+		if !ok {
+			return
+		}
+		names, isCarried := vp.carried[string(k)]
+		switch {
+		case isCarried && (names == nil || names[lastName(path)]):
+			vp.cp.host[cf.f.Seq] = append(vp.cp.host[cf.f.Seq], hostSite{s, e, string(k)})
+		case isCarried:
+		case !vp.hostSaid[string(k)]:
+			vp.hostSaid[string(k)] = true
+		}
+	})
+}
+
+// pluginFrame takes the values at the places of a plugin frame as its
+// sites, and those the host had not said as carried.
+func (vp *valuePlacer) pluginFrame(cf carryFrame) {
+	body := cf.body()
+	var sites []carrySite
+	leaves(body, func(path []string, s, e int) {
+		joined := strings.Join(path, pathSep)
+		if !explicit(vp.rd, cf.method, path) && !vp.places[cf.method+pathSep+joined] {
+			return
+		}
+		k, long, ok := valueKey(body[s:e])
+		if !ok {
+			return
+		}
+		sites = append(sites, carrySite{path: joined, key: k, token: string(body[s:e]), place: placeOf(cf.method, path)})
+		if !vp.hostSaid[k] {
+			vp.carry(k, long, lastName(path))
+		}
+	})
+	if len(sites) == 0 {
+		return
 	}
-	return cp
+	vp.addSource(cf, sites)
+}
+
+// carry takes the value k as carried: anywhere when long, else under a
+// member called name (as well as those it had).
+func (vp *valuePlacer) carry(k string, long bool, name string) {
+	if long {
+		vp.carried[k] = nil
+		return
+	}
+	names, seen := vp.carried[k]
+	if seen && names == nil {
+		return
+	}
+	if names == nil {
+		names = map[string]bool{}
+	}
+	names[name] = true
+	vp.carried[k] = names
+}
+
+// addSource records the sites of a plugin frame, which occurrence of its
+// cause it is, and for a request its params key blind to the sites.
+func (vp *valuePlacer) addSource(cf carryFrame, sites []carrySite) {
+	cp, f := vp.cp, cf.f
+	cp.sources[f.Seq] = sites
+	n := vp.count[cf.cause]
+	occ := cp.occ[cf.cause]
+	for len(occ) < n {
+		occ = append(occ, 0)
+	}
+	occ[n-1] = f.Seq
+	cp.occ[cf.cause] = occ
+	if body := cf.body(); strings.HasPrefix(cf.cause, "call ") && bytes.Contains(body, []byte(`"id"`)) {
+		if e := message.ReadEnvelope(body); e.Kind == message.Request {
+			cp.blind[f.Seq] = blindKey(e.Params, sites)
+		}
+	}
 }
 
 // lastName is the last member name of a path ("" for none).

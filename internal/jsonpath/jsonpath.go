@@ -99,108 +99,144 @@ func (r Rule) String() string { return r.Method + ":" + r.Path.String() }
 
 // Parse parses a path such as params.tree..updatedAt or result.turns[*].text.
 func Parse(s string) (Path, error) {
-	var p Path
-	i := 0
-	bad := func(format string, args ...any) (Path, error) {
-		return Path{}, fmt.Errorf("%w %q at byte %d: %s", ErrSyntax, s, i, fmt.Sprintf(format, args...))
-	}
+	// Room for the segments of most paths (params.headers.Authorization,
+	// result.turns[*].text), so that they are not grown one by one.
+	ps := pathParser{s: s, needName: true, segs: make([]segment, 0, 4)}
 	if s == "" {
-		return bad("empty path")
+		return Path{}, ps.bad("empty path")
 	}
-	needName := true // at the start or after a single dot: a name must follow
-	for i < len(s) {
-		switch c := s[i]; {
-		case c == '.':
-			if strings.HasPrefix(s[i:], "...") {
-				return bad("three dots")
-			}
-			if strings.HasPrefix(s[i:], "..") {
-				if n := len(p.segs); n > 0 && p.segs[n-1].kind == segDescend {
-					return bad("two .. in a row")
-				}
-				p.segs = append(p.segs, segment{kind: segDescend})
-				i += 2
-				if i == len(s) {
-					return bad(".. at the end: name what to look for at any depth, e.g. ..value")
-				}
-				needName = false
-				if s[i] != '[' {
-					needName = true
-				}
-				continue
-			}
-			if needName {
-				return bad("a dot where a name should be")
-			}
-			i++
-			if i == len(s) {
-				return bad("a dot at the end")
-			}
-			if s[i] == '[' || s[i] == '.' {
-				return bad("a dot before %q", s[i])
-			}
-			needName = true
-		case c == '[':
-			end := strings.IndexByte(s[i:], ']')
-			if i+1 < len(s) && s[i+1] == '"' {
-				// ["name"]: a JSON string, which may itself hold ']'.
-				q, n, err := quoted(s[i+1:])
-				if err != nil {
-					return bad("%v", err)
-				}
-				if i+1+n >= len(s) || s[i+1+n] != ']' {
-					return bad(`want ] after the quoted name`)
-				}
-				p.segs = append(p.segs, segment{kind: segName, name: q})
-				i += n + 2
-				needName = false
-				continue
-			}
-			if end < 0 {
-				return bad("[ without ]")
-			}
-			inner := s[i+1 : i+end]
-			switch {
-			case inner == "*":
-				p.segs = append(p.segs, segment{kind: segAnyIndex})
-			default:
-				n, err := strconv.ParseUint(inner, 10, 31)
-				if err != nil || (len(inner) > 1 && inner[0] == '0') {
-					return bad("want [n], [*] or [\"name\"], have [%s]", inner)
-				}
-				p.segs = append(p.segs, segment{kind: segIndex, name: "[" + strconv.FormatUint(n, 10) + "]"})
-			}
-			i += end + 1
-			needName = false
+	for ps.i < len(s) {
+		var err error
+		switch s[ps.i] {
+		case '.':
+			err = ps.dot()
+		case '[':
+			err = ps.bracket()
 		default:
-			if !needName {
-				return bad("want . or [ before %q", c)
-			}
-			j := i
-			for j < len(s) && s[j] != '.' && s[j] != '[' {
-				if s[j] == ']' || s[j] == '"' {
-					i = j
-					return bad("%q in a name: write odd names as [\"name\"]", s[j])
-				}
-				j++
-			}
-			name := s[i:j]
-			if name == "*" {
-				p.segs = append(p.segs, segment{kind: segAnyName})
-			} else {
-				p.segs = append(p.segs, segment{kind: segName, name: name})
-			}
-			i = j
-			needName = false
+			err = ps.name()
+		}
+		if err != nil {
+			return Path{}, err
 		}
 	}
-	if needName {
-		return bad("a name is missing at the end")
+	if ps.needName {
+		return Path{}, ps.bad("a name is missing at the end")
 	}
+	p := Path{segs: ps.segs}
 	if p.descends() && len(p.segs) > MaxStepped {
-		return bad("a path with .. may have at most %d segments", MaxStepped)
+		return Path{}, ps.bad("a path with .. may have at most %d segments", MaxStepped)
 	}
 	return p, nil
+}
+
+// pathParser is Parse's state: the segments read from s up to byte i.
+type pathParser struct {
+	s        string
+	i        int
+	segs     []segment
+	needName bool // at the start or after a single dot: a name must follow
+}
+
+// bad is a syntax error at the byte read.
+func (ps *pathParser) bad(format string, args ...any) error {
+	return fmt.Errorf("%w %q at byte %d: %s", ErrSyntax, ps.s, ps.i, fmt.Sprintf(format, args...))
+}
+
+// dot reads a '.' between segments, or "..".
+func (ps *pathParser) dot() error {
+	s := ps.s
+	if strings.HasPrefix(s[ps.i:], "...") {
+		return ps.bad("three dots")
+	}
+	if strings.HasPrefix(s[ps.i:], "..") {
+		return ps.descend()
+	}
+	if ps.needName {
+		return ps.bad("a dot where a name should be")
+	}
+	ps.i++
+	if ps.i == len(s) {
+		return ps.bad("a dot at the end")
+	}
+	if s[ps.i] == '[' || s[ps.i] == '.' {
+		return ps.bad("a dot before %q", s[ps.i])
+	}
+	ps.needName = true
+	return nil
+}
+
+// descend reads "..", which a name or a bracket must follow.
+func (ps *pathParser) descend() error {
+	if n := len(ps.segs); n > 0 && ps.segs[n-1].kind == segDescend {
+		return ps.bad("two .. in a row")
+	}
+	ps.segs = append(ps.segs, segment{kind: segDescend})
+	ps.i += 2
+	if ps.i == len(ps.s) {
+		return ps.bad(".. at the end: name what to look for at any depth, e.g. ..value")
+	}
+	ps.needName = ps.s[ps.i] != '['
+	return nil
+}
+
+// bracket reads [n], [*] or ["name"].
+func (ps *pathParser) bracket() error {
+	s, i := ps.s, ps.i
+	if i+1 < len(s) && s[i+1] == '"' {
+		// ["name"]: a JSON string, which may itself hold ']'.
+		q, n, err := quoted(s[i+1:])
+		if err != nil {
+			return ps.bad("%v", err)
+		}
+		if i+1+n >= len(s) || s[i+1+n] != ']' {
+			return ps.bad(`want ] after the quoted name`)
+		}
+		ps.segs = append(ps.segs, segment{kind: segName, name: q})
+		ps.i += n + 2
+		ps.needName = false
+		return nil
+	}
+	end := strings.IndexByte(s[i:], ']')
+	if end < 0 {
+		return ps.bad("[ without ]")
+	}
+	inner := s[i+1 : i+end]
+	if inner == "*" {
+		ps.segs = append(ps.segs, segment{kind: segAnyIndex})
+	} else {
+		n, err := strconv.ParseUint(inner, 10, 31)
+		if err != nil || (len(inner) > 1 && inner[0] == '0') {
+			return ps.bad("want [n], [*] or [\"name\"], have [%s]", inner)
+		}
+		ps.segs = append(ps.segs, segment{kind: segIndex, name: "[" + strconv.FormatUint(n, 10) + "]"})
+	}
+	ps.i += end + 1
+	ps.needName = false
+	return nil
+}
+
+// name reads a member name, or * for any.
+func (ps *pathParser) name() error {
+	s := ps.s
+	if !ps.needName {
+		return ps.bad("want . or [ before %q", s[ps.i])
+	}
+	j := ps.i
+	for j < len(s) && s[j] != '.' && s[j] != '[' {
+		if s[j] == ']' || s[j] == '"' {
+			ps.i = j
+			return ps.bad("%q in a name: write odd names as [\"name\"]", s[j])
+		}
+		j++
+	}
+	if name := s[ps.i:j]; name == "*" {
+		ps.segs = append(ps.segs, segment{kind: segAnyName})
+	} else {
+		ps.segs = append(ps.segs, segment{kind: segName, name: name})
+	}
+	ps.i = j
+	ps.needName = false
+	return nil
 }
 
 // quoted reads the JSON string at the start of s and returns its contents

@@ -158,3 +158,20 @@ func FuzzParseRule(f *testing.F) {
 		r.Path.Match(nil)
 	})
 }
+
+// BenchmarkParse parses the paths rules are written with (redaction,
+// ignore and carry rules), plain, quoted, indexed and with "..".
+func BenchmarkParse(b *testing.B) {
+	paths := []string{
+		"params.headers.Authorization", "result.turns[*].text", "params..value",
+		`params["content-type"]`, "result.items[12].id", "params.tree..updatedAt",
+	}
+	b.ReportAllocs()
+	for range b.N {
+		for _, s := range paths {
+			if _, err := Parse(s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

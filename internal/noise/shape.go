@@ -113,134 +113,183 @@ func shapeAt(s string) (string, bool) {
 // the shape of one part that varied; nil when the whole value varied (no
 // letter or digit stayed the same) or no filter makes them agree.
 func proposeStringFilters(values []string) []filter.Filter {
-	toks := make([][]token, len(values))
+	toks := make(tokenRows, len(values))
 	for i, v := range values {
 		toks[i] = tokenize(v)
 	}
-	type region struct{ from, to []int } // token range per value
-	var regions []region
-	same := true
-	for _, t := range toks[1:] {
-		same = same && len(t) == len(toks[0])
-	}
-	constant := func(pos []int) bool {
-		for i := range toks {
-			if toks[i][pos[i]].text != toks[0][pos[0]].text {
-				return false
-			}
-		}
-		return true
-	}
-	at := func(p int) []int {
-		pos := make([]int, len(toks))
-		for i := range pos {
-			pos[i] = p
-		}
-		return pos
-	}
-	kept := false // a letter or digit stayed the same
-	if same {
-		for p := 0; p < len(toks[0]); p++ {
-			if constant(at(p)) {
-				kept = kept || toks[0][p].word
-				continue
-			}
-			q := p
-			for q+1 < len(toks[0]) && !constant(at(q+1)) {
-				q++
-			}
-			regions = append(regions, region{from: at(p), to: at(q + 1)})
-			p = q
-		}
-	} else {
-		// The common prefix and suffix of tokens; what is between varied.
-		n := len(toks[0])
-		for _, t := range toks[1:] {
-			n = min(n, len(t))
-		}
-		pre := 0
-		for pre < n && constant(at(pre)) {
-			kept = kept || toks[0][pre].word
-			pre++
-		}
-		suf := 0
-		for suf < n-pre {
-			pos := make([]int, len(toks))
-			for i := range toks {
-				pos[i] = len(toks[i]) - 1 - suf
-			}
-			if !constant(pos) {
-				break
-			}
-			kept = kept || toks[0][pos[0]].word
-			suf++
-		}
-		r := region{from: at(pre), to: make([]int, len(toks))}
-		for i := range toks {
-			r.to[i] = len(toks[i]) - suf
-		}
-		regions = append(regions, r)
-	}
+	regions, kept := toks.varied()
 	if !kept {
 		return nil
 	}
 	var out []filter.Filter
 	for _, r := range regions {
-		parts := make([]string, len(values))
-		for i := range toks {
-			var b strings.Builder
-			for _, t := range toks[i][r.from[i]:r.to[i]] {
-				b.WriteString(t.text)
-			}
-			parts[i] = b.String()
-		}
-		// The constant text just before the region: back to the nearest
-		// word that stayed the same (the same in every value).
-		ctx := ""
-		for p := r.from[0] - 1; p >= 0; p-- {
-			pos := make([]int, len(toks))
-			ok := true
-			for i := range toks {
-				pos[i] = r.from[i] - (r.from[0] - p)
-				ok = ok && pos[i] >= 0
-			}
-			if !ok || !constant(pos) {
-				break
-			}
-			ctx = toks[0][p].text + ctx
-			if toks[0][p].word {
-				break
-			}
-		}
-		atStart := r.from[0] == 0
-		for i := range r.from {
-			atStart = atStart && r.from[i] == 0
-		}
-		atEnd := true
-		for i := range toks {
-			atEnd = atEnd && r.to[i] == len(toks[i])
-		}
-		out = append(out, filterFor(parts, ctx, atStart, atEnd))
+		out = append(out, filterFor(toks.text(r), toks.context(r), toks.atStart(r), toks.atEnd(r)))
 	}
-	// The proposal must make every value read the same.
+	if !readSame(values, out) {
+		return nil
+	}
+	return out
+}
+
+// tokenRows are the tokens of each of the values compared.
+type tokenRows [][]token
+
+// region is a run of tokens that varied: from to to (past its end) in
+// each row.
+type region struct{ from, to []int }
+
+// constant reports whether the tokens at pos (one per row) are the same.
+func (toks tokenRows) constant(pos []int) bool {
+	for i := range toks {
+		if toks[i][pos[i]].text != toks[0][pos[0]].text {
+			return false
+		}
+	}
+	return true
+}
+
+// at is the position p in every row.
+func (toks tokenRows) at(p int) []int {
+	pos := make([]int, len(toks))
+	for i := range pos {
+		pos[i] = p
+	}
+	return pos
+}
+
+// varied are the regions that varied, and whether a letter or digit
+// stayed the same (kept): when the rows are as long as each other, each
+// run of positions that varied; else what lies between the common prefix
+// and suffix.
+func (toks tokenRows) varied() (regions []region, kept bool) {
+	for _, t := range toks[1:] {
+		if len(t) != len(toks[0]) {
+			r, kept := toks.between()
+			return []region{r}, kept
+		}
+	}
+	for p := 0; p < len(toks[0]); p++ {
+		if toks.constant(toks.at(p)) {
+			kept = kept || toks[0][p].word
+			continue
+		}
+		q := p
+		for q+1 < len(toks[0]) && !toks.constant(toks.at(q+1)) {
+			q++
+		}
+		regions = append(regions, region{from: toks.at(p), to: toks.at(q + 1)})
+		p = q
+	}
+	return regions, kept
+}
+
+// between is the region between the common prefix and suffix of tokens,
+// and whether they keep a letter or digit.
+func (toks tokenRows) between() (r region, kept bool) {
+	n := len(toks[0])
+	for _, t := range toks[1:] {
+		n = min(n, len(t))
+	}
+	pre := 0
+	for pre < n && toks.constant(toks.at(pre)) {
+		kept = kept || toks[0][pre].word
+		pre++
+	}
+	suf := 0
+	for suf < n-pre {
+		pos := make([]int, len(toks))
+		for i := range toks {
+			pos[i] = len(toks[i]) - 1 - suf
+		}
+		if !toks.constant(pos) {
+			break
+		}
+		kept = kept || toks[0][pos[0]].word
+		suf++
+	}
+	r = region{from: toks.at(pre), to: make([]int, len(toks))}
+	for i := range toks {
+		r.to[i] = len(toks[i]) - suf
+	}
+	return r, kept
+}
+
+// text is what each row holds in r.
+func (toks tokenRows) text(r region) []string {
+	parts := make([]string, len(toks))
+	for i := range toks {
+		var b strings.Builder
+		for _, t := range toks[i][r.from[i]:r.to[i]] {
+			b.WriteString(t.text)
+		}
+		parts[i] = b.String()
+	}
+	return parts
+}
+
+// context is the constant text just before r: back to the nearest word
+// that stayed the same (the same in every row).
+func (toks tokenRows) context(r region) string {
+	ctx := ""
+	for p := r.from[0] - 1; p >= 0; p-- {
+		pos := make([]int, len(toks))
+		ok := true
+		for i := range toks {
+			pos[i] = r.from[i] - (r.from[0] - p)
+			ok = ok && pos[i] >= 0
+		}
+		if !ok || !toks.constant(pos) {
+			break
+		}
+		ctx = toks[0][p].text + ctx
+		if toks[0][p].word {
+			break
+		}
+	}
+	return ctx
+}
+
+// atStart reports whether r starts every row.
+func (toks tokenRows) atStart(r region) bool {
+	for i := range r.from {
+		if r.from[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// atEnd reports whether r ends every row.
+func (toks tokenRows) atEnd(r region) bool {
+	for i := range toks {
+		if r.to[i] != len(toks[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// readSame reports whether every one of values reads the same under
+// filters (each valid): what a proposal must do.
+func readSame(values []string, filters []filter.Filter) bool {
 	var got string
 	for i, v := range values {
-		for _, f := range out {
+		for _, f := range filters {
 			if f.Check() != nil {
-				return nil
+				return false
 			}
 			re, err := regexp.Compile(f.Regex)
 			if err != nil {
-				return nil
+				return false
 			}
 			v = re.ReplaceAllString(v, f.Replacement)
 		}
 		if i > 0 && v != got {
-			return nil
+			return false
 		}
 		got = v
 	}
-	return out
+	return true
 }
 
 // filterFor is the filter for one part that varied, whose values are
@@ -364,49 +413,63 @@ func classify(parts []string) (re, placeholder string, distinctive bool) {
 	case all(parts, decimalWhole.MatchString):
 		return `\d+(?:\.\d+)?`, "[number]", false
 	}
-	var digit, lower, upper, hexLower, hexUpper, other bool
-	hexLower, hexUpper = true, true
-	minLen, maxLen := -1, 0
-	var others []rune
-	seen := map[rune]bool{}
-	for _, p := range parts {
-		n := utf8.RuneCountInString(p)
-		if minLen < 0 || n < minLen {
-			minLen = n
-		}
-		maxLen = max(maxLen, n)
-		for _, r := range p {
-			switch {
-			case '0' <= r && r <= '9':
-				digit = true
-			case 'a' <= r && r <= 'z':
-				lower = true
-				hexUpper = false
-				hexLower = hexLower && r <= 'f'
-			case 'A' <= r && r <= 'Z':
-				upper = true
-				hexLower = false
-				hexUpper = hexUpper && r <= 'F'
-			default:
-				other = true
-				if !seen[r] {
-					seen[r] = true
-					others = append(others, r)
-				}
-			}
-		}
-	}
-	n := quantifier(minLen, maxLen)
+	m := mixOf(parts)
+	n := quantifier(m.minLen, m.maxLen)
 	switch {
-	case !other && digit && (lower && hexLower || upper && hexUpper):
-		if lower {
+	case len(m.others) == 0 && m.digit && (m.lower && m.hexLower || m.upper && m.hexUpper):
+		if m.lower {
 			return `[0-9a-f]` + n, "[hex]", false
 		}
 		return `[0-9A-F]` + n, "[hex]", false
-	case !other:
-		return "[" + classOf(digit, lower, upper, nil) + "]" + n, "[id]", false
+	case len(m.others) == 0:
+		return "[" + classOf(m.digit, m.lower, m.upper, nil) + "]" + n, "[id]", false
 	}
-	return "[" + classOf(digit, lower, upper, others) + "]" + n, "[varies]", false
+	return "[" + classOf(m.digit, m.lower, m.upper, m.others) + "]" + n, "[varies]", false
+}
+
+// charMix is what characters some strings hold, and how long they are.
+type charMix struct {
+	digit, lower, upper bool
+	// hexLower, hexUpper: no letter past f (F), nor of the other case.
+	hexLower, hexUpper bool
+	others             []rune // the other characters, in the order seen
+	minLen, maxLen     int    // in runes
+}
+
+// mixOf is the mix of characters of parts.
+func mixOf(parts []string) charMix {
+	m := charMix{hexLower: true, hexUpper: true, minLen: -1}
+	seen := map[rune]bool{}
+	for _, p := range parts {
+		n := utf8.RuneCountInString(p)
+		if m.minLen < 0 || n < m.minLen {
+			m.minLen = n
+		}
+		m.maxLen = max(m.maxLen, n)
+		for _, r := range p {
+			m.add(r, seen)
+		}
+	}
+	return m
+}
+
+// add notes the character r; seen are the other characters noted so far.
+func (m *charMix) add(r rune, seen map[rune]bool) {
+	switch {
+	case '0' <= r && r <= '9':
+		m.digit = true
+	case 'a' <= r && r <= 'z':
+		m.lower = true
+		m.hexUpper = false
+		m.hexLower = m.hexLower && r <= 'f'
+	case 'A' <= r && r <= 'Z':
+		m.upper = true
+		m.hexLower = false
+		m.hexUpper = m.hexUpper && r <= 'F'
+	case !seen[r]:
+		seen[r] = true
+		m.others = append(m.others, r)
+	}
 }
 
 // classOf spells a character class's contents.

@@ -332,6 +332,9 @@ func isKeepName(name string) bool {
 	return true
 }
 
+// do does one action of the page's: keep, restart and quit on their own,
+// the others (what the host sends the plugin, the answers it gives) on
+// the current run, under s.mu.
 func (s *server) do(a *action) (any, error) {
 	switch a.Do {
 	case "keep":
@@ -348,97 +351,125 @@ func (s *server) do(a *action) (any, error) {
 	r.actedLocked()
 	switch a.Do {
 	case "ui":
-		if a.Element == "" || !uiEvents[a.Event] {
-			return nil, fmt.Errorf("ui/event needs an element and one of the events click, change, submit, select, action, close, move, insert, resize, add")
-		}
-		// The host's member order: element, event, value, item, action, context.
-		var b bytes.Buffer
-		b.WriteString(`{"element":`)
-		el, _ := json.Marshal(a.Element)
-		b.Write(el)
-		b.WriteString(`,"event":`)
-		ev, _ := json.Marshal(a.Event)
-		b.Write(ev)
-		for _, m := range []struct {
-			name string
-			v    json.RawMessage
-		}{{"value", a.Value}, {"item", a.Item}, {"action", a.Action}} {
-			if len(m.v) > 0 && json.Valid(m.v) {
-				b.WriteString(`,"` + m.name + `":`)
-				b.Write(compact(m.v))
-			}
-		}
-		b.WriteString(`,"context":`)
-		b.Write(s.hostCtx)
-		b.WriteByte('}')
-		return nil, s.sendLocked(r, s.notification("ui/event", json.RawMessage(b.Bytes())))
+		return nil, s.uiEventLocked(r, a)
 	case "panel/open", "panel/close":
 		return nil, s.sendLocked(r, s.notification(a.Do, map[string]json.RawMessage{"context": s.hostCtx}))
 	case "context/changed":
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(a.Context, &obj) != nil || obj == nil {
-			return nil, fmt.Errorf("the context must be a JSON object such as %s", defaultContext)
-		}
-		s.hostCtx = compact(a.Context)
-		s.broadcastLocked(struct {
-			T       string          `json:"t"`
-			Context json.RawMessage `json:"context"`
-		}{"context", s.hostCtx})
-		return nil, s.sendLocked(r, s.notification("context/changed", map[string]json.RawMessage{"context": s.hostCtx}))
+		return nil, s.contextChangedLocked(r, a.Context)
 	case "command/execute":
-		if a.Command == "" {
-			return nil, fmt.Errorf("command/execute needs a command")
-		}
-		args := a.Args
-		if len(args) == 0 {
-			args = json.RawMessage("[]")
-		} else if !json.Valid(args) || compact(args)[0] != '[' {
-			return nil, fmt.Errorf("the command's args must be a JSON array")
-		}
-		return nil, s.sendLocked(r, s.notification("command/execute", struct {
-			Command string          `json:"command"`
-			Args    json.RawMessage `json:"args"`
-			Context json.RawMessage `json:"context"`
-		}{a.Command, compact(args), s.hostCtx}))
+		return nil, s.executeLocked(r, a.Command, a.Args)
 	case "url/open":
-		u, err := url.Parse(a.URL)
-		if err != nil || a.URL == "" {
-			return nil, fmt.Errorf("url/open needs a URL such as agentty://%s/path?q=1", s.plugin.ID)
-		}
-		query := map[string]string{}
-		for k, v := range u.Query() {
-			query[k] = v[0]
-		}
-		return nil, s.sendLocked(r, s.notification("url/open", struct {
-			Path    string            `json:"path"`
-			Query   map[string]string `json:"query"`
-			URL     string            `json:"url"`
-			Context json.RawMessage   `json:"context"`
-		}{u.Path, query, a.URL, s.hostCtx}))
+		return nil, s.openURLLocked(r, a.URL)
 	case "shutdown":
 		s.stopLocked(r)
 		return nil, nil
 	case "answer":
-		if _, ok := s.answers[a.Method]; !ok {
-			return nil, fmt.Errorf("%q is not a method the plugin can ask the host", a.Method)
-		}
-		ans, err := parseAnswer(a.Answer)
-		if err != nil {
-			return nil, err
-		}
-		raw := json.RawMessage(`{"result":` + string(ans.Result) + `}`)
-		if len(ans.Error) > 0 {
-			raw = json.RawMessage(`{"error":` + string(ans.Error) + `}`)
-		}
-		s.answers[a.Method], s.edited[a.Method] = raw, true
-		s.broadcastLocked(struct {
-			T      string          `json:"t"`
-			Method string          `json:"method"`
-			Answer json.RawMessage `json:"answer"`
-		}{"answer", a.Method, raw})
-		return nil, nil
+		return nil, s.setAnswerLocked(a.Method, a.Answer)
 	}
 	return nil, fmt.Errorf("unknown action %q", a.Do)
+}
+
+// uiEventLocked sends the plugin a ui/event, its members in the host's
+// order: element, event, value, item, action, context.
+func (s *server) uiEventLocked(r *run, a *action) error {
+	if a.Element == "" || !uiEvents[a.Event] {
+		return fmt.Errorf("ui/event needs an element and one of the events click, change, submit, select, action, close, move, insert, resize, add")
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"element":`)
+	el, _ := json.Marshal(a.Element)
+	b.Write(el)
+	b.WriteString(`,"event":`)
+	ev, _ := json.Marshal(a.Event)
+	b.Write(ev)
+	for _, m := range []struct {
+		name string
+		v    json.RawMessage
+	}{{"value", a.Value}, {"item", a.Item}, {"action", a.Action}} {
+		if len(m.v) > 0 && json.Valid(m.v) {
+			b.WriteString(`,"` + m.name + `":`)
+			b.Write(compact(m.v))
+		}
+	}
+	b.WriteString(`,"context":`)
+	b.Write(s.hostCtx)
+	b.WriteByte('}')
+	return s.sendLocked(r, s.notification("ui/event", json.RawMessage(b.Bytes())))
+}
+
+// contextChangedLocked takes ctx (a JSON object) as the host's context,
+// shows it on the pages and sends the plugin context/changed.
+func (s *server) contextChangedLocked(r *run, ctx json.RawMessage) error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(ctx, &obj) != nil || obj == nil {
+		return fmt.Errorf("the context must be a JSON object such as %s", defaultContext)
+	}
+	s.hostCtx = compact(ctx)
+	s.broadcastLocked(struct {
+		T       string          `json:"t"`
+		Context json.RawMessage `json:"context"`
+	}{"context", s.hostCtx})
+	return s.sendLocked(r, s.notification("context/changed", map[string]json.RawMessage{"context": s.hostCtx}))
+}
+
+// executeLocked sends the plugin command/execute of command with args (a
+// JSON array; none is []).
+func (s *server) executeLocked(r *run, command string, args json.RawMessage) error {
+	if command == "" {
+		return fmt.Errorf("command/execute needs a command")
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("[]")
+	} else if !json.Valid(args) || compact(args)[0] != '[' {
+		return fmt.Errorf("the command's args must be a JSON array")
+	}
+	return s.sendLocked(r, s.notification("command/execute", struct {
+		Command string          `json:"command"`
+		Args    json.RawMessage `json:"args"`
+		Context json.RawMessage `json:"context"`
+	}{command, compact(args), s.hostCtx}))
+}
+
+// openURLLocked sends the plugin url/open of rawURL, its path and query
+// taken apart as the host does (the first value of each name).
+func (s *server) openURLLocked(r *run, rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || rawURL == "" {
+		return fmt.Errorf("url/open needs a URL such as agentty://%s/path?q=1", s.plugin.ID)
+	}
+	query := map[string]string{}
+	for k, v := range u.Query() {
+		query[k] = v[0]
+	}
+	return s.sendLocked(r, s.notification("url/open", struct {
+		Path    string            `json:"path"`
+		Query   map[string]string `json:"query"`
+		URL     string            `json:"url"`
+		Context json.RawMessage   `json:"context"`
+	}{u.Path, query, rawURL, s.hostCtx}))
+}
+
+// setAnswerLocked makes answer (a result or an error) what the host
+// answers to the plugin's method from now on, and shows it on the pages.
+func (s *server) setAnswerLocked(method string, answer json.RawMessage) error {
+	if _, ok := s.answers[method]; !ok {
+		return fmt.Errorf("%q is not a method the plugin can ask the host", method)
+	}
+	ans, err := parseAnswer(answer)
+	if err != nil {
+		return err
+	}
+	raw := json.RawMessage(`{"result":` + string(ans.Result) + `}`)
+	if len(ans.Error) > 0 {
+		raw = json.RawMessage(`{"error":` + string(ans.Error) + `}`)
+	}
+	s.answers[method], s.edited[method] = raw, true
+	s.broadcastLocked(struct {
+		T      string          `json:"t"`
+		Method string          `json:"method"`
+		Answer json.RawMessage `json:"answer"`
+	}{"answer", method, raw})
+	return nil
 }
 
 // restart stops the current run the host's way, waits for it, and starts

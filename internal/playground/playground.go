@@ -113,38 +113,14 @@ type server struct {
 // manifest that cannot be read); what goes wrong later is said in the
 // page and on opt.Log.
 func Run(ctx context.Context, opt *Options) error {
-	if opt == nil {
-		opt = &Options{}
-	}
-	o := *opt
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
-	if o.WatchEvery <= 0 {
-		o.WatchEvery = 300 * time.Millisecond
-	}
-	if o.StepTimeout <= 0 {
-		o.StepTimeout = 10 * time.Second
-	}
+	o := withDefaults(opt)
 	p, err := ReadPlugin(o.Dir)
 	if err != nil {
 		return err
 	}
-	cmd := o.Command
-	if len(cmd) == 0 {
-		if cmd, err = p.command(); err != nil {
-			return err
-		}
-	}
-	if o.Name == "" {
-		o.Name = "play-" + p.ID
-	}
-	tapes := o.TapesDir
-	if tapes == "" {
-		tapes = filepath.Join(p.Dir, "tapes")
-	}
-	if tapes, err = filepath.Abs(tapes); err != nil {
-		return fmt.Errorf("tapes folder: %w", err)
+	cmd, tapes, err := o.resolve(p)
+	if err != nil {
+		return err
 	}
 	token, err := newToken()
 	if err != nil {
@@ -181,21 +157,49 @@ func Run(ctx context.Context, opt *Options) error {
 		s.rules[r.ID] = r
 	}
 	s.env = s.pluginEnv()
-	if p.Wrapped {
-		fmt.Fprintf(o.Log, "tapedeck: play: %s is wrapped (tapedeck wrap): the playground runs the plugin's own command, %s, not the launcher\n", escape.Text(p.Dir), escape.Text(strings.Join(cmd, " ")))
+	srv, err := s.start()
+	if err != nil {
+		return err
+	}
+	url := s.URL()
+	if o.Ready != nil {
+		o.Ready(url)
+	}
+	if len(o.Browser) > 0 {
+		openDir := s.openBrowser(url)
+		defer os.RemoveAll(openDir)
+	}
+	select {
+	case <-ctx.Done():
+	case <-quitCh:
+	case <-srv.Stopped():
+	}
+	s.end(cancelRuns)
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("serve the playground: %w", err)
+	}
+	return nil
+}
+
+// start says what the playground runs, serves the page (loopback only,
+// on a free port: never beyond this machine), and starts the plugin and
+// the watcher.
+func (s *server) start() (*httpServer, error) {
+	o := s.opt
+	if s.plugin.Wrapped {
+		fmt.Fprintf(o.Log, "tapedeck: play: %s is wrapped (tapedeck wrap): the playground runs the plugin's own command, %s, not the launcher\n", escape.Text(s.plugin.Dir), escape.Text(strings.Join(s.command, " ")))
 	}
 	if err := s.tapesInside(); err != nil {
 		fmt.Fprintf(o.Log, "tapedeck: play: %v\n", err) // said now; Keep it refuses it
 	}
 	page, err := s.page()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// Loopback only, on a free port: never beyond this machine.
 	s.limits = defaultLimits()
 	srv, err := listen(s.limits, o.Log)
 	if err != nil {
-		return fmt.Errorf("serve the playground: %w", err)
+		return nil, fmt.Errorf("serve the playground: %w", err)
 	}
 	s.addr = srv.Addr()
 	srv.serve(s.routes(page))
@@ -210,33 +214,75 @@ func Run(ctx context.Context, opt *Options) error {
 			s.watch()
 		}()
 	}
-	url := s.URL()
-	if o.Ready != nil {
-		o.Ready(url)
+	return srv, nil
+}
+
+// withDefaults is opt (nil: none) with the defaults for what it leaves
+// out: no log, a look every 300 ms, 10 s for a step.
+func withDefaults(opt *Options) Options {
+	if opt == nil {
+		opt = &Options{}
 	}
-	if len(o.Browser) > 0 {
-		// The browser gets a file of ours that leads it to the page: the
-		// token is on no command line.
-		var file string
-		openDir, err := os.MkdirTemp("", "tapedeck-play-open-")
-		if err == nil {
-			defer os.RemoveAll(openDir)
-			file, err = writeOpenPage(openDir, url)
-		}
-		if err == nil {
-			err = s.open(o.Browser, file)
-		}
-		if err != nil {
-			fmt.Fprintf(o.Log, "tapedeck: could not open a browser (%v): open %s yourself\n", err, url)
+	o := *opt
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.WatchEvery <= 0 {
+		o.WatchEvery = 300 * time.Millisecond
+	}
+	if o.StepTimeout <= 0 {
+		o.StepTimeout = 10 * time.Second
+	}
+	return o
+}
+
+// resolve is the command that runs the plugin p (Options.Command, else
+// its manifest's) and the absolute tapes folder (Options.TapesDir, else
+// the plugin's tapes), and names the sessions after p when o names none.
+func (o *Options) resolve(p *Plugin) (cmd []string, tapes string, err error) {
+	cmd = o.Command
+	if len(cmd) == 0 {
+		if cmd, err = p.command(); err != nil {
+			return nil, "", err
 		}
 	}
-	select {
-	case <-ctx.Done():
-	case <-quitCh:
-	case <-srv.Stopped():
+	if o.Name == "" {
+		o.Name = "play-" + p.ID
 	}
-	// The end: the plugin is stopped the host's way (shutdown, then its
-	// grace periods), the page let go.
+	tapes = o.TapesDir
+	if tapes == "" {
+		tapes = filepath.Join(p.Dir, "tapes")
+	}
+	if tapes, err = filepath.Abs(tapes); err != nil {
+		return nil, "", fmt.Errorf("tapes folder: %w", err)
+	}
+	return cmd, tapes, nil
+}
+
+// openBrowser opens Options.Browser on the page at url, through a file of
+// ours that leads it there: the token is on no command line. It returns
+// the folder of that file (for the caller to remove when the playground
+// ends; "" for none); a browser that cannot be opened is said on the log.
+func (s *server) openBrowser(url string) (openDir string) {
+	var file string
+	openDir, err := os.MkdirTemp("", "tapedeck-play-open-")
+	if err == nil {
+		file, err = writeOpenPage(openDir, url)
+	}
+	if err == nil {
+		err = s.open(s.opt.Browser, file)
+	}
+	if err != nil {
+		fmt.Fprintf(s.opt.Log, "tapedeck: could not open a browser (%v): open %s yourself\n", err, url)
+	}
+	return openDir
+}
+
+// end ends the playground: the plugin is stopped the host's way
+// (shutdown, then its grace periods), the runs cancelled and waited for
+// with the watcher, the page let go, the browsers given a second to
+// start.
+func (s *server) end(cancelRuns context.CancelFunc) {
 	s.quit()
 	s.mu.Lock()
 	s.ending = true
@@ -259,10 +305,6 @@ func Run(ctx context.Context, opt *Options) error {
 	case <-opened:
 	case <-time.After(time.Second):
 	}
-	if err := srv.Close(); err != nil {
-		return fmt.Errorf("serve the playground: %w", err)
-	}
-	return nil
 }
 
 // URL is the page's address, with its token.

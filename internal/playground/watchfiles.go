@@ -493,47 +493,12 @@ type notifier interface {
 // notified watches with n until the playground ends; an error when n
 // fails (the caller then polls).
 func (s *server) notified(t *tree, n notifier) error {
-	dirs := 0
-	var addErr error
-	addDir := func(abs, rel string) bool {
-		if addErr != nil {
-			return false
-		}
-		if dirs >= maxWatchDirs {
-			t.once("dirs", fmt.Sprintf("the plugin folder has more than %d folders: only the first %d are watched", maxWatchDirs, maxWatchDirs))
-			return false
-		}
-		if err := n.add(abs, rel); err != nil {
-			t.once("add", fmt.Sprintf("watch %s: %v: the folders from there on are not watched", escape.Text(rel), err))
-			addErr = err
-			return false
-		}
-		dirs++
-		return true
-	}
-	stamps := t.walk(addDir)
-	fmt.Fprintf(s.opt.Log, "tapedeck: play: --watch: watching %s of %s for changes\n", counted(dirs, "folder"), escape.Text(t.root))
-	type batch struct {
-		evs []fsEvent
-		at  time.Time // when they were read: whether the plugin was starting then
-	}
-	batches := make(chan batch)
+	w := &inotifyWatch{s: s, t: t, n: n, touched: map[string]bool{}, moved: map[uint32]string{}}
+	w.stamps = t.walk(w.addDir)
+	fmt.Fprintf(s.opt.Log, "tapedeck: play: --watch: watching %s of %s for changes\n", counted(w.dirs, "folder"), escape.Text(t.root))
+	batches := make(chan eventBatch)
 	readErr := make(chan error, 1)
-	go func() { // the reader; ends when n is closed
-		buf := make([]byte, 64<<10)
-		for {
-			evs, err := n.read(buf)
-			if err != nil {
-				readErr <- err
-				close(batches)
-				return
-			}
-			select {
-			case batches <- batch{evs, time.Now()}:
-			case <-s.quitCh:
-			}
-		}
-	}()
+	go s.readEvents(n, batches, readErr) // ends when n is closed
 	defer func() {
 		n.close()
 		for range batches { // until the reader has ended
@@ -542,9 +507,6 @@ func (s *server) notified(t *tree, n notifier) error {
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	defer settle.Stop()
-	touched := map[string]bool{} // path → changed while the plugin was not booting
-	moved := map[uint32]string{} // rename cookie → the path renamed away
-	rescan := false
 	for {
 		select {
 		case <-s.quitCh:
@@ -553,119 +515,224 @@ func (s *server) notified(t *tree, n notifier) error {
 			if !ok {
 				return fmt.Errorf("inotify: %w", <-readErr)
 			}
-			booting := s.booting(b.at)
-			var held map[string]bool
-			for _, ev := range b.evs {
-				if ev.op&opOverflow != 0 {
-					rescan = true
-					continue
-				}
-				rel, ok := n.name(ev)
-				if !ok {
-					continue
-				}
-				ev.rel = rel
-				switch {
-				case ev.op&opDir != 0:
-					if ev.op&(opCreate|opMoveTo) != 0 {
-						// A new folder: watched, and its files are new.
-						abs := filepath.Join(t.root, ev.rel)
-						if !t.skipDir(abs, filepath.Base(ev.rel)) {
-							filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
-								if err != nil {
-									return nil
-								}
-								rel, _ := filepath.Rel(t.root, path)
-								if d.IsDir() {
-									if t.skipDir(path, d.Name()) || !addDir(path, rel) {
-										return filepath.SkipDir
-									}
-								} else if t.watched(rel) {
-									touched[rel] = touched[rel] || !booting
-								}
-								return nil
-							})
-						}
-					} else if ev.op&(opRemove|opMoveFrom) != 0 {
-						rescan = true // a folder gone: what was in it is removed
-					}
-					continue
-				case ev.op&opMoveFrom != 0:
-					moved[ev.cookie] = ev.rel
-				case ev.op&opMoveTo != 0:
-					if from, ok := moved[ev.cookie]; ok {
-						delete(moved, ev.cookie)
-						if t.mine[from] {
-							t.claim(ev.rel, fileStamp{}, "is what the plugin wrote, renamed")
-						}
-					}
-				}
-				if !t.watched(ev.rel) {
-					continue
-				}
-				if ev.op&(opWrite|opCreate|opMoveTo) != 0 {
-					if held == nil {
-						held = t.held()
-					}
-					if held[ev.rel] {
-						t.claim(ev.rel, fileStamp{}, "is written by the plugin itself (it holds it open)")
-						continue
-					}
-				}
-				touched[ev.rel] = touched[ev.rel] || !booting
-			}
-			if len(moved) > 1024 {
-				clear(moved) // halves of renames from outside the folder
-			}
+			w.take(b)
 			settle.Reset(s.opt.WatchEvery)
 		case <-settle.C:
-			var now map[string]fileStamp
-			only := map[string]bool{}
-			if rescan {
-				now, only = t.walk(nil), nil
-				rescan = false
-			} else {
-				now = map[string]fileStamp{}
-				for rel := range touched {
-					only[rel] = true
-					if st, ok := t.stat(rel); ok {
-						now[rel] = st
-					}
-				}
-			}
-			var cs []change
-			for _, c := range diff(stamps, now, only) {
-				st, there := now[c.path]
-				switch {
-				case t.mine[c.path]:
-				case there && t.renamed(c.path, st):
-					t.claim(c.path, st, "is what the plugin wrote, renamed")
-				case only != nil && !touched[c.path]:
-					t.absorb(c.path)
-				default:
-					cs = append(cs, c)
-				}
-			}
-			if only == nil {
-				cs = t.userChanges(cs, now, time.Now())
-				stamps = now
-			} else {
-				for rel := range only {
-					_, known := stamps[rel]
-					if st, ok := now[rel]; ok && (known || len(stamps) < maxWatchFiles) {
-						stamps[rel] = st
-					} else if !ok {
-						delete(stamps, rel)
-					}
-				}
-			}
-			clear(touched)
+			cs := w.settled()
 			if len(cs) == 0 {
 				continue
 			}
 			if err := s.restartFor(cs); err != nil {
 				return nil
 			}
+		}
+	}
+}
+
+// eventBatch is the events of one read.
+type eventBatch struct {
+	evs []fsEvent
+	at  time.Time // when they were read: whether the plugin was starting then
+}
+
+// readEvents reads n's events into batches until n fails or is closed,
+// then puts the error in readErr and closes batches.
+func (s *server) readEvents(n notifier, batches chan<- eventBatch, readErr chan<- error) {
+	buf := make([]byte, 64<<10)
+	for {
+		evs, err := n.read(buf)
+		if err != nil {
+			readErr <- err
+			close(batches)
+			return
+		}
+		select {
+		case batches <- eventBatch{evs, time.Now()}:
+		case <-s.quitCh:
+		}
+	}
+}
+
+// inotifyWatch is what notified knows between events: the folders
+// watched, the files' stamps as last looked at, and what was heard of
+// since.
+type inotifyWatch struct {
+	s      *server
+	t      *tree
+	n      notifier
+	dirs   int   // folders watched
+	addErr error // the watch that failed; none is added after it
+	stamps map[string]fileStamp
+	// touched are the paths heard of since the last look: true when
+	// changed while the plugin was not booting.
+	touched map[string]bool
+	moved   map[uint32]string // rename cookie → the path renamed away
+	rescan  bool              // events lost, or a folder gone: look at everything
+}
+
+// addDir watches the folder abs (rel in the plugin folder); false when it
+// is not watched (the cap reached, or a watch failed), said once.
+func (w *inotifyWatch) addDir(abs, rel string) bool {
+	if w.addErr != nil {
+		return false
+	}
+	if w.dirs >= maxWatchDirs {
+		w.t.once("dirs", fmt.Sprintf("the plugin folder has more than %d folders: only the first %d are watched", maxWatchDirs, maxWatchDirs))
+		return false
+	}
+	if err := w.n.add(abs, rel); err != nil {
+		w.t.once("add", fmt.Sprintf("watch %s: %v: the folders from there on are not watched", escape.Text(rel), err))
+		w.addErr = err
+		return false
+	}
+	w.dirs++
+	return true
+}
+
+// take notes the events of a batch.
+func (w *inotifyWatch) take(b eventBatch) {
+	booting := w.s.booting(b.at)
+	var held map[string]bool // the files the plugin holds open, asked once
+	for _, ev := range b.evs {
+		w.event(ev, booting, &held)
+	}
+	if len(w.moved) > 1024 {
+		clear(w.moved) // halves of renames from outside the folder
+	}
+}
+
+// event notes one event: the file touched, unless the plugin holds it
+// open (then it is the plugin's); a rename of the plugin's file is the
+// plugin's too.
+func (w *inotifyWatch) event(ev fsEvent, booting bool, held *map[string]bool) {
+	if ev.op&opOverflow != 0 {
+		w.rescan = true
+		return
+	}
+	rel, ok := w.n.name(ev)
+	if !ok {
+		return
+	}
+	ev.rel = rel
+	switch {
+	case ev.op&opDir != 0:
+		w.dirEvent(ev, booting)
+		return
+	case ev.op&opMoveFrom != 0:
+		w.moved[ev.cookie] = ev.rel
+	case ev.op&opMoveTo != 0:
+		if from, ok := w.moved[ev.cookie]; ok {
+			delete(w.moved, ev.cookie)
+			if w.t.mine[from] {
+				w.t.claim(ev.rel, fileStamp{}, "is what the plugin wrote, renamed")
+			}
+		}
+	}
+	if !w.t.watched(ev.rel) {
+		return
+	}
+	if ev.op&(opWrite|opCreate|opMoveTo) != 0 {
+		if *held == nil {
+			*held = w.t.held()
+		}
+		if (*held)[ev.rel] {
+			w.t.claim(ev.rel, fileStamp{}, "is written by the plugin itself (it holds it open)")
+			return
+		}
+	}
+	w.touched[ev.rel] = w.touched[ev.rel] || !booting
+}
+
+// dirEvent notes an event of a folder: a new one is watched and its files
+// are new; one gone means a look at everything (what was in it is
+// removed).
+func (w *inotifyWatch) dirEvent(ev fsEvent, booting bool) {
+	switch {
+	case ev.op&(opCreate|opMoveTo) != 0:
+		abs := filepath.Join(w.t.root, ev.rel)
+		if !w.t.skipDir(abs, filepath.Base(ev.rel)) {
+			w.newDir(abs, booting)
+		}
+	case ev.op&(opRemove|opMoveFrom) != 0:
+		w.rescan = true
+	}
+}
+
+// newDir watches the new folder abs and those in it, and takes their
+// files as touched.
+func (w *inotifyWatch) newDir(abs string, booting bool) {
+	t := w.t
+	filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(t.root, path)
+		if d.IsDir() {
+			if t.skipDir(path, d.Name()) || !w.addDir(path, rel) {
+				return filepath.SkipDir
+			}
+		} else if t.watched(rel) {
+			w.touched[rel] = w.touched[rel] || !booting
+		}
+		return nil
+	})
+}
+
+// settled looks at what was heard of once the events have settled, and
+// returns the changes the user made (none of the plugin's own, none heard
+// of only while it was booting).
+func (w *inotifyWatch) settled() []change {
+	t := w.t
+	now, only := w.look()
+	var cs []change
+	for _, c := range diff(w.stamps, now, only) {
+		st, there := now[c.path]
+		switch {
+		case t.mine[c.path]:
+		case there && t.renamed(c.path, st):
+			t.claim(c.path, st, "is what the plugin wrote, renamed")
+		case only != nil && !w.touched[c.path]:
+			t.absorb(c.path)
+		default:
+			cs = append(cs, c)
+		}
+	}
+	if only == nil {
+		cs = t.userChanges(cs, now, time.Now())
+		w.stamps = now
+	} else {
+		w.restamp(now, only)
+	}
+	clear(w.touched)
+	return cs
+}
+
+// look stamps the files touched (only names them), or after a rescan all
+// of them (only is nil).
+func (w *inotifyWatch) look() (now map[string]fileStamp, only map[string]bool) {
+	if w.rescan {
+		w.rescan = false
+		return w.t.walk(nil), nil
+	}
+	now, only = map[string]fileStamp{}, map[string]bool{}
+	for rel := range w.touched {
+		only[rel] = true
+		if st, ok := w.t.stat(rel); ok {
+			now[rel] = st
+		}
+	}
+	return now, only
+}
+
+// restamp takes the stamps of the files looked at (only), within
+// maxWatchFiles for a file not stamped before.
+func (w *inotifyWatch) restamp(now map[string]fileStamp, only map[string]bool) {
+	for rel := range only {
+		_, known := w.stamps[rel]
+		if st, ok := now[rel]; ok && (known || len(w.stamps) < maxWatchFiles) {
+			w.stamps[rel] = st
+		} else if !ok {
+			delete(w.stamps, rel)
 		}
 	}
 }

@@ -116,117 +116,155 @@ func (w *rewriter) value() bool {
 		return false
 	}
 	if ru := w.r.matchValue(w.path, w.states[len(w.states)-len(w.r.rules):]); ru != nil {
-		start := s.i
-		complete := s.skipValue()
-		v := s.b[start:s.i]
-		if str, ok := decodeString(v); ok && isPlaceholder(str) {
-			w.out = append(w.out, v...) // redacted already
-			return complete
-		}
-		var canon []byte
-		if str, ok := decodeString(v); ok {
-			canon = str
-		} else {
-			canon = compact(v)
-		}
-		w.out = jsonscan.AppendString(w.out, Placeholder(w.r.key, canon))
-		ru.n++
-		w.changed = true
-		return complete
+		return w.redactValue(ru)
 	}
-	if c := s.b[s.i]; (c == '{' || c == '[') && len(w.path) >= maxDepth {
-		start := s.i
-		complete := s.skipValue()
-		rest, changed := w.r.replace(s.b[start:s.i])
-		w.out = append(w.out, rest...)
-		w.changed = w.changed || changed
-		return complete
-	}
-	switch s.b[s.i] {
-	case '{':
-		s.i++
-		w.out = append(w.out, '{')
-		s.space()
-		if s.consume('}') {
-			w.out = append(w.out, '}')
-			return true
-		}
-		for {
-			s.space()
-			ks := s.i
-			if !s.skipString() {
-				w.out = append(w.out, s.b[ks:s.i]...)
-				return false
-			}
-			key := s.b[ks:s.i]
-			w.out = append(w.out, key...)
-			name, _ := decodeString(key)
-			s.space()
-			if !s.consume(':') {
-				return false
-			}
-			w.out = append(w.out, ':')
-			w.enter(string(name))
-			ok := w.value()
-			w.leave()
-			if !ok {
-				return false
-			}
-			s.space()
-			if s.consume('}') {
-				w.out = append(w.out, '}')
-				return true
-			}
-			if !s.consume(',') {
-				return false
-			}
-			w.out = append(w.out, ',')
-		}
-	case '[':
-		s.i++
-		w.out = append(w.out, '[')
-		s.space()
-		if s.consume(']') {
-			w.out = append(w.out, ']')
-			return true
-		}
-		for n := 0; ; n++ {
-			w.enter(jsonpath.Index(n))
-			ok := w.value()
-			w.leave()
-			if !ok {
-				return false
-			}
-			s.space()
-			if s.consume(']') {
-				w.out = append(w.out, ']')
-				return true
-			}
-			if !s.consume(',') {
-				return false
-			}
-			w.out = append(w.out, ',')
-		}
-	case '"':
-		start := s.i
-		complete := s.skipString()
-		v := s.b[start:s.i]
-		if complete && len(w.r.res) > 0 {
-			if str, ok := decodeString(v); ok && !isPlaceholder(str) {
-				if red, changed := w.r.replace(str); changed {
-					w.out = jsonscan.AppendString(w.out, red)
-					w.changed = true
-					return true
-				}
-			}
-		}
-		w.out = append(w.out, v...)
-		return complete
+	switch c := s.b[s.i]; {
+	case (c == '{' || c == '[') && len(w.path) >= maxDepth:
+		return w.deepValue()
+	case c == '{':
+		return w.object()
+	case c == '[':
+		return w.array()
+	case c == '"':
+		return w.str()
 	}
 	start := s.i
 	ok := s.skipValue()
 	w.out = append(w.out, s.b[start:s.i]...)
 	return ok
+}
+
+// redactValue writes a placeholder for the value at the scanner, which
+// rule ru names (a placeholder already there is kept as it is).
+func (w *rewriter) redactValue(ru *rule) bool {
+	s := &w.s
+	start := s.i
+	complete := s.skipValue()
+	v := s.b[start:s.i]
+	if str, ok := decodeString(v); ok && isPlaceholder(str) {
+		w.out = append(w.out, v...) // redacted already
+		return complete
+	}
+	var canon []byte
+	if str, ok := decodeString(v); ok {
+		canon = str
+	} else {
+		canon = compact(v)
+	}
+	w.out = jsonscan.AppendString(w.out, Placeholder(w.r.key, canon))
+	ru.n++
+	w.changed = true
+	return complete
+}
+
+// deepValue copies an object or array past maxDepth as it is, but for
+// the regular expressions' matches in its text.
+func (w *rewriter) deepValue() bool {
+	s := &w.s
+	start := s.i
+	complete := s.skipValue()
+	rest, changed := w.r.replace(s.b[start:s.i])
+	w.out = append(w.out, rest...)
+	w.changed = w.changed || changed
+	return complete
+}
+
+// object rewrites the object at the scanner, each member's value under
+// its name.
+func (w *rewriter) object() bool {
+	s := &w.s
+	s.i++
+	w.out = append(w.out, '{')
+	s.space()
+	if s.consume('}') {
+		w.out = append(w.out, '}')
+		return true
+	}
+	for {
+		s.space()
+		ks := s.i
+		if !s.skipString() {
+			w.out = append(w.out, s.b[ks:s.i]...)
+			return false
+		}
+		key := s.b[ks:s.i]
+		w.out = append(w.out, key...)
+		name, _ := decodeString(key)
+		s.space()
+		if !s.consume(':') {
+			return false
+		}
+		w.out = append(w.out, ':')
+		w.enter(string(name))
+		ok := w.value()
+		w.leave()
+		if !ok {
+			return false
+		}
+		if done, ok := w.next('}'); done {
+			return ok
+		}
+	}
+}
+
+// array rewrites the array at the scanner, each element under its index.
+func (w *rewriter) array() bool {
+	s := &w.s
+	s.i++
+	w.out = append(w.out, '[')
+	s.space()
+	if s.consume(']') {
+		w.out = append(w.out, ']')
+		return true
+	}
+	for n := 0; ; n++ {
+		w.enter(jsonpath.Index(n))
+		ok := w.value()
+		w.leave()
+		if !ok {
+			return false
+		}
+		if done, ok := w.next(']'); done {
+			return ok
+		}
+	}
+}
+
+// next reads what follows a member or element: the closing bracket
+// (done, ok), a comma (on to the next one), or else the end (done, not
+// ok).
+func (w *rewriter) next(closing byte) (done, ok bool) {
+	s := &w.s
+	s.space()
+	if s.consume(closing) {
+		w.out = append(w.out, closing)
+		return true, true
+	}
+	if !s.consume(',') {
+		return true, false
+	}
+	w.out = append(w.out, ',')
+	return false, false
+}
+
+// str rewrites the string at the scanner, the regular expressions'
+// matches in it replaced (a placeholder is left as it is).
+func (w *rewriter) str() bool {
+	s := &w.s
+	start := s.i
+	complete := s.skipString()
+	v := s.b[start:s.i]
+	if complete && len(w.r.res) > 0 {
+		if str, ok := decodeString(v); ok && !isPlaceholder(str) {
+			if red, changed := w.r.replace(str); changed {
+				w.out = jsonscan.AppendString(w.out, red)
+				w.changed = true
+				return true
+			}
+		}
+	}
+	w.out = append(w.out, v...)
+	return complete
 }
 
 // compact returns v without white space outside strings.

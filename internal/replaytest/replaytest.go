@@ -50,148 +50,175 @@ func Env(name string, env ...string) []string {
 func fixture(name string) func() int {
 	switch name {
 	case "prompt":
-		// prompt answers initialize and, on the click "go", asks the host
-		// to send "VERB note ID created TIME" to the terminal: VERB is
-		// FIXTURE_VERB (default Summarise); ID and TIME are FIXTURE_ID and
-		// FIXTURE_TIME, or with FIXTURE_COUNTER (a file counting runs) a
-		// random-looking id and a time that differ on every run.
-		return func() int {
-			verb := envOr("FIXTURE_VERB", "Summarise")
-			id, at := os.Getenv("FIXTURE_ID"), os.Getenv("FIXTURE_TIME")
-			if path := os.Getenv("FIXTURE_COUNTER"); path != "" {
-				b, _ := os.ReadFile(path)
-				n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-				os.WriteFile(path, []byte(strconv.Itoa(n+1)), 0o600)
-				ids := []string{"x7p2mz", "q0d9rk", "m4t8wa", "c2v6ne", "h9j1sd"}
-				id = ids[n%len(ids)]
-				at = time.Date(2026, 12, 2+n, 11, 30+n, 7*n, 0, time.UTC).Format(time.RFC3339)
-			}
-			return sendOnGo(verb + " note " + id + " created " + at)
-		}
+		return prompt
 	case "randomid":
-		// randomid is prompt with a note id of its own on every run: six
-		// random characters, a letter and a digit in turn.
-		return func() int {
-			id := make([]byte, 6)
-			for i := range id {
-				if i%2 == 0 {
-					id[i] = byte('a' + rand.IntN(26))
-				} else {
-					id[i] = byte('0' + rand.IntN(10))
-				}
-			}
-			return sendOnGo("Summarise note " + string(id) + " created 2026-12-01T10:00:00Z")
-		}
+		return randomID
 	case "badges":
-		// badges sets the badge to each element clicked; with FIXTURE_BUG
-		// the click "fire" sets it to "boom".
-		return func() int {
-			bug := os.Getenv("FIXTURE_BUG") != ""
-			return serve(func(m hostMessage) []string {
-				if m.Method != "ui/event" {
-					return nil
-				}
-				text := m.Params.Element
-				if bug && text == "fire" {
-					text = "boom"
-				}
-				return []string{`{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"` + text + `"}}`}
-			})
-		}
+		return badges
 	case "workspace":
-		// workspace is a language server of newline-framed JSON-RPC that
-		// works in the folder initialize's rootUri names: it answers
-		// initialize with the first line of notes.txt there, and each
-		// textDocument/didOpen appends a line to opened.log there and
-		// publishes the document's uri and how many lines the log holds.
-		return func() int {
-			var root string
-			br := bufio.NewReader(os.Stdin)
-			for {
-				line, err := br.ReadBytes('\n')
-				if err != nil {
-					return 0
-				}
-				var m struct {
-					ID     json.RawMessage `json:"id"`
-					Method string          `json:"method"`
-					Params struct {
-						RootURI      string `json:"rootUri"`
-						TextDocument struct {
-							URI string `json:"uri"`
-						} `json:"textDocument"`
-					} `json:"params"`
-				}
-				if json.Unmarshal(line, &m) != nil {
-					continue
-				}
-				switch m.Method {
-				case "initialize":
-					root = strings.TrimPrefix(m.Params.RootURI, "file://")
-					b, _ := os.ReadFile(filepath.Join(root, "notes.txt"))
-					first, _, _ := strings.Cut(string(b), "\n")
-					q, _ := json.Marshal(first)
-					fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"notes":%s}}`+"\n", m.ID, q)
-				case "textDocument/didOpen":
-					log := filepath.Join(root, "opened.log")
-					f, _ := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-					fmt.Fprintln(f, m.Params.TextDocument.URI)
-					f.Close()
-					b, _ := os.ReadFile(log)
-					u, _ := json.Marshal(m.Params.TextDocument.URI)
-					fmt.Printf(`{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":%s,"opened":%d}}`+"\n", u, strings.Count(string(b), "\n"))
-				case "exit":
-					return 0
-				}
-			}
-		}
+		return workspace
 	case "toggle":
-		// toggle keeps a dark mode, turned on and off by the click "dark";
-		// each click draws the panel with the mode, the element clicked
-		// and a title, "done" after "go", or "broken" with FIXTURE_BUG.
-		return func() int {
-			dark := false
-			return serve(func(m hostMessage) []string {
-				if m.Method != "ui/event" {
-					return nil
-				}
-				el := m.Params.Element
-				if el == "dark" {
-					dark = !dark
-				}
-				title := "working"
-				if el == "go" {
-					title = "done"
-					if os.Getenv("FIXTURE_BUG") != "" {
-						title = "broken"
-					}
-				}
-				return []string{TogglePanel(dark, el, title)}
-			})
-		}
+		return toggle
 	case "files":
-		// files lists the files opened so far ("open:NAME" clicks) with
-		// their tone: "ok", "bad" for FIXTURE_BAD, "new" for FIXTURE_NEW.
-		return func() int {
-			var items []string
-			return serve(func(m hostMessage) []string {
-				name, ok := strings.CutPrefix(m.Params.Element, "open:")
-				if m.Method != "ui/event" || !ok {
-					return nil
-				}
-				tone := "ok"
-				switch name {
-				case os.Getenv("FIXTURE_BAD"):
-					tone = "bad"
-				case os.Getenv("FIXTURE_NEW"):
-					tone = "new"
-				}
-				items = append(items, fmt.Sprintf(`{"file":%q,"tone":%q}`, name, tone))
-				return []string{FilesPanel(items)}
-			})
-		}
+		return files
 	}
 	return nil
+}
+
+// prompt answers initialize and, on the click "go", asks the host to send
+// "VERB note ID created TIME" to the terminal: VERB is FIXTURE_VERB
+// (default Summarise); ID and TIME are FIXTURE_ID and FIXTURE_TIME, or
+// with FIXTURE_COUNTER (a file counting runs) a random-looking id and a
+// time that differ on every run.
+func prompt() int {
+	verb := envOr("FIXTURE_VERB", "Summarise")
+	id, at := os.Getenv("FIXTURE_ID"), os.Getenv("FIXTURE_TIME")
+	if path := os.Getenv("FIXTURE_COUNTER"); path != "" {
+		b, _ := os.ReadFile(path)
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		os.WriteFile(path, []byte(strconv.Itoa(n+1)), 0o600)
+		ids := []string{"x7p2mz", "q0d9rk", "m4t8wa", "c2v6ne", "h9j1sd"}
+		id = ids[n%len(ids)]
+		at = time.Date(2026, 12, 2+n, 11, 30+n, 7*n, 0, time.UTC).Format(time.RFC3339)
+	}
+	return sendOnGo(verb + " note " + id + " created " + at)
+}
+
+// randomID is prompt with a note id of its own on every run: six random
+// characters, a letter and a digit in turn.
+func randomID() int {
+	id := make([]byte, 6)
+	for i := range id {
+		if i%2 == 0 {
+			id[i] = byte('a' + rand.IntN(26))
+		} else {
+			id[i] = byte('0' + rand.IntN(10))
+		}
+	}
+	return sendOnGo("Summarise note " + string(id) + " created 2026-12-01T10:00:00Z")
+}
+
+// badges sets the badge to each element clicked; with FIXTURE_BUG the
+// click "fire" sets it to "boom".
+func badges() int {
+	bug := os.Getenv("FIXTURE_BUG") != ""
+	return serve(func(m hostMessage) []string {
+		if m.Method != "ui/event" {
+			return nil
+		}
+		text := m.Params.Element
+		if bug && text == "fire" {
+			text = "boom"
+		}
+		return []string{`{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"` + text + `"}}`}
+	})
+}
+
+// workspace is a language server of newline-framed JSON-RPC that works in
+// the folder initialize's rootUri names: it answers initialize with the
+// first line of notes.txt there, and each textDocument/didOpen appends a
+// line to opened.log there and publishes the document's uri and how many
+// lines the log holds.
+func workspace() int {
+	var root string
+	br := bufio.NewReader(os.Stdin)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return 0
+		}
+		var m lspMessage
+		if json.Unmarshal(line, &m) != nil {
+			continue
+		}
+		switch m.Method {
+		case "initialize":
+			root = strings.TrimPrefix(m.Params.RootURI, "file://")
+			workspaceNotes(root, m.ID)
+		case "textDocument/didOpen":
+			workspaceOpened(root, m.Params.TextDocument.URI)
+		case "exit":
+			return 0
+		}
+	}
+}
+
+// lspMessage is what workspace reads of a message.
+type lspMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		RootURI      string `json:"rootUri"`
+		TextDocument struct {
+			URI string `json:"uri"`
+		} `json:"textDocument"`
+	} `json:"params"`
+}
+
+// workspaceNotes answers initialize (id) with the first line of notes.txt
+// in root.
+func workspaceNotes(root string, id json.RawMessage) {
+	b, _ := os.ReadFile(filepath.Join(root, "notes.txt"))
+	first, _, _ := strings.Cut(string(b), "\n")
+	q, _ := json.Marshal(first)
+	fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"notes":%s}}`+"\n", id, q)
+}
+
+// workspaceOpened appends uri to opened.log in root and publishes it with
+// how many lines the log holds.
+func workspaceOpened(root, uri string) {
+	log := filepath.Join(root, "opened.log")
+	f, _ := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	fmt.Fprintln(f, uri)
+	f.Close()
+	b, _ := os.ReadFile(log)
+	u, _ := json.Marshal(uri)
+	fmt.Printf(`{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":%s,"opened":%d}}`+"\n", u, strings.Count(string(b), "\n"))
+}
+
+// toggle keeps a dark mode, turned on and off by the click "dark"; each
+// click draws the panel with the mode, the element clicked and a title,
+// "done" after "go", or "broken" with FIXTURE_BUG.
+func toggle() int {
+	dark := false
+	return serve(func(m hostMessage) []string {
+		if m.Method != "ui/event" {
+			return nil
+		}
+		el := m.Params.Element
+		if el == "dark" {
+			dark = !dark
+		}
+		title := "working"
+		if el == "go" {
+			title = "done"
+			if os.Getenv("FIXTURE_BUG") != "" {
+				title = "broken"
+			}
+		}
+		return []string{TogglePanel(dark, el, title)}
+	})
+}
+
+// files lists the files opened so far ("open:NAME" clicks) with their
+// tone: "ok", "bad" for FIXTURE_BAD, "new" for FIXTURE_NEW.
+func files() int {
+	var items []string
+	return serve(func(m hostMessage) []string {
+		name, ok := strings.CutPrefix(m.Params.Element, "open:")
+		if m.Method != "ui/event" || !ok {
+			return nil
+		}
+		tone := "ok"
+		switch name {
+		case os.Getenv("FIXTURE_BAD"):
+			tone = "bad"
+		case os.Getenv("FIXTURE_NEW"):
+			tone = "new"
+		}
+		items = append(items, fmt.Sprintf(`{"file":%q,"tone":%q}`, name, tone))
+		return []string{FilesPanel(items)}
+	})
 }
 
 // sendOnGo is a plugin that, on the click "go", asks the host to send text

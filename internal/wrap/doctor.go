@@ -70,129 +70,176 @@ func Doctor(ctx context.Context, dir string, f *Finder) (*Report, error) {
 	if f == nil {
 		f = NewFinder()
 	}
-	launcher := filepath.Join(abs, filepath.FromSlash(LauncherFile))
-	origPath := filepath.Join(abs, filepath.FromSlash(OrigFile))
-	raw, merr := smallfile.Read(filepath.Join(abs, ManifestFile), smallfile.JSONCap)
-	var m *Manifest
-	if merr == nil {
-		m, merr = ParseManifest(raw)
+	d := &doctor{
+		r:        &Report{Dir: abs, Cwd: abs},
+		abs:      abs,
+		launcher: filepath.Join(abs, filepath.FromSlash(LauncherFile)),
+		origPath: filepath.Join(abs, filepath.FromSlash(OrigFile)),
+		redo:     fmt.Sprintf("run tapedeck unwrap %s, then tapedeck wrap %[1]s", shellword.Quote(abs)),
 	}
-	_, lerr := os.Lstat(launcher)
-	_, oerr := os.Lstat(origPath)
-	pointsAtLauncher := m != nil && m.Runtime == RuntimeExecutable && m.Main == LauncherFile
-	if !pointsAtLauncher && lerr != nil && oerr != nil {
-		if merr != nil && errors.Is(merr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("doctor %s: %w: give the plugin folder, the one that holds %s", abs, ErrNoManifest, ManifestFile)
-		}
-		return nil, fmt.Errorf("doctor %s: %w: run tapedeck wrap %s first", abs, ErrNotWrapped, shellword.Quote(abs))
+	d.r.HostArgv = []string{d.launcher}
+	w, err := d.readWrapped()
+	if err != nil {
+		return nil, err
 	}
-	r := &Report{Dir: abs, HostArgv: []string{launcher}, Cwd: abs}
-	add := func(what, detail, problem string) {
-		r.Checks = append(r.Checks, Check{What: what, Detail: detail, Problem: problem})
+	d.manifest(w)
+	d.r.Launch = d.launcherScript(ctx)
+	if d.r.Launch == nil {
+		return d.r, nil
 	}
+	d.launched(ctx, f, d.r.Launch)
+	return d.r, nil
+}
 
-	// The manifest.
+// doctor is what Doctor knows of the folder it checks.
+type doctor struct {
+	r                       *Report
+	abs, launcher, origPath string
+	redo                    string // what to do to wrap it again
+}
+
+// add adds a check to the report.
+func (d *doctor) add(what, detail, problem string) {
+	d.r.Checks = append(d.r.Checks, Check{What: what, Detail: detail, Problem: problem})
+}
+
+// wrapping is what Doctor reads of the manifest and the original first.
+type wrapping struct {
+	raw              []byte    // the manifest as read
+	m                *Manifest // nil when merr
+	merr             error     // reading or parsing the manifest
+	origErr          error     // the original manifest's Lstat
+	pointsAtLauncher bool      // the manifest runs the launcher
+}
+
+// readWrapped reads the manifest; an error when the folder is not a
+// plugin's, or not wrapped (no sign of wrap at all).
+func (d *doctor) readWrapped() (wrapping, error) {
+	var w wrapping
+	w.raw, w.merr = smallfile.Read(filepath.Join(d.abs, ManifestFile), smallfile.JSONCap)
+	if w.merr == nil {
+		w.m, w.merr = ParseManifest(w.raw)
+	}
+	_, lerr := os.Lstat(d.launcher)
+	_, w.origErr = os.Lstat(d.origPath)
+	w.pointsAtLauncher = w.m != nil && w.m.Runtime == RuntimeExecutable && w.m.Main == LauncherFile
+	if !w.pointsAtLauncher && lerr != nil && w.origErr != nil {
+		if w.merr != nil && errors.Is(w.merr, fs.ErrNotExist) {
+			return w, fmt.Errorf("doctor %s: %w: give the plugin folder, the one that holds %s", d.abs, ErrNoManifest, ManifestFile)
+		}
+		return w, fmt.Errorf("doctor %s: %w: run tapedeck wrap %s first", d.abs, ErrNotWrapped, shellword.Quote(d.abs))
+	}
+	return w, nil
+}
+
+// manifest checks that the manifest runs the launcher, that the plugin's
+// id is its folder's name, and that the original is kept.
+func (d *doctor) manifest(w wrapping) {
+	m := w.m
 	switch {
-	case merr != nil:
-		add("manifest", ManifestFile, fmt.Sprintf("%v: the host cannot load the plugin", bare(merr)))
-	case !pointsAtLauncher:
+	case w.merr != nil:
+		d.add("manifest", ManifestFile, fmt.Sprintf("%v: the host cannot load the plugin", bare(w.merr)))
+	case !w.pointsAtLauncher:
 		// unwrap puts the original back as it is; a manifest changed
 		// since wrap it only overwrites with --force.
-		redo := fmt.Sprintf("run tapedeck unwrap %s, then tapedeck wrap %[1]s", shellword.Quote(abs))
-		if orig, err := smallfile.Read(origPath, smallfile.JSONCap); err == nil && !bytes.Equal(orig, raw) {
-			redo = fmt.Sprintf("compare it with %s, then run tapedeck unwrap --force %s (it puts that back: the changes are lost), then tapedeck wrap %[2]s", OrigFile, shellword.Quote(abs))
+		redo := d.redo
+		if orig, err := smallfile.Read(d.origPath, smallfile.JSONCap); err == nil && !bytes.Equal(orig, w.raw) {
+			redo = fmt.Sprintf("compare it with %s, then run tapedeck unwrap --force %s (it puts that back: the changes are lost), then tapedeck wrap %[2]s", OrigFile, shellword.Quote(d.abs))
 		}
-		add("manifest", ManifestFile, fmt.Sprintf("runtime %q and main %q do not point at %s: the host runs the plugin unrecorded; %s",
+		d.add("manifest", ManifestFile, fmt.Sprintf("runtime %q and main %q do not point at %s: the host runs the plugin unrecorded; %s",
 			m.Runtime, m.Main, LauncherFile, redo))
 	default:
-		add("manifest", fmt.Sprintf("runtime %q, main %q", m.Runtime, m.Main), "")
+		d.add("manifest", fmt.Sprintf("runtime %q, main %q", m.Runtime, m.Main), "")
 	}
 	// The host's rule decides, as in wrap (host-behaviour.md, "Starting":
 	// the manifest's id must equal the folder name).
 	if m != nil {
-		if problem := idFolderProblem(m.ID, abs); problem != "" {
-			add("plugin id", m.ID, problem)
+		if problem := idFolderProblem(m.ID, d.abs); problem != "" {
+			d.add("plugin id", m.ID, problem)
 		}
 	}
-	if oerr != nil {
-		add("original", OrigFile, "missing: unwrap cannot restore the manifest; restore it by hand")
+	if w.origErr != nil {
+		d.add("original", OrigFile, "missing: unwrap cannot restore the manifest; restore it by hand")
 	} else {
-		add("original", OrigFile, "")
+		d.add("original", OrigFile, "")
 	}
+}
 
-	// The launcher.
-	redo := fmt.Sprintf("run tapedeck unwrap %s, then tapedeck wrap %[1]s", shellword.Quote(abs))
-	if script, err := smallfile.Read(launcher, smallfile.JSONCap); err != nil {
-		add("launcher", launcher, fmt.Sprintf("%v: %s", bare(err), redo))
+// launcherScript checks the launcher (executable, what wrap writes, sh
+// parses it) and returns what it runs; nil when it could not be read or
+// sh cannot parse it.
+func (d *doctor) launcherScript(ctx context.Context) *Launch {
+	script, err := smallfile.Read(d.launcher, smallfile.JSONCap)
+	if err != nil {
+		d.add("launcher", d.launcher, fmt.Sprintf("%v: %s", bare(err), d.redo))
+		return nil
+	}
+	var problems []string
+	if err := isExecutable(d.launcher); err != nil {
+		problems = append(problems, fmt.Sprintf("%v, and the host runs it directly: chmod 755 %s", err, shellword.Quote(d.launcher)))
+	}
+	var launch *Launch
+	l, err := ParseLauncher(script)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("%v: %s", err, d.redo))
+	} else if out, err := run(ctx, "/bin/sh", "-n", d.launcher); err != nil {
+		problems = append(problems, fmt.Sprintf("/bin/sh -n: %v %s", err, out))
 	} else {
-		var problems []string
-		if err := isExecutable(launcher); err != nil {
-			problems = append(problems, fmt.Sprintf("%v, and the host runs it directly: chmod 755 %s", err, shellword.Quote(launcher)))
-		}
-		l, err := ParseLauncher(script)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%v: %s", err, redo))
-		} else if out, err := run(ctx, "/bin/sh", "-n", launcher); err != nil {
-			problems = append(problems, fmt.Sprintf("/bin/sh -n: %v %s", err, out))
-		} else {
-			r.Launch = l // read it even when it cannot run: the rest can still be checked
-		}
-		add("launcher", launcher, strings.Join(problems, "; "))
+		launch = l // read it even when it cannot run: the rest can still be checked
 	}
-	if r.Launch == nil {
-		return r, nil
-	}
-	l := r.Launch
+	d.add("launcher", d.launcher, strings.Join(problems, "; "))
+	return launch
+}
 
-	// tapedeck: looked at, never run (a cloned folder names it).
-	detail, problem := tapedeckCheck(l.Tapedeck, abs)
+// launched checks what the launcher l names: tapedeck (looked at, never
+// run: a cloned folder names it), the store, and what tapedeck runs.
+func (d *doctor) launched(ctx context.Context, f *Finder, l *Launch) {
+	detail, problem := tapedeckCheck(l.Tapedeck, d.abs)
 	if problem != "" {
-		problem += ": " + redo
+		problem += ": " + d.redo
 	}
-	add("tapedeck", detail, problem)
-
-	// The store.
+	d.add("tapedeck", detail, problem)
 	detail, problem = storeCheck(l.Store)
-	add("store", detail, problem)
+	d.add("store", detail, problem)
+	d.command(ctx, f, l)
+}
 
-	// What tapedeck runs: the interpreter and the plugin's main.
+// command checks what tapedeck runs: the interpreter (or the main
+// alone), the folder put first on PATH, and the plugin's main.
+func (d *doctor) command(ctx context.Context, f *Finder, l *Launch) {
 	name := l.Command[0]
 	what := "interpreter"
 	if len(l.Command) == 1 {
 		what = "main"
 	}
-	switch {
-	case strings.Contains(name, "/"):
+	if strings.Contains(name, "/") {
 		if err := isExecutable(name); err != nil {
-			add(what, name, fmt.Sprintf("%v: the plugin cannot start; %s", err, redo))
+			d.add(what, name, fmt.Sprintf("%v: the plugin cannot start; %s", err, d.redo))
 		} else {
-			add(what, name, "")
+			d.add(what, name, "")
 		}
-	default:
-		if found, err := f.lookPath(ctx, name); err != nil {
-			add(what, name, fmt.Sprintf("%v: the plugin cannot start; install %s", err, name))
-		} else {
-			add(what, fmt.Sprintf("%s = %s (%s)", name, found.Path, found.Where), "")
-		}
+	} else if found, err := f.lookPath(ctx, name); err != nil {
+		d.add(what, name, fmt.Sprintf("%v: the plugin cannot start; install %s", err, name))
+	} else {
+		d.add(what, fmt.Sprintf("%s = %s (%s)", name, found.Path, found.Where), "")
 	}
 	if l.PathFirst != "" {
 		if fi, err := os.Stat(l.PathFirst); err != nil || !fi.IsDir() {
-			add("PATH first", l.PathFirst, "not a folder: the plugin would not find node's folder on PATH, as the host gives it; "+redo)
+			d.add("PATH first", l.PathFirst, "not a folder: the plugin would not find node's folder on PATH, as the host gives it; "+d.redo)
 		} else {
-			add("PATH first", l.PathFirst, "")
+			d.add("PATH first", l.PathFirst, "")
 		}
 	}
 	if len(l.Command) > 1 {
 		main := l.Command[len(l.Command)-1]
 		if fi, err := os.Stat(main); err != nil {
-			add("main", main, fmt.Sprintf("%v: the plugin cannot start", bare(err)))
+			d.add("main", main, fmt.Sprintf("%v: the plugin cannot start", bare(err)))
 		} else if !fi.Mode().IsRegular() {
-			add("main", main, "not a file: the plugin cannot start")
+			d.add("main", main, "not a file: the plugin cannot start")
 		} else {
-			add("main", main, "")
+			d.add("main", main, "")
 		}
 	}
-	return r, nil
 }
 
 // idFolderProblem is what is wrong when a plugin's id differs from the

@@ -109,109 +109,143 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wrap %s: %w", dir, err)
 	}
-	refuse := func(format string, args ...any) error {
-		return fmt.Errorf("wrap %s: "+format, append([]any{abs}, args...)...)
+	p, err := prepare(ctx, abs, opts)
+	if err != nil {
+		return nil, fmt.Errorf("wrap %s: %w", abs, err)
 	}
+	return p, nil
+}
+
+// prepare is Prepare for the absolute folder abs; its errors do not name
+// the folder.
+func prepare(ctx context.Context, abs string, opts Options) (*Plan, error) {
 	if !filepath.IsAbs(opts.Tapedeck) || !filepath.IsAbs(opts.Store) {
-		return nil, refuse("the tapedeck path (%q) and the store (%q) must be absolute", opts.Tapedeck, opts.Store)
+		return nil, fmt.Errorf("the tapedeck path (%q) and the store (%q) must be absolute", opts.Tapedeck, opts.Store)
 	}
-	manifestPath := filepath.Join(abs, ManifestFile)
-	fi, err := os.Lstat(manifestPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, refuse("%w: give the plugin folder, the one that holds %s", ErrNoManifest, ManifestFile)
-	}
+	raw, mode, err := readUnwrapped(abs)
 	if err != nil {
-		return nil, refuse("read manifest: %w", err)
-	}
-	if err := notLink(manifestPath, fi, ManifestFile, "wrap edits the manifest in place"); err != nil {
-		return nil, refuse("%w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, refuse("%w: %s is not a file", ErrManifest, ManifestFile)
-	}
-	raw, err := readNoFollow(manifestPath)
-	if err != nil {
-		return nil, refuse("read manifest: %w", err)
-	}
-	if _, err := os.Lstat(filepath.Join(abs, OrigFile)); err == nil {
-		return nil, refuse("%w (%s exists): run tapedeck unwrap %s first", ErrWrapped, OrigFile, shellword.Quote(abs))
-	}
-	if err := checkState(abs, true); err != nil {
-		return nil, refuse("%w", err)
+		return nil, err
 	}
 	m, err := ParseManifest(raw)
 	if err != nil {
-		return nil, refuse("%w", err)
+		return nil, err
 	}
-	if m.Runtime == RuntimeExecutable && m.Main == LauncherFile {
-		return nil, refuse("%w: main is already %s, but the original manifest (%s) is gone: restore %s by hand",
-			ErrWrapped, LauncherFile, OrigFile, ManifestFile)
+	mainPath, mfi, err := wrappable(abs, m)
+	if err != nil {
+		return nil, err
 	}
-	runtime := m.EffectiveRuntime()
-	switch runtime {
-	case RuntimeNode, RuntimePython, RuntimeExecutable:
-	case RuntimeWasm:
-		return nil, refuse("%w: it runs inside the host, so there is no process for tapedeck to record", ErrWasm)
-	default:
-		return nil, refuse("%w %q in %s: tapedeck wraps node, python and executable plugins", ErrRuntime, m.Runtime, ManifestFile)
-	}
-	if m.Main == "" {
-		return nil, refuse("%w: %s names no \"main\" to run", ErrNoMain, ManifestFile)
-	}
-	if !filepath.IsLocal(filepath.FromSlash(m.Main)) {
-		return nil, refuse("%w: main %q is not a relative path inside the plugin folder", ErrManifest, m.Main)
-	}
-	if m.ID == "" {
-		return nil, refuse("%w: no \"id\" (tapedeck names the sessions after it)", ErrManifest)
-	}
-	mainPath := filepath.Join(abs, filepath.FromSlash(m.Main))
-	mfi, err := os.Stat(mainPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, refuse("%w: main %s does not exist: fix \"main\" in %s", ErrNoMain, m.Main, ManifestFile)
-	case err != nil:
-		return nil, refuse("%w: main %s: %w", ErrNoMain, m.Main, err)
-	case !mfi.Mode().IsRegular():
-		return nil, refuse("%w: main %s is not a file", ErrNoMain, m.Main)
-	}
-
-	p := &Plan{Dir: abs, Manifest: m, Original: raw, mode: fi.Mode().Perm()}
-	var command []string
-	var pathFirst string
-	switch runtime {
-	case RuntimeNode:
-		f := opts.Finder
-		if f == nil {
-			f = NewFinder()
-		}
-		found, err := f.Node(ctx)
-		if err != nil {
-			return nil, refuse("%w: install node, or put it on your login shell's PATH", err)
-		}
-		p.Node = &found
-		command = []string{found.Path, mainPath}
-		pathFirst = filepath.Dir(found.Path)
-	case RuntimePython:
-		// The host runs python3 by name, on the PATH it gives the plugin
-		// (login PATH first), and so does the launcher: the same python3.
-		command = []string{"python3", mainPath}
-	case RuntimeExecutable:
-		if mfi.Mode().Perm()&0o111 == 0 {
-			return nil, refuse("%w: main %s is not executable, and the host runs it directly: chmod +x %s", ErrNoMain, m.Main, shellword.Quote(mainPath))
-		}
-		command = []string{mainPath}
+	p := &Plan{Dir: abs, Manifest: m, Original: raw, mode: mode}
+	command, pathFirst, err := p.command(ctx, opts.Finder, mainPath, mfi)
+	if err != nil {
+		return nil, err
 	}
 	p.Launch = Launch{Tapedeck: opts.Tapedeck, Store: opts.Store, Name: m.ID, Command: command, PathFirst: pathFirst, PinClock: opts.PinClock}
 	if p.Wrapped, err = m.Splice(RuntimeExecutable, LauncherFile); err != nil {
-		return nil, refuse("%w", err)
+		return nil, err
 	}
 	// The host's rule decides, as in Doctor: a manifest's id must equal
 	// the folder name (host-behaviour.md, "Starting"), else the host never
 	// starts the plugin and there is nothing to record.
 	if problem := idFolderProblem(m.ID, abs); problem != "" {
-		return nil, refuse("%w: %s", ErrManifest, problem)
+		return nil, fmt.Errorf("%w: %s", ErrManifest, problem)
 	}
 	return p, nil
+}
+
+// readUnwrapped reads the manifest of the folder abs, a file and no
+// link, and its permissions; an error when the folder is wrapped (its
+// original kept) or in a state wrap leaves alone.
+func readUnwrapped(abs string) (raw []byte, mode fs.FileMode, err error) {
+	manifestPath := filepath.Join(abs, ManifestFile)
+	fi, err := os.Lstat(manifestPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, fmt.Errorf("%w: give the plugin folder, the one that holds %s", ErrNoManifest, ManifestFile)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("read manifest: %w", err)
+	}
+	if err := notLink(manifestPath, fi, ManifestFile, "wrap edits the manifest in place"); err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%w: %s is not a file", ErrManifest, ManifestFile)
+	}
+	raw, err = readNoFollow(manifestPath)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read manifest: %w", err)
+	}
+	if _, err := os.Lstat(filepath.Join(abs, OrigFile)); err == nil {
+		return nil, 0, fmt.Errorf("%w (%s exists): run tapedeck unwrap %s first", ErrWrapped, OrigFile, shellword.Quote(abs))
+	}
+	if err := checkState(abs, true); err != nil {
+		return nil, 0, err
+	}
+	return raw, fi.Mode().Perm(), nil
+}
+
+// wrappable checks that the manifest m of the folder abs names a plugin
+// wrap can record (not wrapped already, a runtime with a process, an id,
+// a main file inside the folder), and returns its main's path and info.
+func wrappable(abs string, m *Manifest) (mainPath string, mfi fs.FileInfo, err error) {
+	if m.Runtime == RuntimeExecutable && m.Main == LauncherFile {
+		return "", nil, fmt.Errorf("%w: main is already %s, but the original manifest (%s) is gone: restore %s by hand",
+			ErrWrapped, LauncherFile, OrigFile, ManifestFile)
+	}
+	switch m.EffectiveRuntime() {
+	case RuntimeNode, RuntimePython, RuntimeExecutable:
+	case RuntimeWasm:
+		return "", nil, fmt.Errorf("%w: it runs inside the host, so there is no process for tapedeck to record", ErrWasm)
+	default:
+		return "", nil, fmt.Errorf("%w %q in %s: tapedeck wraps node, python and executable plugins", ErrRuntime, m.Runtime, ManifestFile)
+	}
+	if m.Main == "" {
+		return "", nil, fmt.Errorf("%w: %s names no \"main\" to run", ErrNoMain, ManifestFile)
+	}
+	if !filepath.IsLocal(filepath.FromSlash(m.Main)) {
+		return "", nil, fmt.Errorf("%w: main %q is not a relative path inside the plugin folder", ErrManifest, m.Main)
+	}
+	if m.ID == "" {
+		return "", nil, fmt.Errorf("%w: no \"id\" (tapedeck names the sessions after it)", ErrManifest)
+	}
+	mainPath = filepath.Join(abs, filepath.FromSlash(m.Main))
+	mfi, err = os.Stat(mainPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil, fmt.Errorf("%w: main %s does not exist: fix \"main\" in %s", ErrNoMain, m.Main, ManifestFile)
+	case err != nil:
+		return "", nil, fmt.Errorf("%w: main %s: %w", ErrNoMain, m.Main, err)
+	case !mfi.Mode().IsRegular():
+		return "", nil, fmt.Errorf("%w: main %s is not a file", ErrNoMain, m.Main)
+	}
+	return mainPath, mfi, nil
+}
+
+// command is what the launcher runs for the plan's runtime, main at
+// mainPath (mfi), and the folder it puts first on PATH (node's); for
+// node it finds node with f (nil means NewFinder()) and sets p.Node.
+func (p *Plan) command(ctx context.Context, f *Finder, mainPath string, mfi fs.FileInfo) (command []string, pathFirst string, err error) {
+	switch p.Manifest.EffectiveRuntime() {
+	case RuntimeNode:
+		if f == nil {
+			f = NewFinder()
+		}
+		found, err := f.Node(ctx)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: install node, or put it on your login shell's PATH", err)
+		}
+		p.Node = &found
+		return []string{found.Path, mainPath}, filepath.Dir(found.Path), nil
+	case RuntimePython:
+		// The host runs python3 by name, on the PATH it gives the plugin
+		// (login PATH first), and so does the launcher: the same python3.
+		return []string{"python3", mainPath}, "", nil
+	case RuntimeExecutable:
+		if mfi.Mode().Perm()&0o111 == 0 {
+			return nil, "", fmt.Errorf("%w: main %s is not executable, and the host runs it directly: chmod +x %s", ErrNoMain, p.Manifest.Main, shellword.Quote(mainPath))
+		}
+		return []string{mainPath}, "", nil
+	}
+	return nil, "", nil
 }
 
 // Apply writes the plan: the original manifest to OrigFile and the launcher
