@@ -62,7 +62,9 @@ func TestCheckProfiles(t *testing.T) {
 	// A valid session never waits out its client's timeout, so it is long:
 	// under the race detector with other packages running, node had not
 	// answered initialize within 5 s (CI, stop 39).
-	mcpClient := func(flags ...string) []string { return append([]string{bin["mcp-client"], "-timeout", "60s"}, flags...) }
+	mcpClient := func(flags ...string) []string {
+		return append([]string{bin["mcp-client"], "-timeout", "60s"}, flags...)
+	}
 	lspClient := func(flags ...string) []string {
 		return append([]string{bin["lsp-client"], "-timeout", "60s"}, flags...)
 	}
