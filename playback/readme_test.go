@@ -37,7 +37,7 @@ func TestReadmeGoTestSection(t *testing.T) {
 	goFile := fenced(t, section, "go")
 	setup := fenced(t, section, "sh")
 	loop := blocks(sectionOf(t, guide, "## The loop"))
-	if len(loop) != 3 || loop[0].lang != "sh" || loop[1].lang != "" || loop[2].lang != "sh" {
+	if len(loop) != 3 || loop[0].lang != "sh" || loop[1].lang != "text" || loop[2].lang != "sh" {
 		t.Fatalf("docs/go-api.md's loop: want a sh block, the failure's output, a sh block; got %+v", loop)
 	}
 	first, report, second := loop[0].text, loop[1].text, loop[2].text
