@@ -9,7 +9,6 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/jsonscan"
-	"github.com/tapedeck/tapedeck/internal/wire"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -800,13 +799,7 @@ func Uncarry(live []frame.Frame, carried []Carried) []frame.Frame {
 		if cr {
 			nb = append(nb, '\r')
 		}
-		if out == nil {
-			out = slices.Clone(live)
-		}
-		out[i].Raw = nb
-		if h := f.Head(); h != nil {
-			out[i].SetHead(wire.Reframe(h, len(nb)))
-		}
+		out = rewrite(out, live, i, nb)
 	}
 	if out == nil {
 		return live

@@ -209,16 +209,24 @@ func Unmove(live []frame.Frame, moved map[string]string) []frame.Frame {
 		if len(nb) == len(f.Raw) && bytes.Equal(nb, f.Raw) {
 			continue
 		}
-		if out == nil {
-			out = slices.Clone(live)
-		}
-		out[i].Raw = nb
-		if h := f.Head(); h != nil {
-			out[i].SetHead(wire.Reframe(h, len(nb)))
-		}
+		out = rewrite(out, live, i, nb)
 	}
 	if out == nil {
 		return live
+	}
+	return out
+}
+
+// rewrite is out with frame i's body set to nb and its header, if it has
+// one, reframed to nb's length; out is a copy of live made at the first
+// rewrite, so that live itself is never changed.
+func rewrite(out, live []frame.Frame, i int, nb []byte) []frame.Frame {
+	if out == nil {
+		out = slices.Clone(live)
+	}
+	out[i].Raw = nb
+	if h := out[i].Head(); h != nil {
+		out[i].SetHead(wire.Reframe(h, len(nb)))
 	}
 	return out
 }
