@@ -19,6 +19,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/datafolder"
+	"github.com/tapedeck/tapedeck/internal/environ"
 	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/message"
@@ -189,7 +190,7 @@ func (fs *folders) make(env []string) (*runFolders, []string, error) {
 			rf.moved[p] = dir
 		}
 		if f.Env != "" {
-			env = setEnv(env, f.Env, dir)
+			env = environ.Set(env, f.Env, dir)
 		}
 	}
 	for _, v := range fs.vars {
@@ -205,7 +206,7 @@ func (fs *folders) make(env []string) (*runFolders, []string, error) {
 			rf.Close()
 			return nil, nil, fmt.Errorf("--fresh-dir %s: %w", v.name, err)
 		}
-		env = setEnv(env, v.name, dir)
+		env = environ.Set(env, v.name, dir)
 		if v.recorded != "" {
 			rf.moved[v.recorded] = dir
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/clock"
+	"github.com/tapedeck/tapedeck/internal/environ"
 	"github.com/tapedeck/tapedeck/internal/note"
 )
 
@@ -71,7 +72,7 @@ func prepareEnv(rec *Recording, opt *Options, keep []string, fs *folders) (*runE
 			return nil, fmt.Errorf("--env %q: want NAME=VALUE", kv)
 		}
 		set[k] = true
-		e.env = setEnv(e.env, k, v)
+		e.env = environ.Set(e.env, k, v)
 		e.added = append(e.added, kv)
 	}
 	without := func(name, why string) {
@@ -79,7 +80,7 @@ func prepareEnv(rec *Recording, opt *Options, keep []string, fs *folders) (*runE
 			return
 		}
 		stood := "without it"
-		if v, ok := lookupEnv(e.env, name); ok {
+		if v, ok := environ.Lookup(e.env, name); ok {
 			stood = fmt.Sprintf("with the caller's (%d bytes)", len(v))
 		}
 		e.notes = append(e.notes, note.Textf("ran without the recorded %s (%s): it ran %s; give it with --env %s=VALUE", name, why, stood, name))
@@ -128,28 +129,6 @@ func (e *runEnv) Close() {
 	if e.folders != nil {
 		e.folders.Close()
 	}
-}
-
-// setEnv is env with key set to value, every earlier setting removed.
-func setEnv(env []string, key, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k != key {
-			out = append(out, kv)
-		}
-	}
-	return append(out, key+"="+value)
-}
-
-// lookupEnv is the value of key in env (the last setting wins, as for a
-// process's environment).
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, _ := strings.Cut(env[i], "="); k == key {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // spellKey quotes a tape's variable name for a note, at most 64 bytes of it.

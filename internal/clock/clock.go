@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/environ"
 )
 
 //go:embed preload/clock.cjs preload/sitecustomize.py
@@ -142,8 +143,8 @@ func (p *Preload) Env(env []string, c frame.Clock) []string {
 	if env == nil {
 		env = os.Environ()
 	}
-	nodeOpts, hasNode := lookup(env, "NODE_OPTIONS")
-	pyPath, hasPy := lookup(env, "PYTHONPATH")
+	nodeOpts, hasNode := environ.Lookup(env, "NODE_OPTIONS")
+	pyPath, hasPy := environ.Lookup(env, "PYTHONPATH")
 	out := make([]string, 0, len(env)+4)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
@@ -180,17 +181,6 @@ func (p *Preload) Env(env []string, c frame.Clock) []string {
 		out = append(out, EnvChildren+"=1")
 	}
 	return out
-}
-
-// lookup reads key from env; the last one wins, as for exec.
-func lookup(env []string, key string) (string, bool) {
-	v, ok := "", false
-	for _, kv := range env {
-		if k, val, found := strings.Cut(kv, "="); found && k == key {
-			v, ok = val, true
-		}
-	}
-	return v, ok
 }
 
 // nodeQuote quotes a path for NODE_OPTIONS, which splits on spaces and

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/internal/check"
+	"github.com/tapedeck/tapedeck/internal/environ"
 	"github.com/tapedeck/tapedeck/internal/escape"
 )
 
@@ -330,7 +331,7 @@ func (s *server) pluginEnv() []string {
 	}
 	env = append([]string(nil), env...)
 	for _, h := range s.homes {
-		env = setEnv(env, h.name, h.dir)
+		env = environ.Set(env, h.name, h.dir)
 	}
 	return append(env,
 		"AGENTTY_PLUGIN_ID="+s.plugin.ID,

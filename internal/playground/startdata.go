@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/tapedeck/tapedeck/internal/datafolder"
+	"github.com/tapedeck/tapedeck/internal/environ"
 	"github.com/tapedeck/tapedeck/internal/escape"
 )
 
@@ -52,7 +53,7 @@ func makeHomes(names []string, env []string) ([]home, error) {
 		}
 		h := home{name: name, dir: filepath.Join(root, name)}
 		out = append(out, h)
-		from, _ := lookup(env, name)
+		from, _ := environ.Lookup(env, name)
 		if fi, err := os.Stat(from); from != "" && err == nil && fi.IsDir() {
 			if _, err := datafolder.Copy(h.dir, from, datafolder.Carried); err != nil {
 				return out, fmt.Errorf("--fresh-dir %s: the playground starts the plugin from a copy of the folder %s names, which a tape carries beside it: %w; point %s at a folder that holds only what the plugin needs to start", name, name, err, name)
@@ -72,27 +73,6 @@ func removeHomes(homes []home) {
 	for _, h := range homes {
 		os.RemoveAll(filepath.Dir(h.dir))
 	}
-}
-
-// lookup is the value of key in env (the last setting wins).
-func lookup(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, _ := strings.Cut(env[i], "="); k == key {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-// setEnv is env with key set to value, every earlier setting removed.
-func setEnv(env []string, key, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k != key {
-			out = append(out, kv)
-		}
-	}
-	return append(out, key+"="+value)
 }
 
 // startCopy is the copy of what a run started from: dir holds data/ and
