@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/internal/present"
 	"github.com/tapedeck/tapedeck/internal/wrap"
-	"github.com/urfave/cli/v2"
 )
 
 func (e *env) doctorCommand() *cli.Command {
@@ -40,15 +42,7 @@ func (e *env) doctor(c *cli.Context) error {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, ch := range r.Checks {
-		status := "ok"
-		if ch.Problem != "" {
-			status = "PROBLEM"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", status, ch.What, ch.Detail)
-	}
-	tw.Flush()
+	printChecks(e.stdout, r.Checks)
 	fmt.Fprintf(e.stdout, "the host will run: %s\n", present.ShellJoin(r.HostArgv))
 	fmt.Fprintf(e.stdout, "  in the folder:   %s\n", present.ShellJoin([]string{r.Cwd}))
 	if r.Launch != nil {
@@ -65,4 +59,18 @@ func (e *env) doctor(c *cli.Context) error {
 		fmt.Fprintf(e.stderr, "tapedeck: doctor: %s\n", p)
 	}
 	return fail(1, "doctor %s: %d problem(s): the host cannot record this plugin as it is", r.Dir, len(problems))
+}
+
+// printChecks writes doctor's checks as a table: ok or PROBLEM, what was
+// checked, what was found.
+func printChecks(out io.Writer, checks []wrap.Check) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, ch := range checks {
+		status := "ok"
+		if ch.Problem != "" {
+			status = "PROBLEM"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", status, ch.What, ch.Detail)
+	}
+	tw.Flush()
 }

@@ -89,15 +89,7 @@ func doctorMCP(ctx context.Context, out, errOut io.Writer, path string) error {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	for _, ch := range r.Checks {
-		status := "ok"
-		if ch.Problem != "" {
-			status = "PROBLEM"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", status, ch.What, ch.Detail)
-	}
-	tw.Flush()
+	printChecks(out, r.Checks)
 	for _, l := range r.Launches {
 		fmt.Fprintf(out, "%s will run %s: %s\n", r.Client, l.Name, present.ShellJoin(l.Argv()))
 	}
