@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -59,18 +57,4 @@ func (e *env) doctor(c *cli.Context) error {
 		fmt.Fprintf(e.stderr, "tapedeck: doctor: %s\n", p)
 	}
 	return fail(1, "doctor %s: %d problem(s): the host cannot record this plugin as it is", r.Dir, len(problems))
-}
-
-// printChecks writes doctor's checks as a table: ok or PROBLEM, what was
-// checked, what was found.
-func printChecks(out io.Writer, checks []wrap.Check) {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	for _, ch := range checks {
-		status := "ok"
-		if ch.Problem != "" {
-			status = "PROBLEM"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", status, ch.What, ch.Detail)
-	}
-	tw.Flush()
 }

@@ -102,3 +102,17 @@ func doctorMCP(ctx context.Context, out, errOut io.Writer, path string) error {
 	}
 	return fail(1, "doctor %s: %d problem(s): %s cannot record through tapedeck as it is", r.Path, len(problems), r.Client)
 }
+
+// printChecks writes doctor's checks as a table: ok or PROBLEM, what was
+// checked, what was found.
+func printChecks(out io.Writer, checks []wrap.Check) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, ch := range checks {
+		status := "ok"
+		if ch.Problem != "" {
+			status = "PROBLEM"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", status, ch.What, ch.Detail)
+	}
+	tw.Flush()
+}
