@@ -16,34 +16,32 @@ import (
 // docs/golden-tests.md's coverage of the tapes the loop left. The host
 // script docs/golden-tests.md shows is the copy's.
 func TestReadmeGoldenWalk(t *testing.T) {
-	t.Parallel()
-	if raceEnabled {
-		t.Skip("the walk repeats what the workflow tests cover; under the race detector it only costs time")
-	}
-	dir := filepath.Join("testdata", "plugins", "hello-node")
-	script := firstFenced(readmeAfter(t, "### 1. Write the host's side: a host script"), "jsonl")
-	if have, _ := os.ReadFile(filepath.Join(dir, "host.jsonl")); script != string(have) {
-		t.Fatalf("docs/golden-tests.md's host script is not testdata/plugins/hello-node/host.jsonl:\n%s", script)
-	}
-	if ran := walkAsShown(t, dir, []string{"## The golden loop", "### 6. See what the tapes leave untested"}, "node"); ran != 11 {
-		t.Errorf("ran %d commands of the loop and the coverage after it, want 11", ran)
-	}
+	guideWalk(t, filepath.Join("testdata", "plugins", "hello-node"), "docs/golden-tests.md",
+		"### 1. Write the host's side: a host script",
+		[]string{"## The golden loop", "### 6. See what the tapes leave untested"}, 11)
 }
 
 // TestMCPGuideWalk runs docs/mcp.md's golden loop the same way, on a
 // copy of the node MCP fixture, whose host script is the one it shows.
 func TestMCPGuideWalk(t *testing.T) {
+	guideWalk(t, filepath.Join("testdata", "mcp", "node"), "docs/mcp.md",
+		"## A golden test of a server", []string{"## A golden test of a server"}, 8)
+}
+
+// guideWalk checks that the host script the guide shows first after
+// scriptHeading is the one of the fixture in dir, then runs the commands
+// after each of headings on a copy of dir (walkAsShown): want of them.
+func guideWalk(t *testing.T, dir, guide, scriptHeading string, headings []string, want int) {
 	t.Parallel()
 	if raceEnabled {
 		t.Skip("the walk repeats what the workflow tests cover; under the race detector it only costs time")
 	}
-	dir := filepath.Join("testdata", "mcp", "node")
-	script := firstFenced(readmeAfter(t, "## A golden test of a server"), "jsonl")
+	script := firstFenced(readmeAfter(t, scriptHeading), "jsonl")
 	if have, _ := os.ReadFile(filepath.Join(dir, "host.jsonl")); script != string(have) {
-		t.Fatalf("docs/mcp.md's host script is not testdata/mcp/node/host.jsonl:\n%s", script)
+		t.Fatalf("%s's host script is not %s:\n%s", guide, filepath.Join(dir, "host.jsonl"), script)
 	}
-	if ran := walkAsShown(t, dir, []string{"## A golden test of a server"}, "node"); ran != 8 {
-		t.Errorf("ran %d commands of the loop, want 8", ran)
+	if ran := walkAsShown(t, dir, headings, "node"); ran != want {
+		t.Errorf("ran %d commands of %s after %q, want %d", ran, guide, headings, want)
 	}
 }
 
