@@ -213,9 +213,17 @@ func checkPages(f *os.File, m boltMeta, freelist bool) error {
 // (which no write touches: tapedeck makes a database only where there is
 // no file), and one wrapping
 // ErrDamaged when the file cannot be opened safely. Damage inside pages
-// shows only when they are read (Verify reads them all).
+// shows only when they are read (Verify reads them all). It holds the
+// store's shared lock while it reads: a writer's commit between its reads
+// of the meta page and the freelist had made a sound file look damaged
+// (a freelist naming a page past the older meta page's end).
 func (s *Store) Health() error {
-	err := checkFile(s.dbPath(), true)
+	unlock, err := s.lock(false, s.lockTimeout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	err = checkFile(s.dbPath(), true)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

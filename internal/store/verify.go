@@ -36,6 +36,11 @@ type Verified struct {
 func (s *Store) Verify() (*Verified, error) {
 	v := &Verified{}
 	note := v.note
+	unlock, err := s.lock(false, s.lockTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	defer unlock()
 	// The freelist and the page headers bbolt's check asserts on are
 	// checked first (a read-only open does not read them), then the shape
 	// of every tree, with plain reads: bbolt's cursors and its own check
