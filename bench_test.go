@@ -12,7 +12,8 @@ import (
 // TestBenchScriptsRun runs the benchmark scripts as bench/README.md and
 // the README show them, the relay and replay benchmarks in their smoke
 // form (bash bench/run.sh -quick, bash bench/replay.sh -rounds 1), bash
-// bench/golden.sh and bash bench/shrink.sh: each builds what it measures,
+// bench/golden.sh, bash bench/shrink.sh and bash bench/memory.sh 2000:
+// each builds what it measures,
 // runs it and prints every table with its ratios. It asserts what they
 // print, never a figure: figures are measured, not asserted. Shrink's
 // result is no figure: each tape keeps its one needed step of six.
@@ -58,6 +59,14 @@ func TestBenchScriptsRun(t *testing.T) {
 		// The hello tapes: the waiter tapes' replays wait seconds each, and
 		// shrink runs dozens; what the script prints is the same for them.
 		{[]string{"bench/shrink.sh", "hello-go", "hello-node"}, shrinkLines("hello-go", "hello-node")},
+		// Every command's row, on small tapes.
+		{[]string{"bench/memory.sh", "2000"}, []string{
+			"load average at start",
+			"tapes: 2000 frames",
+			"RSS ÷ tape",
+			"check", "show", "textconv", "import", "export", "diff", "replay", "test", "shrink",
+			"load average at end",
+		}},
 	} {
 		// Side by side: the figures they print are slower for it, and this
 		// test asserts none of them.

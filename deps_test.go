@@ -104,6 +104,7 @@ var layers = map[string]layer{
 	"bench/internal/measure": {nil, "the benchmarks' measuring"},
 	"bench/relay":            {[]string{"bench/internal/measure"}, "the relay benchmark"},
 	"bench/replaybench":      {[]string{"bench/internal/measure"}, "the replay benchmark"},
+	"bench/memory":           {[]string{"bench/internal/measure"}, "the peak memory benchmark"},
 }
 
 // TestDependenciesPointOneWay checks every package's direct imports

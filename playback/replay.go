@@ -147,6 +147,10 @@ type Outcome struct {
 	// moved are the run's folders, by the recorded paths they stand for:
 	// what the plugin says of them is compared as the recorded ones.
 	moved map[string]string
+	// streamed is set for a comparison of streams (CompareStreams), whose
+	// recordings hold no frames; tail is the last lines of B's stderr.
+	streamed bool
+	tail     []frame.Frame
 }
 
 // Same reports whether it ran and nothing differs: a replay that timed out
@@ -415,6 +419,17 @@ type CompareOptions struct {
 // Compare compares what the plugin said in b with what it said in a, with
 // the rules of a replay, without running anything.
 func Compare(a, b *Recording, opt *CompareOptions) (*Outcome, error) {
+	o, filters, err := compareSetup(a, b, opt)
+	if err != nil {
+		return nil, err
+	}
+	o.compareFiltered(filters, a.Frames, b.Frames)
+	return o, nil
+}
+
+// compareSetup is the Outcome of comparing a with b under opt, before it
+// compares: the options and tapedeck.json read, and the filters they name.
+func compareSetup(a, b *Recording, opt *CompareOptions) (*Outcome, *filter.Set, error) {
 	if opt == nil {
 		opt = &CompareOptions{}
 	}
@@ -422,15 +437,15 @@ func Compare(a, b *Recording, opt *CompareOptions) (*Outcome, error) {
 	cfgPath, cfg, err := configBeside(a)
 	o.ConfigPath = cfgPath
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rules, err := ignoreRules(opt.Ignore, cfg, cfgPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	filters, err := filter.Compile(opt.Filters, cfg, cfgPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o.DiffOptions = diff.Options{
 		Strict:        opt.Strict,
@@ -442,8 +457,7 @@ func Compare(a, b *Recording, opt *CompareOptions) (*Outcome, error) {
 	if o.DiffOptions.Names == [2]string{} {
 		o.DiffOptions.Names = [2]string{"A", "B"}
 	}
-	o.compareFiltered(filters, a.Frames, b.Frames)
-	return o, nil
+	return o, filters, nil
 }
 
 // command works out what to run: argv in the current directory (or cwd),

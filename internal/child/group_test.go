@@ -58,7 +58,9 @@ func TestEndGroupEndsWhatLeftTheGroup(t *testing.T) {
 }
 
 // TestWritingSeesAGrandchildsFile: a file under the folder that a
-// grandchild of the child holds open for writing is listed; one it holds
+// grandchild of the child holds open for writing is listed, once though
+// the grandchild's own child holds it too (a shell's child inherits its
+// descriptors: the file was listed twice while touch ran); one it holds
 // open for reading only is not, nor one outside the folder.
 func TestWritingSeesAGrandchildsFile(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
@@ -69,7 +71,7 @@ func TestWritingSeesAGrandchildsFile(t *testing.T) {
 	script := filepath.Join(dir, "read.txt")
 	os.WriteFile(script, []byte("x"), 0o644)
 	ready := filepath.Join(t.TempDir(), "ready")
-	cmd := exec.Command("sh", "-c", `sh -c 'exec 3>>"$0" 4>/dev/null 5<"$2"; touch "$1"; exec sleep 600' "$0" "$1" "$2" & wait`, inside, ready, script)
+	cmd := exec.Command("sh", "-c", `sh -c 'exec 3>>"$0" 4>/dev/null 5<"$2"; sleep 600 & touch "$1"; exec sleep 600' "$0" "$1" "$2" & wait`, inside, ready, script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	NewGroup(cmd.SysProcAttr)
 	started := time.Now()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,7 +18,7 @@ const maxFamily = 256
 // their paths as /proc shows them (a file open only for reading, as a
 // shell holds its script, is not listed). It reads /proc at the moment
 // of the call: a file opened, written and closed before it is not seen.
-// It is nil outside Linux, and for a process that has gone.
+// A file several of them hold is listed once. It is nil outside Linux, and for a process that has gone.
 func Writing(pid int, dir string) []string {
 	var out []string
 	var buf [512]byte
@@ -30,7 +31,7 @@ func Writing(pid int, dir string) []string {
 		}
 		for _, n := range names {
 			target, err := os.Readlink(proc + "/fd/" + n)
-			if err == nil && strings.HasPrefix(target, prefix) && writable(proc+"/fdinfo/"+n, buf[:]) {
+			if err == nil && strings.HasPrefix(target, prefix) && !slices.Contains(out, target) && writable(proc+"/fdinfo/"+n, buf[:]) {
 				out = append(out, target)
 			}
 		}

@@ -34,16 +34,16 @@ func (e *env) diffCommand() *cli.Command {
 
 func (e *env) diff(refA, refB string, opts *playback.CompareOptions, storeDir string, asJSON bool, html string) error {
 	load := &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(storeDir) }}
-	a, err := playback.Load(refA, load)
-	if err != nil {
-		return fail(2, "diff: %v", err)
+	var o *playback.Outcome
+	var err error
+	if html == "" {
+		// Read as they are compared: two recordings of any length in
+		// bounded memory.
+		o, err = compareStreams(refA, refB, opts, load)
+	} else {
+		// The report draws both recordings whole.
+		o, err = e.compareWhole(refA, refB, opts, load)
 	}
-	b, err := playback.Load(refB, load)
-	if err != nil {
-		return fail(2, "diff: %v", err)
-	}
-	e.limitMemory(heldBytes(a) + heldBytes(b))
-	o, err := playback.Compare(a, b, opts)
 	if err != nil {
 		return fail(2, "diff: %v", err)
 	}
@@ -63,4 +63,31 @@ func (e *env) diff(refA, refB string, opts *playback.CompareOptions, storeDir st
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// compareStreams compares the recordings refA and refB name as streams.
+func compareStreams(refA, refB string, opts *playback.CompareOptions, load *playback.LoadOptions) (*playback.Outcome, error) {
+	a, err := playback.OpenStream(refA, load)
+	if err != nil {
+		return nil, err
+	}
+	b, err := playback.OpenStream(refB, load)
+	if err != nil {
+		return nil, err
+	}
+	return playback.CompareStreams(a, b, opts)
+}
+
+// compareWhole compares the recordings refA and refB name, read whole.
+func (e *env) compareWhole(refA, refB string, opts *playback.CompareOptions, load *playback.LoadOptions) (*playback.Outcome, error) {
+	a, err := playback.Load(refA, load)
+	if err != nil {
+		return nil, err
+	}
+	b, err := playback.Load(refB, load)
+	if err != nil {
+		return nil, err
+	}
+	e.limitMemory(heldBytes(a) + heldBytes(b))
+	return playback.Compare(a, b, opts)
 }

@@ -74,14 +74,19 @@ func skipUnderRace(t *testing.T) {
 	}
 }
 
+// diffWindowMB is what diff may take, in MB, over what it takes for two
+// empty tapes, whatever the tapes' size: a window of each.
+const diffWindowMB = 24
+
 // memoryFactor is the bound on the peak RSS of a command that reads a
 // tape whole: this many times the tape, on top of what it takes for an
 // empty tape.
 const memoryFactor = 3
 
-// TestBigTapeMemory: check, diff, test, replay and shrink of a 100,000-frame
-// tape (11 MB) stay within memoryFactor times what they read (for diff,
-// both tapes) over what the same command takes for an empty tape. Before,
+// TestBigTapeMemory: check, test, replay and shrink of a 100,000-frame
+// tape (11 MB) stay within memoryFactor times what they read over what
+// the same command takes for an empty tape, and diff of two such tapes
+// within diffWindowMB of it, whatever their size. Before,
 // check took 86 MB, diff 166 MB, test 136 MB (then 10×, then 4.8×) and
 // shrink 11× (then 7.5×). TAPEDECK_SOAK=1 runs the same at 1,000,000
 // frames (115 MB), the figures of README "Performance".
@@ -103,32 +108,36 @@ func TestBigTapeMemory(t *testing.T) {
 	limit := int(max(2048, 24*(sizeA+sizeB)>>20))
 	out := filepath.Join(t.TempDir(), "shrunk.jsonl")
 	for _, c := range []struct {
-		name     string
-		args     func(a, b string) []string
-		base     []string // the same command's run on an empty tape, when args(empty, empty) is not one
-		code     int
-		read     int64   // bytes of tape the command reads
-		factor   float64 // its bound, times read
+		name   string
+		args   func(a, b string) []string
+		base   []string // the same command's run on an empty tape, when args(empty, empty) is not one
+		code   int
+		read   int64   // bytes of tape the command reads
+		factor float64 // its bound, times read
+		// window, when set, is its bound in MB whatever the tape's size:
+		// the command holds a window of the tapes, not the tapes.
+		window   float64
 		deadline time.Duration
 	}{
 		// check reads the frames as they come.
-		{"check", func(a, _ string) []string { return []string{"check", a} }, nil, 0, sizeA, memoryFactor, 2 * time.Minute},
-		// diff holds both recordings (a frame's JSON and 64 bytes) and an
-		// item of 40 bytes a frame.
-		{"diff", func(a, b string) []string { return []string{"diff", a, b} }, nil, 1, sizeA + sizeB, memoryFactor, 2 * time.Minute},
+		{"check", func(a, _ string) []string { return []string{"check", a} }, nil, 0, sizeA, memoryFactor, 0, 2 * time.Minute},
+		// diff reads both tapes as it compares them, holding a window of
+		// each (diff.Window frames): before, both whole and an item of 40
+		// bytes a frame (about 2.7 times the tapes).
+		{"diff", func(a, b string) []string { return []string{"diff", a, b} }, nil, 1, sizeA + sizeB, 0, diffWindowMB, 2 * time.Minute},
 		// A replay holds the recording (a frame's JSON and 64 bytes), the
 		// live timeline (64 bytes a frame, and the lines that differ from
 		// the recorded ones) and its plan (a step of 64 bytes a host
 		// frame), then the diff's items: about twice the tape live, under
 		// the soft memory limit (cli/memory.go). It was 10 times, then 4.8.
-		{"test", func(a, _ string) []string { return []string{"test", a} }, nil, 0, sizeA, memoryFactor, 10 * time.Minute},
+		{"test", func(a, _ string) []string { return []string{"test", a} }, nil, 0, sizeA, memoryFactor, 0, 10 * time.Minute},
 		// replay holds what test does (without --update, which rewrites
 		// the tape, it reads the frames alone).
-		{"replay", func(a, _ string) []string { return []string{"replay", a} }, nil, 0, sizeA, memoryFactor, 10 * time.Minute},
+		{"replay", func(a, _ string) []string { return []string{"replay", a} }, nil, 0, sizeA, memoryFactor, 0, 10 * time.Minute},
 		// shrink holds a candidate's frames and its replay beside the
 		// whole recording and its split: about 2.3 times the tape live,
 		// where it was 11, then 7.5.
-		{"shrink", func(_, b string) []string { return []string{"shrink", "-j", "1", "--max-runs", "2", b, "-o", out} }, []string{"test", empty}, 0, sizeB, memoryFactor, 10 * time.Minute},
+		{"shrink", func(_, b string) []string { return []string{"shrink", "-j", "1", "--max-runs", "2", b, "-o", out} }, []string{"test", empty}, 0, sizeB, memoryFactor, 0, 10 * time.Minute},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			baseArgs := c.base
@@ -144,8 +153,13 @@ func TestBigTapeMemory(t *testing.T) {
 				t.Fatalf("%s: exit %d, want %d; stderr %.500s; stdout %.500s", c.name, r.code, c.code, r.stderr, r.stdout)
 			}
 			bound := baseRSS + c.factor*float64(c.read)/(1<<20)
+			if c.window > 0 {
+				bound = baseRSS + c.window
+			}
 			t.Logf("%s of %d frames (%.1f MB read): peak RSS %.1f MB (empty tape %.1f MB, bound %.1f MB), %v", c.name, frames, float64(c.read)/(1<<20), rss, baseRSS, bound, took.Round(time.Millisecond))
-			if rss > bound {
+			if rss > bound && c.window > 0 {
+				t.Errorf("%s: peak RSS %.1f MB, want at most %.1f MB (%.0f MB over the %.1f MB of an empty tape, whatever the %.1f MB read)", c.name, rss, bound, c.window, baseRSS, float64(c.read)/(1<<20))
+			} else if rss > bound {
 				t.Errorf("%s: peak RSS %.1f MB, want at most %.1f MB (%.0f× the %.1f MB read, over %.1f MB for an empty tape)", c.name, rss, bound, c.factor, float64(c.read)/(1<<20), baseRSS)
 			}
 		})

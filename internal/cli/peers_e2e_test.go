@@ -165,7 +165,12 @@ func TestPeersReplayClean(t *testing.T) {
 	rounds := soakRounds(t, 20, 3)
 	soakLoad(t)
 	bin := peers(t)
-	mcpClient := func(args ...string) []string { return append([]string{bin["mcp-client"]}, args...) }
+	// Every session here is valid: a server's answer never waits out the
+	// client's timeout, so it is long (under load, python3 with the pinned
+	// clock took over 10 s to answer initialize).
+	mcpClient := func(args ...string) []string {
+		return append([]string{bin["mcp-client"], "-timeout", "60s"}, args...)
+	}
 	// The Go MCP fixture draws its ids, cursors and signing key from
 	// crypto/rand and never reads the clock: no pinned clock reaches it.
 	cases := []*peerCase{

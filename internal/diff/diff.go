@@ -140,8 +140,8 @@ type item struct {
 	f     *frame.Frame
 	sum   contentSum // of the normalised content: equal sums are the same frame
 	cls   *class
-	index int32 // position among the compared frames, from 1
-	id    int32 // the id it compares with: comparison.ids[id-1], 0 for its own
+	index int32  // position among the compared frames, from 1
+	id    string // the id it compares with, "" for its own
 }
 
 // class is what the items of one kind and method share.
@@ -165,7 +165,6 @@ type comparison struct {
 	seeds   [2]maphash.Seed
 	classes map[class]*class
 	byKind  map[message.Kind]map[string]*class
-	ids     []string // the ids items compare with
 	scratch []byte
 }
 
@@ -220,176 +219,148 @@ func (c *comparison) classOf(kind message.Kind, name []byte) *class {
 
 // Frames compares the plugin's side of two timelines (recorded, live):
 // stdout lines, stderr lines when asked (as a stream of their own), and the
-// exit.
+// exit. It is Stream over frames held in memory.
 func Frames(recorded, live []frame.Frame, opts Options) Result {
-	return compare(recorded, live, opts, func(c *comparison, a, b []item) []Difference {
-		return c.align(a, b, alignBudget)
-	})
+	return Stream(Slice(recorded), Slice(live), opts)
 }
 
-// compare is Frames, the two sequences of each stream aligned and
-// classified by align.
-func compare(recorded, live []frame.Frame, opts Options, align func(c *comparison, a, b []item) []Difference) Result {
-	names := opts.Names
-	if names[0] == "" || names[1] == "" {
-		names = [2]string{"recorded", "replayed"}
-	}
-	c := &comparison{opts: opts, names: names, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, classes: map[class]*class{}, byKind: map[message.Kind]map[string]*class{}}
-	ids := &requestIDs{name: names[0], bySeq: map[uint64]string{}, seqs: map[string][]uint64{}}
-	outA, errA := c.normalise(recorded, ids.recorded)
-	outB, errB := c.normalise(live, ids.live(opts.Pair))
-	res := Result{Compared: [2]int{len(outA) + len(errA), len(outB) + len(errB)}, Names: names}
-	res.Differences = align(c, outA, outB)
-	if opts.CompareStderr {
-		res.Differences = append(res.Differences, align(c, errA, errB)...)
-	}
-	if d, ok := compareExit(recorded, live); ok {
-		res.Differences = append(res.Differences, d)
-	}
-	return res
+// normaliser reads one side's frames, in order, into the items of one
+// stream (stdout, or stderr): what normalise shares between the frames of
+// a side.
+type normaliser struct {
+	c      *comparison
+	stderr bool // the stream is stderr; else stdout
+	// requestID names each plugin request's comparable id.
+	requestID func(f *frame.Frame, method string) string
+	// hostCalls are the requests this side's host sent, by id, to name
+	// the responses that answer them (the host's ids are its own: one
+	// counter for all its plugins, so a response compares by the request
+	// it answers): at most maxHostCalls of them, the oldest let go first.
+	hostCalls map[string]hostCall
+	hostOrder []string
+	hostN     map[string]int
+	n         int32  // items so far
+	exit      string // how the side ended so far (see exitOf)
 }
 
-// requestIDs gives plugin requests the ids they compare with: a recorded
-// request its seq ("recorded seq 4"), a live one the id of the recorded
-// request it stands for, or "new request N" when it stands for none.
-type requestIDs struct {
-	name  string              // the recorded side's name
-	bySeq map[uint64]string   // recorded request seq → its id
-	seqs  map[string][]uint64 // recorded request seqs by method, in order
-	extra int
+// hostCall is what a response to one of the host's requests compares as.
+type hostCall struct{ method, id string }
+
+// maxHostCalls is how many of a side's host requests a comparison
+// remembers to name responses by: a response to an older one (more than
+// this many host requests before it) is named by no request.
+const maxHostCalls = 1 << 16
+
+func (c *comparison) normaliser(stderr bool, requestID func(*frame.Frame, string) string) *normaliser {
+	return &normaliser{c: c, stderr: stderr, requestID: requestID, hostCalls: map[string]hostCall{}, hostN: map[string]int{}, exit: "no exit"}
 }
 
-func (r *requestIDs) recorded(f *frame.Frame, method string) string {
-	id := r.name + " seq " + strconv.FormatUint(f.Seq, 10)
-	r.bySeq[f.Seq] = id
-	r.seqs[method] = append(r.seqs[method], f.Seq)
-	return id
-}
-
-func (r *requestIDs) live(pair func(uint64) (uint64, bool)) func(*frame.Frame, string) string {
-	taken := map[uint64]bool{}
-	next := map[string]int{} // by method: how many live requests were paired by order
-	return func(f *frame.Frame, method string) string {
-		if pair != nil {
-			if seq, ok := pair(f.Seq); ok && !taken[seq] {
-				if id, ok := r.bySeq[seq]; ok {
-					taken[seq] = true
-					return id
-				}
-			}
-		} else if k := next[method]; k < len(r.seqs[method]) {
-			next[method] = k + 1
-			seq := r.seqs[method][k]
-			taken[seq] = true
-			return r.bySeq[seq]
-		}
-		r.extra++
-		return "new request " + strconv.Itoa(r.extra)
-	}
-}
-
-// normalise picks the compared frames of one timeline (stdout and stderr
-// apart) and computes their sums; requestID names each plugin request's
-// comparable id.
-func (c *comparison) normalise(frames []frame.Frame, requestID func(*frame.Frame, string) string) (out, errs []item) {
-	// Requests each side's host sent, by id, to name the responses that
-	// answer them; the host's ids are its own (one counter for all its
-	// plugins), so a response compares by the request it answers.
-	type hostCall struct{ method, id string }
-	hostCalls := map[string]hostCall{}
-	hostN := map[string]int{}
+// add reads f, the side's next frame, and returns its item when the
+// stream compares it. The item holds a copy of f: f itself may be reused
+// once add returns.
+func (n *normaliser) add(f *frame.Frame) (item, bool) {
+	c := n.c
 	opts := &c.opts
-	stderrClass := c.class(class{what: "stderr line", align: "err"})
-	// The lists made to size at once: grown, they would cost their size
-	// several times over.
-	var nOut, nErr int
-	for i := range frames {
-		switch f := &frames[i]; {
-		case f.IsEvent():
-		case f.Dir == frame.Out:
-			nOut++
-		case f.Dir == frame.Err && opts.CompareStderr:
-			nErr++
+	if f.IsEvent() {
+		if e := exitOf(f); e != "" {
+			n.exit = e
 		}
+		return item{}, false
 	}
-	out, errs = make([]item, 0, nOut), make([]item, 0, nErr)
-	for i := range frames {
-		f := &frames[i]
-		if f.IsEvent() {
-			continue
+	if f.Dir == frame.Err {
+		if !n.stderr {
+			return item{}, false
 		}
-		if f.Dir == frame.Err {
-			if !opts.CompareStderr {
-				continue
-			}
-			it := item{f: f, index: int32(len(errs) + 1), cls: stderrClass}
-			it.sum = c.rawSum("raw:err:", f.Raw)
-			errs = append(errs, it)
-			continue
-		}
-		m := message.ReadEnvelope(f.Raw)
-		if f.Dir == frame.In {
-			if m.Kind == message.Request {
-				method := string(m.Method)
-				hostN[method]++
-				hostCalls[message.IDKey(m.ID)] = hostCall{method, fmt.Sprintf("%s #%d", method, hostN[method])}
-			}
-			continue
-		}
-		it := item{f: f, index: int32(len(out) + 1)}
-		if m.Kind == message.Stray || m.Kind == message.Blank {
-			it.sum = c.rawSum("raw:out:", f.Raw)
-			it.cls = c.class(class{align: "out:" + m.Kind.String(), what: "stray output"})
-			out = append(out, it)
-			continue
-		}
-		var idTok *string
-		switch m.Kind {
-		case message.Request:
-			reqID := requestID(f, string(m.Method))
-			idTok = &reqID // plugin ids are the plugin's: compared as what they stand for
-			it.cls = c.classOf(m.Kind, m.Method)
-		case message.Notification:
-			it.cls = c.classOf(m.Kind, m.Method)
-		case message.Response, message.ErrorReply:
-			hc, ok := hostCalls[message.IDKey(m.ID)]
-			if ok {
-				idTok = &hc.id
-			}
-			it.cls = c.classOf(m.Kind, []byte(hc.method))
-		}
-		if idTok != nil {
-			c.ids = append(c.ids, *idTok)
-			it.id = int32(len(c.ids))
-		}
-		raw := c.line(f)
-		switch {
-		case opts.Strict:
-			if idTok != nil && len(m.ID) > 0 {
-				raw = bytes.Replace(raw, m.ID, []byte(strconv.Quote(*idTok)), 1)
-			}
-			c.scratch = append(append(c.scratch[:0], "raw:"...), raw...)
-			it.sum = c.sum(c.scratch)
-		case opts.Ignore == nil:
-			// The fast way: the canonical spelling, no tree.
-			if key, ok := canonical(append(c.scratch[:0], "json:"...), raw, idTok); ok {
-				c.scratch = key
-				it.sum = c.sum(key)
-				break
-			}
-			fallthrough
-		default:
-			if v := c.tree(it); v != nil {
-				js, _ := json.Marshal(v) // maps marshal with sorted keys
-				c.scratch = append(append(c.scratch[:0], "json:"...), js...)
-			} else {
-				c.scratch = append(append(c.scratch[:0], "raw:out:"...), raw...)
-			}
-			it.sum = c.sum(c.scratch)
-		}
-		out = append(out, it)
+		n.n++
+		it := item{f: kept(f), index: n.n, cls: c.class(class{what: "stderr line", align: "err"})}
+		it.sum = c.rawSum("raw:err:", f.Raw)
+		return it, true
 	}
-	return out, errs
+	m := message.ReadEnvelope(f.Raw)
+	if f.Dir == frame.In {
+		if m.Kind == message.Request {
+			method := string(m.Method)
+			n.hostN[method]++
+			n.rememberHostCall(message.IDKey(m.ID), hostCall{method, fmt.Sprintf("%s #%d", method, n.hostN[method])})
+		}
+		return item{}, false
+	}
+	if n.stderr {
+		return item{}, false
+	}
+	n.n++
+	it := item{f: kept(f), index: n.n}
+	if m.Kind == message.Stray || m.Kind == message.Blank {
+		it.sum = c.rawSum("raw:out:", f.Raw)
+		it.cls = c.class(class{align: "out:" + m.Kind.String(), what: "stray output"})
+		return it, true
+	}
+	hasID := false
+	switch m.Kind {
+	case message.Request:
+		// Plugin ids are the plugin's: compared as what they stand for.
+		it.id, hasID = n.requestID(f, string(m.Method)), true
+		it.cls = c.classOf(m.Kind, m.Method)
+	case message.Notification:
+		it.cls = c.classOf(m.Kind, m.Method)
+	case message.Response, message.ErrorReply:
+		hc, ok := n.hostCalls[message.IDKey(m.ID)]
+		if ok {
+			it.id, hasID = hc.id, true
+		}
+		it.cls = c.classOf(m.Kind, []byte(hc.method))
+	}
+	var idTok *string
+	if hasID {
+		idTok = &it.id
+	}
+	raw := c.line(f)
+	switch {
+	case opts.Strict:
+		if idTok != nil && len(m.ID) > 0 {
+			raw = bytes.Replace(raw, m.ID, []byte(strconv.Quote(*idTok)), 1)
+		}
+		c.scratch = append(append(c.scratch[:0], "raw:"...), raw...)
+		it.sum = c.sum(c.scratch)
+	case opts.Ignore == nil:
+		// The fast way: the canonical spelling, no tree.
+		if key, ok := canonical(append(c.scratch[:0], "json:"...), raw, idTok); ok {
+			c.scratch = key
+			it.sum = c.sum(key)
+			break
+		}
+		fallthrough
+	default:
+		if v := c.tree(it); v != nil {
+			js, _ := json.Marshal(v) // maps marshal with sorted keys
+			c.scratch = append(append(c.scratch[:0], "json:"...), js...)
+		} else {
+			c.scratch = append(append(c.scratch[:0], "raw:out:"...), raw...)
+		}
+		it.sum = c.sum(c.scratch)
+	}
+	return it, true
+}
+
+// rememberHostCall notes a host request, letting the oldest go past
+// maxHostCalls.
+func (n *normaliser) rememberHostCall(id string, hc hostCall) {
+	if _, ok := n.hostCalls[id]; !ok {
+		if len(n.hostOrder) >= maxHostCalls {
+			delete(n.hostCalls, n.hostOrder[0])
+			n.hostOrder = n.hostOrder[1:]
+		}
+		n.hostOrder = append(n.hostOrder, id)
+	}
+	n.hostCalls[id] = hc
+}
+
+// kept is a copy of f that owns its bytes: what an item holds while it is
+// in a window.
+func kept(f *frame.Frame) *frame.Frame {
+	k := *f
+	k.Raw = bytes.Clone(f.Raw)
+	return &k
 }
 
 // rawSum is the sum of a line compared as text (masked), after prefix.
@@ -432,8 +403,8 @@ func (c *comparison) tree(it item) any {
 	if dec.Decode(&v) != nil {
 		return nil
 	}
-	if obj, ok := v.(map[string]any); ok && it.id != 0 {
-		obj["id"] = c.ids[it.id-1]
+	if obj, ok := v.(map[string]any); ok && it.id != "" {
+		obj["id"] = it.id
 	}
 	if ignore := c.opts.Ignore; ignore != nil {
 		method := it.cls.method
@@ -485,6 +456,12 @@ func (p *pruner) value(v any) any {
 // align aligns the two sequences by content (see script) and classifies
 // what is left; budget is script's.
 func (c *comparison) align(a, b []item, budget int) []Difference {
+	return detectMoves(c.differences(a, b, c.edits(a, b, budget)))
+}
+
+// edits is the alignment of a and b by content (see script); budget is
+// script's.
+func (c *comparison) edits(a, b []item, budget int) []edit {
 	ids := map[contentSum]int32{}
 	toIDs := func(items []item) []int32 {
 		out := make([]int32, len(items))
@@ -499,8 +476,13 @@ func (c *comparison) align(a, b []item, budget int) []Difference {
 		return out
 	}
 	ia, ib := toIDs(a), toIDs(b)
-	edits := script(ia, ib, len(ids), budget)
+	return script(ia, ib, len(ids), budget)
+}
 
+// differences classifies what edits leave of a and b: within each gap
+// between equal runs, changed frames paired (see pairChanged), the rest
+// missing or extra. Moves are not told yet (see detectMoves).
+func (c *comparison) differences(a, b []item, edits []edit) []Difference {
 	var out []Difference
 	var missing, extra []item
 	flush := func() {
@@ -521,7 +503,7 @@ func (c *comparison) align(a, b []item, budget int) []Difference {
 		}
 	}
 	flush()
-	return detectMoves(out)
+	return out
 }
 
 // pairChanged pairs, in order, missing and extra frames of the same kind and
@@ -850,27 +832,25 @@ func brief(v any) string {
 	return s
 }
 
-// compareExit compares the exit events.
-func compareExit(recorded, live []frame.Frame) (Difference, bool) {
-	ra, la := exitOf(recorded), exitOf(live)
+// compareExit compares how the two sides ended (see exitOf).
+func compareExit(ra, la string) (Difference, bool) {
 	if ra == la || ra == "no exit" { // an interrupted recording has no exit to compare
 		return Difference{}, false
 	}
 	return Difference{Kind: Exit, What: fmt.Sprintf("exit: recorded %s, replayed %s", ra, la)}, true
 }
 
-func exitOf(frames []frame.Frame) string {
-	for i := len(frames) - 1; i >= 0; i-- {
-		f := &frames[i]
-		if f.Event != frame.EventExit {
-			continue
-		}
-		if f.Signal() != "" {
-			return "signal " + f.Signal()
-		}
-		if f.Code() != nil {
-			return "code " + strconv.Itoa(*f.Code())
-		}
+// exitOf is how an exit event says the plugin ended ("code 0", "signal
+// SIGTERM"); "" for another event, or an exit that says neither.
+func exitOf(f *frame.Frame) string {
+	if f.Event != frame.EventExit {
+		return ""
 	}
-	return "no exit"
+	if f.Signal() != "" {
+		return "signal " + f.Signal()
+	}
+	if f.Code() != nil {
+		return "code " + strconv.Itoa(*f.Code())
+	}
+	return ""
 }

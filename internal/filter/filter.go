@@ -205,15 +205,39 @@ func (s *Set) Frames(frames []frame.Frame, stderr, count bool) []frame.Frame {
 	if s == nil {
 		return frames
 	}
+	apply := s.Each(stderr, count)
 	var out []frame.Frame
+	for i := range frames {
+		f := apply(&frames[i])
+		if f == &frames[i] {
+			continue
+		}
+		if out == nil {
+			out = append([]frame.Frame(nil), frames...)
+		}
+		out[i] = *f
+	}
+	if out == nil {
+		return frames
+	}
+	return out
+}
+
+// Each is Frames one frame at a time, for a timeline read as a stream:
+// the function it returns takes each frame in order and returns it, or a
+// copy with the filters applied when they changed it (f itself is never
+// changed). A nil Set returns every frame as it is.
+func (s *Set) Each(stderr, count bool) func(f *frame.Frame) *frame.Frame {
+	if s == nil {
+		return func(f *frame.Frame) *frame.Frame { return f }
+	}
 	var hostCalls map[string]string // host request id → method
 	if s.scoped {
 		hostCalls = map[string]string{}
 	}
-	for i := range frames {
-		f := &frames[i]
+	return func(f *frame.Frame) *frame.Frame {
 		if f.IsEvent() {
-			continue
+			return f
 		}
 		if f.Dir == frame.In {
 			if hostCalls != nil {
@@ -221,24 +245,19 @@ func (s *Set) Frames(frames []frame.Frame, stderr, count bool) []frame.Frame {
 					hostCalls[message.IDKey(e.ID)] = string(e.Method)
 				}
 			}
-			continue
+			return f
 		}
 		if f.Dir == frame.Err && !stderr {
-			continue
+			return f
 		}
 		raw, changed := s.line(f, hostCalls, count)
 		if !changed {
-			continue
+			return f
 		}
-		if out == nil {
-			out = append([]frame.Frame(nil), frames...)
-		}
-		out[i].Raw = raw
+		c := *f
+		c.Raw = raw
+		return &c
 	}
-	if out == nil {
-		return frames
-	}
-	return out
 }
 
 // line applies the filters to one plugin line.

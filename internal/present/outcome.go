@@ -75,7 +75,7 @@ func OutcomeWith(w io.Writer, o *playback.Outcome, opt OutcomeOptions) {
 	if !differs {
 		return
 	}
-	if tail := StderrTail(o.Live(), 10); len(tail) > 0 {
+	if tail := StderrTail(o.Tail(), 10); len(tail) > 0 {
 		if o.Run == nil {
 			fmt.Fprintf(w, "stderr of %s (last lines):\n", escape.Text(o.Against.Name))
 		} else {

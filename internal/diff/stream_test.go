@@ -1,0 +1,196 @@
+package diff
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/tapedeck/tapedeck/frame"
+)
+
+// wholeFrames is Frames with the two sides read whole and aligned at once.
+func wholeFrames(recorded, live []frame.Frame, opts Options) Result {
+	return compare(Slice(recorded), Slice(live), opts, 0, func(c *comparison, a, b []item) []Difference { return c.align(a, b, alignBudget) })
+}
+
+// TestWindowsMatchTheWhole: replays that say what was recorded with
+// frames changed, missing, extra or moved, plugin requests (paired by
+// order or by the replay's pairing), host requests answered, and stderr
+// compared, are reported through a window as the whole alignment reports
+// them: difference for difference when they fit in it; past it, as an
+// alignment as good (the same frames compared, each in one difference at
+// most, as many differences give or take two in a hundred, where two
+// alignments are as short).
+func TestWindowsMatchTheWhole(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := range 200 {
+		rec, live := replayLike(r, 50+r.IntN(700), 60)
+		opts := Options{CompareStderr: i%2 == 0}
+		if i%3 == 0 {
+			// The replay pairs each live request with the recorded one of
+			// the same method and value.
+			byValue := map[string]uint64{}
+			for _, f := range rec {
+				if f.Dir == frame.Out {
+					byValue[string(f.Raw)] = f.Seq
+				}
+			}
+			opts.Pair = func(liveSeq uint64) (uint64, bool) {
+				for _, f := range live {
+					if f.Seq == liveSeq {
+						seq, ok := byValue[string(f.Raw)]
+						return seq, ok
+					}
+				}
+				return 0, false
+			}
+		}
+		want := comparable(wholeFrames(rec, live, opts))
+		for _, window := range []int{64, 256, 1024} {
+			got := comparable(compare(Slice(rec), Slice(live), opts, window, nil))
+			if window >= len(rec) {
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("case %d (%d recorded frames), window %d: %s, whole %s", i, len(rec), window, kinds2(got), kinds2(want))
+				}
+				continue
+			}
+			// Past a window, an alignment as good: each frame in one
+			// difference at most, and as many differences give or take
+			// where two alignments are as short (a frame moved one way or
+			// the other, a gap split otherwise).
+			g, w := len(got.Differences), len(want.Differences)
+			if got.Compared != want.Compared || g > w+2+w/50 || g < w-2-w/50 {
+				t.Fatalf("case %d (%d recorded frames), window %d: compared %v, %v; whole %v, %v", i, len(rec), window, got.Compared, byKind(got), want.Compared, byKind(want))
+			}
+			onceEach(t, got)
+		}
+	}
+}
+
+// onceEach fails when a frame of either side is in two differences.
+func onceEach(t *testing.T, r Result) {
+	t.Helper()
+	seen := map[[2]int]bool{}
+	for _, d := range r.Differences {
+		for k, s := range []*Side{d.Recorded, d.Live} {
+			if s == nil {
+				continue
+			}
+			key := [2]int{k, s.Index}
+			if d.Dir == "err" {
+				key[0] += 2
+			}
+			if seen[key] {
+				t.Fatalf("frame %d of side %d is in two differences: %s", s.Index, k, kinds2(r))
+			}
+			seen[key] = true
+		}
+	}
+}
+
+// byKind counts r's differences of each kind.
+func byKind(r Result) map[Kind]int {
+	n := map[Kind]int{}
+	for _, d := range r.Differences {
+		n[d.Kind]++
+	}
+	return n
+}
+
+// replayLike is a recording of n frames and a replay of it: the host's
+// requests and the plugin's answers, notifications, requests of its own
+// and stderr lines, each of its own content; the replay changes, leaves
+// out, adds or moves (a few frames on) about one in eight.
+func replayLike(r *rand.Rand, n, sparse int) (rec, live []frame.Frame) {
+	var recLines, liveLines []string
+	var moved []string
+	host := 0
+	line := func(k int) string {
+		switch k % 5 {
+		case 0:
+			host++
+			return fmt.Sprintf(`> {"jsonrpc":"2.0","id":%d,"method":"h%d","params":{}}`, host, k%2)
+		case 1:
+			return fmt.Sprintf(`< {"jsonrpc":"2.0","id":%d,"result":{"k":%d}}`, max(host, 1), k)
+		case 2:
+			return fmt.Sprintf(`< {"jsonrpc":"2.0","id":%d,"method":"ask%d","params":{"k":%d}}`, 500+k, k%3, k)
+		case 3:
+			return fmt.Sprintf(`! stderr %d`, k)
+		}
+		return fmt.Sprintf(`< {"jsonrpc":"2.0","method":"note%d","params":{"k":%d}}`, k%4, k)
+	}
+	for k := range n {
+		l := line(k)
+		recLines = append(recLines, l)
+		if l[0] == '>' {
+			liveLines = append(liveLines, l)
+			continue
+		}
+		switch r.IntN(sparse) {
+		case 0: // changed
+			liveLines = append(liveLines, line(k+1_000_000))
+		case 1: // missing
+		case 2: // extra
+			liveLines = append(liveLines, l, line(k+2_000_000))
+		case 3: // moved on
+			moved = append(moved, l)
+		default:
+			liveLines = append(liveLines, l)
+		}
+		if len(moved) > 0 && r.IntN(4) == 0 {
+			liveLines = append(liveLines, moved...)
+			moved = moved[:0]
+		}
+	}
+	return timeline(append(recLines, "exit 0")...), timeline(append(append(liveLines, moved...), "exit 0")...)
+}
+
+// TestStreamHoldsAWindow: two timelines of 400,000 frames each, made as
+// they are read and never held, are compared holding a window of them:
+// the heap stays under 48 MiB while they go through (held whole, they
+// would take about 100 MB), and every 1,000th frame's change is found.
+func TestStreamHoldsAWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compares 800,000 frames")
+	}
+	const n = 400_000
+	var peak uint64
+	made := func(side string) Timeline {
+		return func(yield func(*frame.Frame) bool) {
+			var f frame.Frame
+			for i := range n {
+				text := i % 1000
+				if side == "live" && i%1000 == 999 {
+					text = -text
+				}
+				f = frame.Frame{Seq: uint64(i + 1), At: int64(i), Dir: frame.Out,
+					Raw: fmt.Appendf(f.Raw[:0], `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%d","pad":"0123456789012345678901234567890123456789"}}`, text)}
+				if side == "live" && i%50_000 == 0 {
+					var ms runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&ms)
+					peak = max(peak, ms.HeapAlloc)
+				}
+				if !yield(&f) {
+					return
+				}
+			}
+		}
+	}
+	res := Stream(made("recorded"), made("live"), Options{})
+	t.Logf("compared %v frames: %d differences, heap at most %.1f MiB", res.Compared, len(res.Differences), float64(peak)/(1<<20))
+	if res.Compared != [2]int{n, n} || len(res.Differences) != n/1000 {
+		t.Fatalf("compared %v with %d differences, want %d each and %d", res.Compared, len(res.Differences), n, n/1000)
+	}
+	for _, d := range res.Differences {
+		if d.Kind != Changed || d.Recorded.Seq%1000 != 0 {
+			t.Fatalf("difference %s at recorded seq %d, want every 1,000th frame changed", d.Kind, d.Recorded.Seq)
+		}
+	}
+	if peak > 48<<20 {
+		t.Errorf("heap reached %.1f MiB, want under 48 MiB: the timelines are held, not streamed", float64(peak)/(1<<20))
+	}
+}
