@@ -38,13 +38,44 @@ func vmHWM(pid int) int64 {
 	return -1
 }
 
+// childrenWrote is how many bytes the children of process pid have
+// written so far (their /proc io's wchar), -1 when none can be read.
+func childrenWrote(pid int) int64 {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return -1
+	}
+	n := int64(-1)
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, child := range strings.Fields(string(b)) {
+			io, err := os.ReadFile("/proc/" + child + "/io")
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(io), "\n") {
+				if v, ok := strings.CutPrefix(line, "wchar:"); ok {
+					w, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+					n = max(n, 0) + w
+				}
+			}
+		}
+	}
+	return n
+}
+
 // TestPlayFloodCostsTimeNotMemory: tapedeck play of a plugin that floods
 // its stdout with lines, writes one stdout line without end, or floods
 // its stderr (flood-go), for 8 s under a 4 GiB address-space limit:
 // its peak RSS stays under 200 MB and stops growing once the page's
 // window is full (the audit's build: 949 MB after 20 s of lines, out of
 // memory at 10 s of the endless line), the page still gets its reset
-// within the window, Ctrl-C ends it, and it says what it did not keep.
+// within the window, Ctrl-C ends it, and it says what it did not keep
+// (once the plugin has written past a line's bound: under load that can
+// take longer than the run).
 func TestPlayFloodCostsTimeNotMemory(t *testing.T) {
 	t.Parallel() // its cases run one after another: each floods a core
 	skipUnderRace(t)
@@ -132,6 +163,14 @@ func TestPlayFloodCostsTimeNotMemory(t *testing.T) {
 			}
 			if len(reset.Frames) > 3*20000 {
 				t.Errorf("the page's reset holds %d frames: more than the window", len(reset.Frames))
+			}
+			// What was not kept is said once the plugin has written more
+			// than a line's bound (16 MiB), however long that takes here.
+			for deadline := time.Now().Add(2 * time.Minute); childrenWrote(pid) <= 17<<20; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the plugin wrote %d bytes in 2 minutes, want over 17 MiB", childrenWrote(pid))
+				}
+				<-tick.C
 			}
 			cmd.Process.Signal(syscall.SIGINT)
 			done := make(chan error, 1)
