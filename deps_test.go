@@ -96,6 +96,7 @@ var layers = map[string]layer{
 	"internal/trust":         {nil, "what this user may trust on disk: the standard library alone"},
 	"internal/child":         {nil, "starting a child whose parent-death signal holds, and ending its process group: the standard library alone"},
 	"internal/window":        {[]string{"frame", "internal/wire"}, "how much of a plugin's pipe a live timeline keeps (replay's and play's): the frame model and the framer alone"},
+	"internal/bigtape":       {nil, "the big tape memory is measured on: the standard library alone"},
 	"internal/browsertest":   {[]string{"github.com/chromedp/chromedp"}, "the headless browser of the HTML tests"},
 	"bench/echo":             {nil, "a benchmark's plugin"},
 	"bench/firstbyte":        {nil, "a benchmark's plugin"},
@@ -104,7 +105,7 @@ var layers = map[string]layer{
 	"bench/internal/measure": {nil, "the benchmarks' measuring"},
 	"bench/relay":            {[]string{"bench/internal/measure"}, "the relay benchmark"},
 	"bench/replaybench":      {[]string{"bench/internal/measure"}, "the replay benchmark"},
-	"bench/memory":           {[]string{"bench/internal/measure"}, "the peak memory benchmark"},
+	"bench/memory":           {[]string{"bench/internal/measure", "internal/bigtape"}, "the peak memory benchmark, on the memory tests' big tape"},
 }
 
 // TestDependenciesPointOneWay checks every package's direct imports

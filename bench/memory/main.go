@@ -12,20 +12,19 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/tapedeck/tapedeck/bench/internal/measure"
+	"github.com/tapedeck/tapedeck/internal/bigtape"
 )
 
 func main() {
@@ -50,11 +49,12 @@ func run(bin string, frames int, skip []string) error {
 	}
 	defer os.RemoveAll(dir)
 	fmt.Printf("load average at start: %s\n", measure.LoadAvg())
-	a, sizeA, err := writeTape(filepath.Join(dir, "a.jsonl"), frames, 0)
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	sizeA, err := bigtape.Write(a, frames, 0)
 	if err != nil {
 		return err
 	}
-	b, sizeB, err := writeTape(filepath.Join(dir, "b.jsonl"), frames, 1000)
+	sizeB, err := bigtape.Write(b, frames, 1000)
 	if err != nil {
 		return err
 	}
@@ -118,37 +118,4 @@ func measured(bin string, args []string) (time.Duration, int64, int, error) {
 		return 0, 0, 0, fmt.Errorf("no rusage on this system")
 	}
 	return took, ru.Maxrss * 1024, cmd.ProcessState.ExitCode(), nil
-}
-
-// writeTape writes, without holding it, a tape of frames frames;
-// changeEvery > 0 changes every changeEvery-th badge.
-func writeTape(path string, frames, changeEvery int) (string, int64, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, `{"tapedeck":1,"session":{"id":"01m8b1gtape00000000000000000","name":"big","command":["sed","-u","s|ui/event|ui/setBadge|"],"cwd":".","status":"complete","exit":{"code":0}}}`)
-	seq := 0
-	for i := range frames / 2 {
-		text := strconv.Itoa(i % 1000)
-		seq++
-		fmt.Fprintf(w, `{"seq":%d,"at":%d,"dir":"in","json":{"jsonrpc":"2.0","method":"ui/event","params":{"text":"%s"}}}`+"\n", seq, seq*5000000, text)
-		if changeEvery > 0 && i%changeEvery == changeEvery-1 {
-			text = "-" + text
-		}
-		seq++
-		fmt.Fprintf(w, `{"seq":%d,"at":%d,"dir":"out","json":{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%s"}}}`+"\n", seq, seq*5000000, text)
-	}
-	fmt.Fprintf(w, `{"seq":%d,"at":%d,"event":"eof"}`+"\n", seq+1, (seq+1)*5000000)
-	fmt.Fprintf(w, `{"seq":%d,"at":%d,"event":"exit","code":0}`+"\n", seq+2, (seq+2)*5000000)
-	if err := w.Flush(); err != nil {
-		return "", 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return "", 0, err
-	}
-	return path, fi.Size(), f.Close()
 }

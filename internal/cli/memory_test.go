@@ -12,52 +12,26 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/bigtape"
 	"github.com/tapedeck/tapedeck/tape"
 )
 
-// writeBadgeTape writes, without holding it, a tape of frames frames: host
-// ui/event notifications each answered by the plugin's ui/setBadge (the
-// plugin is sed, which turns one into the other). changeEvery > 0 changes
-// every changeEvery-th badge. It returns the tape's path and size.
+// writeBadgeTape writes, without holding it, a tape of frames frames
+// (package bigtape) and returns its path and size; changeEvery > 0
+// changes every changeEvery-th badge.
 func writeBadgeTape(t *testing.T, name string, frames, changeEvery int) (string, int64) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
-	f, err := os.Create(path)
+	size, err := bigtape.Write(path, frames, changeEvery)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, `{"tapedeck":1,"session":{"id":"01m8b1gtape00000000000000000","name":"big","command":["sed","-u","s|ui/event|ui/setBadge|"],"cwd":".","status":"complete","exit":{"code":0}}}`)
-	seq := 0
-	for i := range frames / 2 {
-		text := strconv.Itoa(i % 1000)
-		seq++
-		fmt.Fprintf(w, `{"seq":%d,"at":%d,"dir":"in","json":{"jsonrpc":"2.0","method":"ui/event","params":{"text":"%s"}}}`+"\n", seq, seq*5000000, text)
-		if changeEvery > 0 && i%changeEvery == changeEvery-1 {
-			text = "-" + text
-		}
-		seq++
-		fmt.Fprintf(w, `{"seq":%d,"at":%d,"dir":"out","json":{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%s"}}}`+"\n", seq, seq*5000000, text)
-	}
-	fmt.Fprintf(w, `{"seq":%d,"at":%d,"event":"eof"}`+"\n", seq+1, (seq+1)*5000000)
-	fmt.Fprintf(w, `{"seq":%d,"at":%d,"event":"exit","code":0}`+"\n", seq+2, (seq+2)*5000000)
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path, fi.Size()
+	return path, size
 }
 
 // These tests are not parallel on purpose: a child's peak RSS as Linux
