@@ -399,10 +399,10 @@ func TestAlignmentIsNearLinear(t *testing.T) {
 	for _, c := range cases {
 		a, b := c.make(n)
 		var took time.Duration
-		for try := range 3 {
-			start := time.Now()
+		for try := range 3 { // CPU time: waiting on a loaded machine does not count
+			start := cpuNow()
 			es := script(a, b, distinctOf(a, b), alignBudget)
-			if d := time.Since(start); try == 0 || d < took {
+			if d := cpuNow() - start; try == 0 || d < took {
 				took = d
 			}
 			checkScript(t, a, b, es)
@@ -410,7 +410,7 @@ func TestAlignmentIsNearLinear(t *testing.T) {
 				break
 			}
 		}
-		t.Logf("%s: %d frames aligned in %v", c.name, n, took)
+		t.Logf("%s: %d frames aligned in %v of CPU", c.name, n, took)
 		if took > 2*time.Second {
 			t.Errorf("%s: aligning %d frames took %v: want under 2 s", c.name, n, took)
 		}
