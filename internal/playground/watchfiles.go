@@ -284,13 +284,15 @@ func (t *tree) absorb(rel string) {
 	t.once("boot "+rel, fmt.Sprintf("%s changed while the plugin was starting or stopping: taken for the plugin's own (save it again to start the plugin again)", escape.Text(rel)))
 }
 
-// booting says whether a change now is taken for the plugin's own: the
-// current run is being stopped, or is starting (until bootGrace after
-// its first line and its replay of the actions, bootMax at most for a
-// plugin that says nothing, and no longer once the page has done
-// something). A run that ended by itself is not: a change then starts it
-// again.
-func (s *server) booting(now time.Time) bool {
+// booting says whether a change seen by a look that began and ended at
+// these times is taken for the plugin's own: the current run is being
+// stopped, or was starting as the look began (until bootGrace after its
+// first line and its replay of the actions, bootMax at most for a plugin
+// that says nothing), and the page had not done something before the
+// look ended (a look can begin before a click and see the save that
+// follows it: under load, a look of one file spanned both). A run that
+// ended by itself is not: a change then starts it again.
+func (s *server) booting(began, ended time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.cur
@@ -299,7 +301,7 @@ func (s *server) booting(now time.Time) bool {
 		return false
 	case r.stopped && !r.over:
 		return true
-	case r.over, !r.boot.acted.IsZero() && now.After(r.boot.acted):
+	case r.over, !r.boot.acted.IsZero() && ended.After(r.boot.acted):
 		return false
 	case r.replayed != nil && r.boot.replayed.IsZero():
 		return true
@@ -311,7 +313,7 @@ func (s *server) booting(now time.Time) bool {
 	if !r.boot.replayed.IsZero() {
 		end = later(end, r.boot.replayed.Add(bootGrace))
 	}
-	return now.Before(end)
+	return began.Before(end)
 }
 
 // boot is how far a run has come in starting, for the watch (see
@@ -405,7 +407,7 @@ func (s *server) poll(t *tree) {
 		began := time.Now()
 		now := t.walk(nil)
 		wait.Reset(max(s.opt.WatchEvery, 10*time.Since(began)))
-		cs := t.userChanges(diff(seen, now, nil), now, began)
+		cs := t.userChanges(diff(seen, now, nil), now, began, time.Now())
 		switch {
 		case len(cs) == 0:
 			seen, pending = now, nil
@@ -421,14 +423,14 @@ func (s *server) poll(t *tree) {
 	}
 }
 
-// userChanges are the changes cs, seen at time at, but those that are the
-// plugin's own (claimed or absorbed; their stamps in now are taken as
-// seen).
-func (t *tree) userChanges(cs []change, now map[string]fileStamp, at time.Time) []change {
+// userChanges are the changes cs, seen by a look that began and ended at
+// these times, but those that are the plugin's own (claimed or absorbed;
+// their stamps in now are taken as seen).
+func (t *tree) userChanges(cs []change, now map[string]fileStamp, began, ended time.Time) []change {
 	if len(cs) == 0 {
 		return nil
 	}
-	booting := t.s.booting(at)
+	booting := t.s.booting(began, ended)
 	held := t.held()
 	var out []change
 	for _, c := range cs {
@@ -591,7 +593,7 @@ func (w *inotifyWatch) addDir(abs, rel string) bool {
 
 // take notes the events of a batch.
 func (w *inotifyWatch) take(b eventBatch) {
-	booting := w.s.booting(b.at)
+	booting := w.s.booting(b.at, b.at)
 	var held map[string]bool // the files the plugin holds open, asked once
 	for _, ev := range b.evs {
 		w.event(ev, booting, &held)
@@ -698,7 +700,8 @@ func (w *inotifyWatch) settled() []change {
 		}
 	}
 	if only == nil {
-		cs = t.userChanges(cs, now, time.Now())
+		at := time.Now()
+		cs = t.userChanges(cs, now, at, at)
 		w.stamps = now
 	} else {
 		w.restamp(now, only)
