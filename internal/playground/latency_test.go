@@ -15,7 +15,9 @@ import (
 // TestFrameReachesThePage measures how long a frame takes from the
 // plugin's write (its Date.now() in the frame) to the page's receipt of
 // it (the page's Date.now()), over ten frames, and logs the figures. It
-// asserts only a generous bound: timing is the machine's.
+// asserts only a generous bound, and not under the race detector (the
+// plain run measures it; under the detector at CI's load the median
+// was 2.3 s): timing is the machine's.
 func TestFrameReachesThePage(t *testing.T) {
 	needNode(t)
 	bctx := browsertest.Start(t)
@@ -40,7 +42,7 @@ func TestFrameReachesThePage(t *testing.T) {
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	t.Logf("plugin write → page receipt over %d frames: min %v, median %v, max %v (milliseconds of the two clocks of this machine)", len(lat), lat[0], lat[len(lat)/2], lat[len(lat)-1])
-	if lat[len(lat)-1] > 2*time.Second {
+	if lat[len(lat)-1] > 2*time.Second && !raceEnabled {
 		t.Errorf("a frame took %v to reach the page (generous bound 2 s)", lat[len(lat)-1])
 	}
 }
