@@ -4,6 +4,7 @@ package playback
 // each (see diff.Stream).
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/tapedeck/tapedeck/frame"
@@ -81,7 +82,7 @@ func (o *Outcome) keepTail(f *frame.Frame) {
 	if len(o.tail) == tailLines {
 		o.tail = append(o.tail[:0], o.tail[1:]...)
 	}
-	o.tail = append(o.tail, frame.Frame{Seq: f.Seq, At: f.At, Dir: frame.Err, Raw: []byte(string(f.Raw))})
+	o.tail = append(o.tail, frame.Frame{Seq: f.Seq, At: f.At, Dir: frame.Err, Raw: bytes.Clone(f.Raw)})
 }
 
 // Tail is what the last lines of the plugin's stderr are read from: Live,

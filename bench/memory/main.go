@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -77,7 +78,7 @@ func run(bin string, frames int, skip []string) error {
 		{"test", []string{"test", a}, sizeA},
 		{"shrink", []string{"shrink", "-j", "1", "--max-runs", "2", b, "-o", filepath.Join(dir, "min.jsonl")}, sizeB},
 	} {
-		if contains(skip, c.name) {
+		if slices.Contains(skip, c.name) {
 			continue
 		}
 		took, rss, code, err := measured(bin, append([]string{"--store", store}, c.args...))
@@ -91,15 +92,6 @@ func run(bin string, frames int, skip []string) error {
 	}
 	fmt.Printf("load average at end: %s\n", measure.LoadAvg())
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
 
 // measured runs bin with args, its output thrown away, and returns how

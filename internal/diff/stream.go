@@ -132,8 +132,7 @@ func (c *comparison) stream(recorded, live Timeline, stderr bool, window int, wh
 	ids := &requestIDs{name: c.names[0], bySeq: map[uint64]string{}, seqs: map[string][]uint64{}}
 	a = c.open(recorded, stderr, ids.recorded)
 	defer a.stop()
-	ids.more = func(limit int) bool { return len(a.items) < limit && a.read() }
-	ids.limit = func() int { return window + lookAhead }
+	ids.more = func() bool { return len(a.items) < window+lookAhead && a.read() }
 	b = c.open(live, stderr, ids.live(c.opts.Pair))
 	defer b.stop()
 	if whole != nil {
@@ -213,10 +212,10 @@ type requestIDs struct {
 	bySeq map[uint64]string   // recorded request seq → its id, until a live one takes it
 	seqs  map[string][]uint64 // recorded request seqs by method, in order, until taken
 	extra int
-	// more reads one more compared frame of the recorded side, while it
-	// holds fewer than limit; false when it does not.
-	more  func(limit int) bool
-	limit func() int
+	// more reads one more compared frame of the recorded side, while its
+	// window holds fewer than lookAhead past its size; false when it does
+	// not.
+	more func() bool
 }
 
 func (r *requestIDs) recorded(f *frame.Frame, method string) string {
@@ -229,8 +228,7 @@ func (r *requestIDs) recorded(f *frame.Frame, method string) string {
 // readTo reads the recorded side until ok holds or it can read no more
 // (its end, or lookAhead past its window).
 func (r *requestIDs) readTo(ok func() bool) {
-	limit := r.limit()
-	for !ok() && r.more(limit) {
+	for !ok() && r.more() {
 	}
 }
 
