@@ -96,6 +96,10 @@ type Store struct {
 	dir         string
 	lockTimeout time.Duration
 	noSync      bool
+	// remapEvery is how many bytes of frames a long write stores before it
+	// opens the database anew (see putNotes); remapBytes unless a test
+	// sets less.
+	remapEvery int
 	// readOnly: the folder cannot be written (a read-only file system, or
 	// a folder this user may only read); reads need no lock file there.
 	readOnly bool
@@ -134,7 +138,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	s := &Store{dir: dir, lockTimeout: 10 * time.Second}
+	s := &Store{dir: dir, lockTimeout: 10 * time.Second, remapEvery: remapBytes}
 	if opts != nil && opts.LockTimeout > 0 {
 		s.lockTimeout = opts.LockTimeout
 	}
@@ -278,28 +282,11 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 		unlock()
 		return nil, nil, fmt.Errorf("open %s: %w", s.dbPath(), err)
 	}
-	opts := &bolt.Options{
-		Timeout:         max(timeout-time.Since(start), 10*time.Millisecond),
-		ReadOnly:        !write,
-		InitialMmapSize: 0,
-	}
-	var db *bolt.DB
-	err = safely(func() error {
-		var err error
-		db, err = bolt.Open(s.dbPath(), 0o600, opts)
-		return err
-	})
+	db, err := s.openBolt(write, max(timeout-time.Since(start), 10*time.Millisecond))
 	if err != nil {
 		unlock()
-		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, nil, fmt.Errorf("%w: %s is locked by another process; try again", ErrBusy, s.dbPath())
-		}
-		if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
-			return nil, nil, fmt.Errorf("open %s: %w", s.dbPath(), damaged("%v", err))
-		}
-		return nil, nil, fmt.Errorf("open %s: %w", s.dbPath(), err)
+		return nil, nil, err
 	}
-	db.NoSync = s.noSync && write
 	closeFn := func() {
 		db.Close()
 		unlock()
@@ -309,6 +296,29 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 		return nil, nil, err
 	}
 	return db, closeFn, nil
+}
+
+// openBolt opens the database file, its lock held and the file checked
+// (see db).
+func (s *Store) openBolt(write bool, timeout time.Duration) (*bolt.DB, error) {
+	opts := &bolt.Options{Timeout: timeout, ReadOnly: !write, InitialMmapSize: 0}
+	var db *bolt.DB
+	err := safely(func() error {
+		var err error
+		db, err = bolt.Open(s.dbPath(), 0o600, opts)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("%w: %s is locked by another process; try again", ErrBusy, s.dbPath())
+		}
+		if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
+			return nil, fmt.Errorf("open %s: %w", s.dbPath(), damaged("%v", err))
+		}
+		return nil, fmt.Errorf("open %s: %w", s.dbPath(), err)
+	}
+	db.NoSync = s.noSync && write
+	return db, nil
 }
 
 // checkFile is inspectFile on the database, with its trees walked unless
