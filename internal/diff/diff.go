@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/recent"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -236,8 +237,7 @@ type normaliser struct {
 	// the responses that answer them (the host's ids are its own: one
 	// counter for all its plugins, so a response compares by the request
 	// it answers): at most maxHostCalls of them, the oldest let go first.
-	hostCalls map[string]hostCall
-	hostOrder []string
+	hostCalls *recent.Map[hostCall]
 	hostN     map[string]int
 	n         int32  // items so far
 	exit      string // how the side ended so far (see exitOf)
@@ -252,7 +252,7 @@ type hostCall struct{ method, id string }
 const maxHostCalls = 1 << 16
 
 func (c *comparison) normaliser(stderr bool, requestID func(*frame.Frame, string) string) *normaliser {
-	return &normaliser{c: c, stderr: stderr, requestID: requestID, hostCalls: map[string]hostCall{}, hostN: map[string]int{}, exit: "no exit"}
+	return &normaliser{c: c, stderr: stderr, requestID: requestID, hostCalls: recent.New[hostCall](maxHostCalls), hostN: map[string]int{}, exit: "no exit"}
 }
 
 // add reads f, the side's next frame, and returns its item when the
@@ -281,7 +281,7 @@ func (n *normaliser) add(f *frame.Frame) (item, bool) {
 		if m.Kind == message.Request {
 			method := string(m.Method)
 			n.hostN[method]++
-			n.rememberHostCall(message.IDKey(m.ID), hostCall{method, fmt.Sprintf("%s #%d", method, n.hostN[method])})
+			n.hostCalls.Put(message.IDKey(m.ID), hostCall{method, fmt.Sprintf("%s #%d", method, n.hostN[method])})
 		}
 		return item{}, false
 	}
@@ -304,7 +304,7 @@ func (n *normaliser) add(f *frame.Frame) (item, bool) {
 	case message.Notification:
 		it.cls = c.classOf(m.Kind, m.Method)
 	case message.Response, message.ErrorReply:
-		hc, ok := n.hostCalls[message.IDKey(m.ID)]
+		hc, ok := n.hostCalls.Get(message.IDKey(m.ID))
 		if ok {
 			it.id, hasID = hc.id, true
 		}
@@ -340,19 +340,6 @@ func (n *normaliser) add(f *frame.Frame) (item, bool) {
 		it.sum = c.sum(c.scratch)
 	}
 	return it, true
-}
-
-// rememberHostCall notes a host request, letting the oldest go past
-// maxHostCalls.
-func (n *normaliser) rememberHostCall(id string, hc hostCall) {
-	if _, ok := n.hostCalls[id]; !ok {
-		if len(n.hostOrder) >= maxHostCalls {
-			delete(n.hostCalls, n.hostOrder[0])
-			n.hostOrder = n.hostOrder[1:]
-		}
-		n.hostOrder = append(n.hostOrder, id)
-	}
-	n.hostCalls[id] = hc
 }
 
 // kept is a copy of f that owns its bytes: what an item holds while it is

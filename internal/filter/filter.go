@@ -20,6 +20,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/diff"
 	"github.com/tapedeck/tapedeck/internal/jsonpath"
 	"github.com/tapedeck/tapedeck/internal/jsonscan"
+	"github.com/tapedeck/tapedeck/internal/recent"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -223,6 +224,12 @@ func (s *Set) Frames(frames []frame.Frame, stderr, count bool) []frame.Frame {
 	return out
 }
 
+// maxHostCalls is how many of the host's requests Each remembers, to
+// scope a filter to the method of the request a response answers: a
+// response to an older one (more host requests before it than this) is
+// scoped to no method.
+const maxHostCalls = 1 << 16
+
 // Each is Frames one frame at a time, for a timeline read as a stream:
 // the function it returns takes each frame in order and returns it, or a
 // copy with the filters applied when they changed it (f itself is never
@@ -231,9 +238,9 @@ func (s *Set) Each(stderr, count bool) func(f *frame.Frame) *frame.Frame {
 	if s == nil {
 		return func(f *frame.Frame) *frame.Frame { return f }
 	}
-	var hostCalls map[string]string // host request id → method
+	var hostCalls *recent.Map[string] // host request id → method
 	if s.scoped {
-		hostCalls = map[string]string{}
+		hostCalls = recent.New[string](maxHostCalls)
 	}
 	return func(f *frame.Frame) *frame.Frame {
 		if f.IsEvent() {
@@ -242,7 +249,7 @@ func (s *Set) Each(stderr, count bool) func(f *frame.Frame) *frame.Frame {
 		if f.Dir == frame.In {
 			if hostCalls != nil {
 				if e := message.ReadEnvelope(f.Raw); e.Kind == message.Request {
-					hostCalls[message.IDKey(e.ID)] = string(e.Method)
+					hostCalls.Put(message.IDKey(e.ID), string(e.Method))
 				}
 			}
 			return f
@@ -261,7 +268,7 @@ func (s *Set) Each(stderr, count bool) func(f *frame.Frame) *frame.Frame {
 }
 
 // line applies the filters to one plugin line.
-func (s *Set) line(f *frame.Frame, hostCalls map[string]string, count bool) ([]byte, bool) {
+func (s *Set) line(f *frame.Frame, hostCalls *recent.Map[string], count bool) ([]byte, bool) {
 	body, cr := f.Raw, false
 	if bytes.HasSuffix(body, []byte("\r")) {
 		body, cr = body[:len(body)-1], true
@@ -276,7 +283,7 @@ func (s *Set) line(f *frame.Frame, hostCalls map[string]string, count bool) ([]b
 		case e.Kind == message.Request || e.Kind == message.Notification:
 			method = string(e.Method)
 		case e.Kind.IsReply():
-			method = hostCalls[message.IDKey(e.ID)]
+			method, _ = hostCalls.Get(message.IDKey(e.ID))
 		}
 	}
 	w := walker{in: body, apply: func(path []string, v string) (string, bool) {

@@ -262,3 +262,34 @@ func TestManyMatchesStayBounded(t *testing.T) {
 		t.Errorf("one match in 1 MB: %d matches, %v", n, ok)
 	}
 }
+
+// TestEachHoldsNoMoreThanItsHostCalls streams 500,000 host requests, each
+// answered, through a filter scoped by method: what Each remembers of the
+// host's requests (to scope a response by the request it answers) must
+// not grow with them, and a response still takes its request's method.
+func TestEachHoldsNoMoreThanItsHostCalls(t *testing.T) {
+	s := compiledOrFatal(t, Filter{Regex: `id-[0-9]+`, Replacement: "[id]", At: "session/get:result.id"})
+	each := s.Each(false, false)
+	var before, after runtime.MemStats
+	const n = 500000
+	var raw []byte
+	for i := range n {
+		if i == 2*maxHostCalls {
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+		}
+		raw = fmt.Appendf(raw[:0], `{"jsonrpc":"2.0","id":%d,"method":"session/get"}`, i)
+		each(&frame.Frame{Seq: uint64(2*i + 1), Dir: frame.In, Raw: raw})
+		raw = fmt.Appendf(raw[:0], `{"jsonrpc":"2.0","id":%d,"result":{"id":"id-%d"}}`, i, i)
+		out := each(&frame.Frame{Seq: uint64(2*i + 2), Dir: frame.Out, Raw: raw})
+		if want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"id":"[id]"}}`, i); string(out.Raw) != want {
+			t.Fatalf("response %d filtered to %s, want %s", i, out.Raw, want)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(each) // what it remembers is what is measured
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 4<<20 {
+		t.Errorf("%d more host requests grew the heap %d bytes: want what Each remembers bounded (under 4 MiB)", n-2*maxHostCalls, grew)
+	}
+}
