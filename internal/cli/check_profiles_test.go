@@ -11,23 +11,15 @@ import (
 	"testing"
 )
 
-// peers builds the fixture MCP and LSP servers and their scripted clients
-// (testdata/mcp, testdata/lsp) into a folder of the test's, and returns
-// the path of each by name: mcp-go, mcp-client, lsp-go, lsp-client.
+// peers returns the fixture MCP and LSP servers and their scripted
+// clients (testdata/mcp, testdata/lsp), built once for all tests (see
+// goProgram), by name: mcp-go, mcp-client, lsp-go, lsp-client.
 func peers(t *testing.T) map[string]string {
 	t.Helper()
-	dir := t.TempDir()
-	out := map[string]string{}
-	for name, pkg := range map[string]string{
-		"mcp-go": "./testdata/mcp/go", "mcp-client": "./testdata/mcp/client",
-		"lsp-go": "./testdata/lsp/go", "lsp-client": "./testdata/lsp/client",
-	} {
-		out[name] = filepath.Join(dir, name)
-		if b, err := exec.Command("go", "build", "-o", out[name], pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-		}
+	return map[string]string{
+		"mcp-go": goProgram(t, "./testdata/mcp/go", "mcp-go"), "mcp-client": goProgram(t, "./testdata/mcp/client", "mcp-client"),
+		"lsp-go": goProgram(t, "./testdata/lsp/go", "lsp-go"), "lsp-client": goProgram(t, "./testdata/lsp/client", "lsp-client"),
 	}
-	return out
 }
 
 // peerSession is one session recorded through the binary under a

@@ -88,10 +88,7 @@ func TestReplayKeepsOnlyWhatTheRecordingExplains(t *testing.T) {
 	if _, err := exec.LookPath("yes"); err != nil {
 		t.Skip("no yes(1)")
 	}
-	flood := filepath.Join(t.TempDir(), "flood-go")
-	if b, err := exec.Command("go", "build", "-o", flood, "./testdata/plugins/flood-go").CombinedOutput(); err != nil {
-		t.Fatalf("build flood-go: %v\n%s", err, b)
-	}
+	flood := goProgram(t, "./testdata/plugins/flood-go", "flood-go")
 	for _, c := range []struct {
 		name string
 		argv []string

@@ -91,6 +91,7 @@ func (e e2e) Run() int {
 	}
 	defer os.RemoveAll(dir)
 	tapedeckBin = filepath.Join(dir, "tapedeck")
+	builtPrograms = &programs{dir: filepath.Join(dir, "programs"), m: map[string]*program{}}
 	if bin != "" {
 		if err := os.Symlink(bin, tapedeckBin); err != nil {
 			fmt.Fprintln(os.Stderr, err)

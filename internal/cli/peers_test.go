@@ -12,20 +12,14 @@ import (
 	"testing"
 )
 
-// buildPeers builds the fixture programs named (packages under testdata/,
-// "mcp/go", "lsp/client", …) into a temporary folder and returns each one's
-// path by name.
+// buildPeers returns the path of each fixture program named (packages
+// under testdata/, "mcp/go", "lsp/client", …) by name, built once for all
+// tests (see goProgram).
 func buildPeers(t *testing.T, pkgs ...string) map[string]string {
 	t.Helper()
-	dir := t.TempDir()
 	out := map[string]string{}
 	for _, pkg := range pkgs {
-		bin := filepath.Join(dir, filepath.Base(filepath.Dir(pkg))+"-"+filepath.Base(pkg))
-		build := exec.Command("go", "build", "-o", bin, "./testdata/"+pkg)
-		if msg, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./testdata/%s: %v\n%s", pkg, err, msg)
-		}
-		out[pkg] = bin
+		out[pkg] = goProgram(t, "./testdata/"+pkg, filepath.Base(filepath.Dir(pkg))+"-"+filepath.Base(pkg))
 	}
 	return out
 }

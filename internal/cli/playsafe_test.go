@@ -83,10 +83,7 @@ func TestPlayFloodCostsTimeNotMemory(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc to read the peak RSS from")
 	}
-	flood := filepath.Join(t.TempDir(), "flood-go")
-	if b, err := exec.Command("go", "build", "-o", flood, "./testdata/plugins/flood-go").CombinedOutput(); err != nil {
-		t.Fatalf("build flood-go: %v\n%s", err, b)
-	}
+	flood := goProgram(t, "./testdata/plugins/flood-go", "flood-go")
 	const (
 		limit  = 200  // MiB
 		guard  = 1024 // MiB: past it the run is ended at once
