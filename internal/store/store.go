@@ -109,6 +109,7 @@ type Store struct {
 	sound struct {
 		sync.Mutex
 		stamp fileStamp
+		walks int // how many times the trees were walked
 	}
 }
 
@@ -289,6 +290,9 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 	}
 	closeFn := func() {
 		db.Close()
+		if write {
+			s.wrote()
+		}
 		unlock()
 	}
 	if err := checkSchema(db, write); err != nil {
@@ -296,6 +300,21 @@ func (s *Store) db(write bool, timeout time.Duration) (*bolt.DB, func(), error) 
 		return nil, nil, err
 	}
 	return db, closeFn, nil
+}
+
+// wrote takes the state a write of this store left the database in for
+// sound, its lock still held: its trees walked clean when the write opened
+// it, and bbolt wrote what changed, so the next opening in this process
+// need not walk them again (a thousand puts walked a growing file a
+// thousand times; an import into a 1.3 GB store took 4.5 s).
+func (s *Store) wrote() {
+	stamp, err := inspectFile(s.dbPath(), true, nil)
+	if err != nil {
+		return // the next opening walks it, and says what is wrong
+	}
+	s.sound.Lock()
+	s.sound.stamp = stamp
+	s.sound.Unlock()
 }
 
 // openBolt opens the database file, its lock held and the file checked
@@ -330,6 +349,9 @@ func (s *Store) checkFile(freelist bool) error {
 	stamp, err := inspectFile(s.dbPath(), freelist, &known)
 	if err == nil {
 		s.sound.Lock()
+		if stamp != known {
+			s.sound.walks++
+		}
 		s.sound.stamp = stamp
 		s.sound.Unlock()
 	}
