@@ -136,7 +136,8 @@ func TestReadmeUpdateTapes(t *testing.T) {
 	tapes := filepath.Join(ws, "tapes")
 	args := strings.Fields(line)
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), "TAPEDECK_BUNDLED_TAPES="+tapes)
+	// The binary this run built, not another link of the same source.
+	cmd.Env = append(os.Environ(), "TAPEDECK_BUNDLED_TAPES="+tapes, "TAPEDECK_TEST_BIN="+tapedeckBin)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", line, err, out)
 	}
