@@ -89,9 +89,9 @@ func rssFile() (int64, error) {
 
 // TestOwnWritesAreNotWalkedAgain puts 200 sessions through one Store,
 // which makes the file: each opening finds it in the state this store's
-// last write left, and walks nothing (it was 199 walks of a growing file:
-// a test's thousand puts took 78 s under the race detector). A change
-// made by someone else is still walked.
+// last write left, and walks nothing (before, every opening after a put
+// walked the growing file again: a test's thousand puts took 78 s under
+// the race detector). A change made by someone else is still walked.
 func TestOwnWritesAreNotWalkedAgain(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
