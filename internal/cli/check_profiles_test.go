@@ -11,15 +11,16 @@ import (
 	"testing"
 )
 
-// peers returns the fixture MCP and LSP servers and their scripted
-// clients (testdata/mcp, testdata/lsp), built once for all tests (see
-// goProgram), by name: mcp-go, mcp-client, lsp-go, lsp-client.
+// peers is buildPeers of the fixture MCP and LSP servers and their
+// scripted clients (testdata/mcp, testdata/lsp), by program name: mcp-go,
+// mcp-client, lsp-go, lsp-client.
 func peers(t *testing.T) map[string]string {
 	t.Helper()
-	return map[string]string{
-		"mcp-go": goProgram(t, "./testdata/mcp/go", "mcp-go"), "mcp-client": goProgram(t, "./testdata/mcp/client", "mcp-client"),
-		"lsp-go": goProgram(t, "./testdata/lsp/go", "lsp-go"), "lsp-client": goProgram(t, "./testdata/lsp/client", "lsp-client"),
+	out := map[string]string{}
+	for _, bin := range buildPeers(t, "mcp/go", "mcp/client", "lsp/go", "lsp/client") {
+		out[filepath.Base(bin)] = bin
 	}
+	return out
 }
 
 // peerSession is one session recorded through the binary under a

@@ -236,7 +236,7 @@ type normaliser struct {
 	// hostCalls are the requests this side's host sent, by id, to name
 	// the responses that answer them (the host's ids are its own: one
 	// counter for all its plugins, so a response compares by the request
-	// it answers): at most maxHostCalls of them, the oldest let go first.
+	// it answers): at most MaxHostCalls of them, the oldest let go first.
 	hostCalls *recent.Map[hostCall]
 	hostN     map[string]int
 	n         int32  // items so far
@@ -246,13 +246,14 @@ type normaliser struct {
 // hostCall is what a response to one of the host's requests compares as.
 type hostCall struct{ method, id string }
 
-// maxHostCalls is how many of a side's host requests a comparison
-// remembers to name responses by: a response to an older one (more than
-// this many host requests before it) is named by no request.
-const maxHostCalls = 1 << 16
+// MaxHostCalls is how many of a side's host requests a reader of a
+// timeline remembers to know a response by (the comparison here, the
+// filters' method scopes): a response to an older one (more than this
+// many host requests before it) is known by no request.
+const MaxHostCalls = 1 << 16
 
 func (c *comparison) normaliser(stderr bool, requestID func(*frame.Frame, string) string) *normaliser {
-	return &normaliser{c: c, stderr: stderr, requestID: requestID, hostCalls: recent.New[hostCall](maxHostCalls), hostN: map[string]int{}, exit: "no exit"}
+	return &normaliser{c: c, stderr: stderr, requestID: requestID, hostCalls: recent.New[hostCall](MaxHostCalls), hostN: map[string]int{}, exit: "no exit"}
 }
 
 // add reads f, the side's next frame, and returns its item when the

@@ -224,12 +224,6 @@ func (s *Set) Frames(frames []frame.Frame, stderr, count bool) []frame.Frame {
 	return out
 }
 
-// maxHostCalls is how many of the host's requests Each remembers, to
-// scope a filter to the method of the request a response answers: a
-// response to an older one (more host requests before it than this) is
-// scoped to no method.
-const maxHostCalls = 1 << 16
-
 // Each is Frames one frame at a time, for a timeline read as a stream:
 // the function it returns takes each frame in order and returns it, or a
 // copy with the filters applied when they changed it (f itself is never
@@ -240,7 +234,7 @@ func (s *Set) Each(stderr, count bool) func(f *frame.Frame) *frame.Frame {
 	}
 	var hostCalls *recent.Map[string] // host request id → method
 	if s.scoped {
-		hostCalls = recent.New[string](maxHostCalls)
+		hostCalls = recent.New[string](diff.MaxHostCalls) // as many as a comparison: see it
 	}
 	return func(f *frame.Frame) *frame.Frame {
 		if f.IsEvent() {

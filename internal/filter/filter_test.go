@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/diff"
 )
 
 func compiledOrFatal(t *testing.T, fs ...Filter) *Set {
@@ -274,7 +275,7 @@ func TestEachHoldsNoMoreThanItsHostCalls(t *testing.T) {
 	const n = 500000
 	var raw []byte
 	for i := range n {
-		if i == 2*maxHostCalls {
+		if i == 2*diff.MaxHostCalls {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 		}
@@ -290,6 +291,6 @@ func TestEachHoldsNoMoreThanItsHostCalls(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(each) // what it remembers is what is measured
 	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 4<<20 {
-		t.Errorf("%d more host requests grew the heap %d bytes: want what Each remembers bounded (under 4 MiB)", n-2*maxHostCalls, grew)
+		t.Errorf("%d more host requests grew the heap %d bytes: want what Each remembers bounded (under 4 MiB)", n-2*diff.MaxHostCalls, grew)
 	}
 }

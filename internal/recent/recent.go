@@ -3,23 +3,23 @@
 // its id) without growing with the stream.
 package recent
 
-// Map maps keys to values, remembering at most Cap keys: once full, adding
+// Map maps keys to values, remembering at most its capacity of keys: once full, adding
 // a new key forgets the oldest. A key set again keeps its place.
 type Map[V any] struct {
 	m     map[string]V
 	order []string // keys, oldest first
-	cap   int
+	limit int
 }
 
 // New returns an empty map that remembers at most capacity keys.
 func New[V any](capacity int) *Map[V] {
-	return &Map[V]{m: map[string]V{}, cap: max(capacity, 1)}
+	return &Map[V]{m: map[string]V{}, limit: max(capacity, 1)}
 }
 
 // Put remembers v for key, forgetting the oldest key when the map is full.
 func (r *Map[V]) Put(key string, v V) {
 	if _, ok := r.m[key]; !ok {
-		if len(r.order) >= r.cap {
+		if len(r.order) >= r.limit {
 			delete(r.m, r.order[0])
 			r.order = r.order[1:]
 		}
