@@ -186,6 +186,14 @@ const (
 // record reads the record at off. For recOK, p is its type byte and
 // payload, and next where the record after it starts.
 func (r *Reader) record(off int64) (st recState, p []byte, next int64, err error) {
+	st, p, next, err = r.recordOnce(off)
+	for errors.Is(err, errShrank) { // the size only falls, so this ends
+		st, p, next, err = r.recordOnce(off)
+	}
+	return st, p, next, err
+}
+
+func (r *Reader) recordOnce(off int64) (st recState, p []byte, next int64, err error) {
 	left := r.size - off
 	if left <= 0 {
 		return recEnd, nil, 0, nil
@@ -222,7 +230,10 @@ func (r *Reader) record(off int64) (st recState, p []byte, next int64, err error
 }
 
 // at returns n bytes at off, which the caller has checked lie within the
-// file. They are valid until the next call.
+// file. They are valid until the next call. A read that comes short
+// because the file ends sooner (its writer cut the room it had set aside
+// as it closed) takes that end for the spool's size and fails with
+// errShrank: the caller reads again against the new size.
 func (r *Reader) at(off int64, n int) ([]byte, error) {
 	if off >= r.bufAt && off+int64(n) <= r.bufAt+int64(r.bufLen) {
 		i := int(off - r.bufAt)
@@ -234,10 +245,7 @@ func (r *Reader) at(off int64, n int) ([]byte, error) {
 		r.bufAt, r.bufLen = off, got
 		if got < n {
 			r.bufLen = 0
-			if err == nil || errors.Is(err, io.EOF) {
-				err = fmt.Errorf("read spool: %w", io.ErrUnexpectedEOF)
-			}
-			return nil, err
+			return nil, r.short(off, got, err)
 		}
 		return r.buf[:n], nil
 	}
@@ -247,18 +255,35 @@ func (r *Reader) at(off int64, n int) ([]byte, error) {
 	b := r.big[:n]
 	got, err := r.r.ReadAt(b, off)
 	if got < n {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = fmt.Errorf("read spool: %w", io.ErrUnexpectedEOF)
-		}
-		return nil, err
+		return nil, r.short(off, got, err)
 	}
 	return b, nil
+}
+
+// errShrank is at's failure when the file ended before the size the reader
+// was given.
+var errShrank = errors.New("spool shrank while it was read")
+
+// short handles a read at off that got fewer bytes than asked: at the
+// file's end (io.EOF or no error), the file is now off+got long.
+func (r *Reader) short(off int64, got int, err error) error {
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if end := off + int64(got); end < r.size {
+		r.size = end
+		return errShrank
+	}
+	return fmt.Errorf("read spool: %w", io.ErrUnexpectedEOF)
 }
 
 // zeroFrom reports whether the file holds only zeros from off to its end.
 func (r *Reader) zeroFrom(off int64) (bool, error) {
 	for off < r.size {
 		b, err := r.at(off, int(min(int64(len(r.buf)), r.size-off)))
+		if errors.Is(err, errShrank) {
+			continue // against the new size
+		}
 		if err != nil {
 			return false, err
 		}
@@ -278,6 +303,10 @@ func (r *Reader) resync(from int64) (int64, error) {
 	var spent int64
 	for at := from; at+headerLen+1 <= r.size; at++ {
 		h, err := r.at(at, headerLen+1)
+		if errors.Is(err, errShrank) {
+			at-- // the same offset against the new size
+			continue
+		}
 		if err != nil {
 			return -1, err
 		}
@@ -316,6 +345,9 @@ func (r *Reader) resync(from int64) (int64, error) {
 // zeros counts the zero bytes from off on, within what is buffered.
 func (r *Reader) zeros(off int64) (int64, error) {
 	b, err := r.at(off, int(min(int64(len(r.buf)), r.size-off)))
+	for errors.Is(err, errShrank) {
+		b, err = r.at(off, int(min(int64(len(r.buf)), r.size-off)))
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -403,17 +402,9 @@ func (s *Store) list(q *Query, counts, withJSON bool) ([]Summary, []json.RawMess
 	for _, path := range paths {
 		var m *frame.Session
 		if counts {
+			// A spool that shrinks as its recorder ends is read to its
+			// new end (spool.Reader).
 			m, err = s.spoolSession(path, nil)
-			// A spool that shrank while it was read: its recorder cut
-			// the room it had set aside as it ended (its size was taken
-			// before). Read again what it holds now, else its session
-			// record alone.
-			for try := 0; try < 2 && errors.Is(err, io.ErrUnexpectedEOF); try++ {
-				m, err = s.spoolSession(path, nil)
-			}
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				m, err = spoolHeader(path)
-			}
 		} else {
 			m, err = spoolHeader(path)
 		}
