@@ -124,7 +124,9 @@ func TestReadmeWhenAGoldenFails(t *testing.T) {
 	plugin := filepath.Join(ws, "clock-node")
 	copyDir(t, filepath.Join("testdata", "plugins", "clock-node"), plugin)
 	os.Mkdir(filepath.Join(ws, "tapes"), 0o755)
-	saved := time.Now().Add(-10*time.Minute - 30*time.Second).UnixMilli()
+	// Saved 10 minutes and 1 s ago: the walk has 59 s to reach the replay
+	// that says "10 → 1450 minutes", as the guide shows.
+	saved := time.Now().Add(-10*time.Minute - time.Second).UnixMilli()
 	base := []string{"TAPEDECK_STORE=" + t.TempDir(), "CLOCK_SAVED_AT=" + strconv.FormatInt(saved, 10), "CLOCK_DIR=" + t.TempDir()}
 	nodeOn := func(v string) []string {
 		return append([]string{"PATH=" + fakeNode(t, v) + string(os.PathListSeparator) + os.Getenv("PATH")}, base...)
