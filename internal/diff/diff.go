@@ -166,8 +166,15 @@ type comparison struct {
 	seeds   [2]maphash.Seed
 	classes map[class]*class
 	byKind  map[message.Kind]map[string]*class
-	scratch []byte
+	// classBytes is what the classes made take: at maxClassBytes they are
+	// let go and made anew (the items that hold one keep it), since a
+	// crafted stream can name a method of its own in every line.
+	classBytes int
+	scratch    []byte
 }
+
+// maxClassBytes bounds what a comparison keeps of the classes it made.
+const maxClassBytes = 4 << 20
 
 func (c *comparison) sum(b []byte) contentSum {
 	return contentSum{maphash.Bytes(c.seeds[0], b), maphash.Bytes(c.seeds[1], b)}
@@ -178,6 +185,13 @@ func (c *comparison) class(k class) *class {
 	if p, ok := c.classes[k]; ok {
 		return p
 	}
+	size := len(k.align) + len(k.what) + 2*len(k.method) + 64 // a class, and its method as byKind's key
+	if c.classBytes+size > maxClassBytes {
+		clear(c.classes)
+		clear(c.byKind)
+		c.classBytes = 0
+	}
+	c.classBytes += size
 	p := &k
 	c.classes[k] = p
 	return p
@@ -238,22 +252,31 @@ type normaliser struct {
 	// counter for all its plugins, so a response compares by the request
 	// it answers): at most MaxHostCalls of them, the oldest let go first.
 	hostCalls *recent.Map[hostCall]
-	hostN     map[string]int
-	n         int32  // items so far
-	exit      string // how the side ended so far (see exitOf)
+	// hostN counts the side's host requests by method, to number them:
+	// as bounded as hostCalls, since a crafted tape's methods are its own.
+	hostN *recent.Map[int]
+	n     int32  // items so far
+	exit  string // how the side ended so far (see exitOf)
 }
 
 // hostCall is what a response to one of the host's requests compares as.
 type hostCall struct{ method, id string }
 
-// MaxHostCalls is how many of a side's host requests a reader of a
-// timeline remembers to know a response by (the comparison here, the
-// filters' method scopes): a response to an older one (more than this
-// many host requests before it) is known by no request.
-const MaxHostCalls = 1 << 16
+// MaxHostCalls and MaxHostCallBytes bound what a reader of a timeline
+// remembers of a side's host requests to know a response by (the
+// comparison here, the filters' method scopes): so many requests, taking
+// so many bytes of ids and methods. A response to an older one is known
+// by no request.
+const (
+	MaxHostCalls     = 1 << 16
+	MaxHostCallBytes = 4 << 20
+)
 
 func (c *comparison) normaliser(stderr bool, requestID func(*frame.Frame, string) string) *normaliser {
-	return &normaliser{c: c, stderr: stderr, requestID: requestID, hostCalls: recent.New[hostCall](MaxHostCalls), hostN: map[string]int{}, exit: "no exit"}
+	return &normaliser{c: c, stderr: stderr, requestID: requestID, exit: "no exit",
+		hostCalls: recent.New(MaxHostCalls, MaxHostCallBytes, func(h hostCall) int { return len(h.method) + len(h.id) }),
+		hostN:     recent.New(MaxHostCalls, MaxHostCallBytes, func(int) int { return 8 }),
+	}
 }
 
 // add reads f, the side's next frame, and returns its item when the
@@ -281,8 +304,9 @@ func (n *normaliser) add(f *frame.Frame) (item, bool) {
 	if f.Dir == frame.In {
 		if m.Kind == message.Request {
 			method := string(m.Method)
-			n.hostN[method]++
-			n.hostCalls.Put(message.IDKey(m.ID), hostCall{method, fmt.Sprintf("%s #%d", method, n.hostN[method])})
+			k, _ := n.hostN.Get(method)
+			n.hostN.Put(method, k+1)
+			n.hostCalls.Put(message.IDKey(m.ID), hostCall{method, fmt.Sprintf("%s #%d", method, k+1)})
 		}
 		return item{}, false
 	}

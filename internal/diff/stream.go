@@ -36,13 +36,23 @@ func Slice(frames []frame.Frame) Timeline {
 }
 
 // Window is how many compared frames of each side a comparison holds at
-// once, beyond those it reads ahead on the recorded side to name a live
-// request by the recorded one it stands for (at most lookAhead).
+// once (and at most windowBytes of them), beyond those it reads ahead on
+// the recorded side to name a live request by the recorded one it stands
+// for (at most lookAhead, and lookAheadBytes).
 const Window = 1 << 14
 
 // lookAhead is how many compared frames past its window the recorded side
 // is read to find the recorded request a live one stands for.
 const lookAhead = 4 * Window
+
+// windowBytes and lookAheadBytes bound the same in bytes held (a frame's
+// line and what its item names): a window of long lines (a language
+// server's didOpen of a big file) holds fewer frames. A window holds at
+// least one frame, however long.
+const (
+	windowBytes    = 8 << 20
+	lookAheadBytes = 2 * windowBytes
+)
 
 // wholeWindow is a window no timeline fills: the whole of each.
 const wholeWindow = 1 << 40
@@ -88,7 +98,17 @@ type source struct {
 	stop  func()
 	norm  *normaliser
 	items []item
+	bytes int  // what items hold (see cost)
 	done  bool // the timeline has ended
+	// gone is called with the items let go, before they are.
+	gone func([]item)
+}
+
+// cost is what an item holds, as windowBytes counts it: its line, its id
+// and its class's names (shared by many items, except in a stream that
+// names a method of its own in each line).
+func cost(it *item) int {
+	return len(it.f.Raw) + len(it.id) + len(it.cls.align) + len(it.cls.what) + len(it.cls.method) + 64
 }
 
 func (c *comparison) open(tl Timeline, stderr bool, requestID func(*frame.Frame, string) string) *source {
@@ -108,20 +128,28 @@ func (s *source) read() bool {
 		}
 		if it, ok := s.norm.add(f); ok {
 			s.items = append(s.items, it)
+			s.bytes += cost(&it)
 			return true
 		}
 	}
 	return false
 }
 
-// fill reads until the window holds n items or the timeline ends.
-func (s *source) fill(n int) {
-	for len(s.items) < n && s.read() {
+// fill reads until the window holds n items or maxBytes, or the timeline
+// ends.
+func (s *source) fill(n, maxBytes int) {
+	for len(s.items) < n && s.bytes < maxBytes && s.read() {
 	}
 }
 
 // let goes of the window's first n items.
 func (s *source) let(n int) {
+	if s.gone != nil {
+		s.gone(s.items[:n])
+	}
+	for i := range s.items[:n] {
+		s.bytes -= cost(&s.items[i])
+	}
 	k := copy(s.items, s.items[n:])
 	clear(s.items[k:])
 	s.items = s.items[:k]
@@ -132,17 +160,24 @@ func (c *comparison) stream(recorded, live Timeline, stderr bool, window int, wh
 	ids := &requestIDs{name: c.names[0], bySeq: map[uint64]string{}, seqs: map[string][]uint64{}}
 	a = c.open(recorded, stderr, ids.recorded)
 	defer a.stop()
-	ids.more = func() bool { return len(a.items) < window+lookAhead && a.read() }
+	maxBytes := windowBytes
+	if whole != nil || window >= wholeWindow {
+		maxBytes = wholeWindow
+	}
+	ids.more = func() bool {
+		return len(a.items) < window+lookAhead && a.bytes < maxBytes+lookAheadBytes && a.read()
+	}
+	a.gone = ids.gone
 	b = c.open(live, stderr, ids.live(c.opts.Pair))
 	defer b.stop()
 	if whole != nil {
-		a.fill(window)
-		b.fill(window)
+		a.fill(window, maxBytes)
+		b.fill(window, maxBytes)
 		return whole(c, a.items, b.items), a, b
 	}
 	for {
-		a.fill(window)
-		b.fill(window)
+		a.fill(window, maxBytes)
+		b.fill(window, maxBytes)
 		if len(a.items) == 0 && len(b.items) == 0 {
 			break
 		}
@@ -206,11 +241,14 @@ func commitPoint(edits []edit, la, lb int) (ca, cb int, cut []edit) {
 
 // requestIDs gives plugin requests the ids they compare with: a recorded
 // request its seq ("recorded seq 4"), a live one the id of the recorded
-// request it stands for, or "new request N" when it stands for none.
+// request it stands for, or "new request N" when it stands for none. It
+// holds the recorded requests of the window and its look-ahead not taken
+// yet: one let go of the window untaken is forgotten (it was classified
+// without a live request), so what it holds is bounded by the window.
 type requestIDs struct {
 	name  string              // the recorded side's name
-	bySeq map[uint64]string   // recorded request seq → its id, until a live one takes it
-	seqs  map[string][]uint64 // recorded request seqs by method, in order, until taken
+	bySeq map[uint64]string   // recorded request seq → its id, until a live one takes it or it is let go
+	seqs  map[string][]uint64 // recorded request seqs by method, in order, until taken by order or let go
 	extra int
 	// more reads one more compared frame of the recorded side, while its
 	// window holds fewer than lookAhead past its size; false when it does
@@ -225,6 +263,33 @@ func (r *requestIDs) recorded(f *frame.Frame, method string) string {
 	return id
 }
 
+// gone forgets the recorded requests among items, which the window lets
+// go: those a live request took are forgotten already.
+func (r *requestIDs) gone(items []item) {
+	for i := range items {
+		it := &items[i]
+		if _, ok := r.bySeq[it.f.Seq]; !ok || it.id != r.bySeq[it.f.Seq] {
+			continue
+		}
+		delete(r.bySeq, it.f.Seq)
+		method := it.cls.method
+		q := r.seqs[method]
+		for len(q) > 0 && q[0] <= it.f.Seq {
+			q = q[1:]
+		}
+		r.take(method, q)
+	}
+}
+
+// take sets the recorded requests of method not yet taken by order to q.
+func (r *requestIDs) take(method string, q []uint64) {
+	if len(q) == 0 {
+		delete(r.seqs, method)
+		return
+	}
+	r.seqs[method] = q
+}
+
 // readTo reads the recorded side until ok holds or it can read no more
 // (its end, or lookAhead past its window).
 func (r *requestIDs) readTo(ok func() bool) {
@@ -233,7 +298,6 @@ func (r *requestIDs) readTo(ok func() bool) {
 }
 
 func (r *requestIDs) live(pair func(uint64) (uint64, bool)) func(*frame.Frame, string) string {
-	next := map[string]int{} // by method: how many recorded requests were taken by order
 	return func(f *frame.Frame, method string) string {
 		if pair != nil {
 			if seq, ok := pair(f.Seq); ok {
@@ -244,12 +308,11 @@ func (r *requestIDs) live(pair func(uint64) (uint64, bool)) func(*frame.Frame, s
 				}
 			}
 		} else {
-			r.readTo(func() bool { return next[method] < len(r.seqs[method]) })
-			if k := next[method]; k < len(r.seqs[method]) {
-				next[method] = k + 1
-				seq := r.seqs[method][k]
-				if id, ok := r.bySeq[seq]; ok {
-					delete(r.bySeq, seq)
+			r.readTo(func() bool { return len(r.seqs[method]) > 0 })
+			if q := r.seqs[method]; len(q) > 0 {
+				r.take(method, q[1:])
+				if id, ok := r.bySeq[q[0]]; ok {
+					delete(r.bySeq, q[0])
 					return id
 				}
 			}

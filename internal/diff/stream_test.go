@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/tapedeck/tapedeck/frame"
@@ -192,5 +193,92 @@ func TestStreamHoldsAWindow(t *testing.T) {
 	}
 	if peak > 48<<20 {
 		t.Errorf("heap reached %.1f MiB, want under 48 MiB: the timelines are held, not streamed", float64(peak)/(1<<20))
+	}
+}
+
+// TestCraftedMethodsStayBounded: a tape whose host requests each name a
+// method of their own, 2 kB long, answered by the plugin. What a side
+// remembers of them (to know a response by its request, and to number a
+// method's requests) is bounded in bytes: before, it kept every method
+// (280 MiB of heap here).
+func TestCraftedMethodsStayBounded(t *testing.T) {
+	const n = 20_000
+	pad := strings.Repeat("m", 2000)
+	var peak uint64
+	made := func(side string) Timeline {
+		return func(yield func(*frame.Frame) bool) {
+			var f frame.Frame
+			for i := range n {
+				f = frame.Frame{Seq: uint64(2*i + 1), Dir: frame.In,
+					Raw: fmt.Appendf(f.Raw[:0], `{"jsonrpc":"2.0","id":%d,"method":"%s/%d"}`, i, pad, i)}
+				if !yield(&f) {
+					return
+				}
+				f = frame.Frame{Seq: uint64(2*i + 2), Dir: frame.Out,
+					Raw: fmt.Appendf(f.Raw[:0], `{"jsonrpc":"2.0","id":%d,"result":%d}`, i, i%7)}
+				if !yield(&f) {
+					return
+				}
+				if side == "live" && i%2000 == 0 {
+					var ms runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&ms)
+					peak = max(peak, ms.HeapAlloc)
+				}
+			}
+		}
+	}
+	res := Stream(made("recorded"), made("live"), Options{})
+	if res.Compared != [2]int{n, n} || len(res.Differences) != 0 {
+		t.Fatalf("compared %v with %d differences, want %d each and none", res.Compared, len(res.Differences), n)
+	}
+	t.Logf("heap at most %.1f MiB", float64(peak)/(1<<20))
+	if peak > 48<<20 {
+		t.Errorf("heap reached %.1f MiB, want under 48 MiB: every host request's method is kept", float64(peak)/(1<<20))
+	}
+}
+
+// TestLongLinesStayBounded: 1,500 lines of 100 kB a side (a language
+// server's didOpen of a big file, say), one in a hundred changed. The
+// window is bounded in bytes as well as in frames: before, it held 16,384
+// frames whatever their length, so both sides whole (295 MiB of heap here).
+func TestLongLinesStayBounded(t *testing.T) {
+	const n = 1500
+	pad := strings.Repeat("x", 100_000)
+	var peak uint64
+	made := func(side string) Timeline {
+		return func(yield func(*frame.Frame) bool) {
+			var f frame.Frame
+			for i := range n {
+				v := i
+				if side == "live" && i%100 == 99 {
+					v = -i
+				}
+				f = frame.Frame{Seq: uint64(i + 1), Dir: frame.Out,
+					Raw: fmt.Appendf(f.Raw[:0], `{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"n":%d,"text":"%s"}}`, v, pad)}
+				if !yield(&f) {
+					return
+				}
+				if side == "live" && i%100 == 0 {
+					var ms runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&ms)
+					peak = max(peak, ms.HeapAlloc)
+				}
+			}
+		}
+	}
+	res := Stream(made("recorded"), made("live"), Options{})
+	if res.Compared != [2]int{n, n} || len(res.Differences) != n/100 {
+		t.Fatalf("compared %v with %d differences, want %d each and %d", res.Compared, len(res.Differences), n, n/100)
+	}
+	for _, d := range res.Differences {
+		if d.Kind != Changed || d.Recorded.Seq%100 != 0 {
+			t.Fatalf("difference %s at recorded seq %d, want every 100th frame changed", d.Kind, d.Recorded.Seq)
+		}
+	}
+	t.Logf("heap at most %.1f MiB", float64(peak)/(1<<20))
+	if peak > 48<<20 {
+		t.Errorf("heap reached %.1f MiB, want under 48 MiB: a window of long lines holds them all", float64(peak)/(1<<20))
 	}
 }

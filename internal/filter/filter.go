@@ -234,7 +234,7 @@ func (s *Set) Each(stderr, count bool) func(f *frame.Frame) *frame.Frame {
 	}
 	var hostCalls *recent.Map[string] // host request id → method
 	if s.scoped {
-		hostCalls = recent.New[string](diff.MaxHostCalls) // as many as a comparison: see it
+		hostCalls = recent.New(diff.MaxHostCalls, diff.MaxHostCallBytes, func(m string) int { return len(m) }) // as a comparison: see it
 	}
 	return func(f *frame.Frame) *frame.Frame {
 		if f.IsEvent() {

@@ -3,29 +3,42 @@
 // its id) without growing with the stream.
 package recent
 
-// Map maps keys to values, remembering at most its capacity of keys: once full, adding
-// a new key forgets the oldest. A key set again keeps its place.
+// Map maps keys to values, remembering at most its limit of keys and of
+// bytes (each key's length and its value's size): once full, adding a new
+// key forgets the oldest. A key set again keeps its place.
 type Map[V any] struct {
-	m     map[string]V
-	order []string // keys, oldest first
-	limit int
+	m        map[string]V
+	order    []string // keys, oldest first
+	limit    int
+	maxBytes int
+	size     func(V) int
+	bytes    int // what the remembered keys and values take
 }
 
-// New returns an empty map that remembers at most capacity keys.
-func New[V any](capacity int) *Map[V] {
-	return &Map[V]{m: map[string]V{}, limit: max(capacity, 1)}
+// New returns an empty map that remembers at most limit keys, taking at
+// most maxBytes of keys and values as size measures a value (the newest
+// key is kept even when it alone takes more). A stream's reader bounds
+// both, since a crafted stream's keys can be as long as its lines.
+func New[V any](limit, maxBytes int, size func(V) int) *Map[V] {
+	return &Map[V]{m: map[string]V{}, limit: max(limit, 1), maxBytes: maxBytes, size: size}
 }
 
-// Put remembers v for key, forgetting the oldest key when the map is full.
+// Put remembers v for key, forgetting the oldest keys while the map holds
+// more than it may.
 func (r *Map[V]) Put(key string, v V) {
-	if _, ok := r.m[key]; !ok {
-		if len(r.order) >= r.limit {
-			delete(r.m, r.order[0])
-			r.order = r.order[1:]
-		}
+	if old, ok := r.m[key]; ok {
+		r.bytes -= r.size(old)
+	} else {
 		r.order = append(r.order, key)
+		r.bytes += len(key)
 	}
-	r.m[key] = v
+	r.m[key], r.bytes = v, r.bytes+r.size(v)
+	for len(r.order) > 1 && (len(r.order) > r.limit || r.bytes > r.maxBytes) {
+		oldest := r.order[0]
+		r.order = r.order[1:]
+		r.bytes -= len(oldest) + r.size(r.m[oldest])
+		delete(r.m, oldest)
+	}
 }
 
 // Get returns the value remembered for key.
@@ -36,3 +49,6 @@ func (r *Map[V]) Get(key string) (V, bool) {
 
 // Len is the number of keys remembered.
 func (r *Map[V]) Len() int { return len(r.m) }
+
+// Bytes is what the remembered keys and values take, as New counts them.
+func (r *Map[V]) Bytes() int { return r.bytes }

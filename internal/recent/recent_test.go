@@ -3,12 +3,13 @@ package recent
 import (
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 )
 
 func TestMapForgetsTheOldest(t *testing.T) {
 	t.Parallel()
-	r := New[int](3)
+	r := New(3, 1<<20, func(int) int { return 8 })
 	for i := range 5 {
 		r.Put(strconv.Itoa(i), i)
 	}
@@ -32,7 +33,7 @@ func TestMapForgetsTheOldest(t *testing.T) {
 // TestMapStaysSmall puts a million keys through a map of 1,000: what it
 // holds must not grow with them.
 func TestMapStaysSmall(t *testing.T) {
-	r := New[string](1000)
+	r := New(1000, 1<<20, func(v string) int { return len(v) })
 	var before, after runtime.MemStats
 	for i := range 100000 {
 		r.Put(strconv.Itoa(i), "m")
@@ -49,5 +50,31 @@ func TestMapStaysSmall(t *testing.T) {
 	}
 	if r.Len() != 1000 {
 		t.Errorf("Len() = %d, want 1000", r.Len())
+	}
+}
+
+// TestMapBoundsItsBytes: keys as long as a crafted stream's lines are
+// forgotten by their bytes, not only by their count; the newest is kept
+// even when it alone takes more.
+func TestMapBoundsItsBytes(t *testing.T) {
+	t.Parallel()
+	r := New(1000, 10<<10, func(v string) int { return len(v) })
+	long := strings.Repeat("k", 1000)
+	for i := range 100 {
+		r.Put(long+strconv.Itoa(i), "v")
+	}
+	if r.Bytes() > 10<<10 || r.Len() > 10 || r.Len() < 9 {
+		t.Errorf("100 keys of 1 kB in a map of 10 kB: %d keys, %d bytes; want 9 or 10, at most 10 kB", r.Len(), r.Bytes())
+	}
+	if _, ok := r.Get(long + "99"); !ok {
+		t.Error("the newest key was forgotten")
+	}
+	r.Put("big", strings.Repeat("v", 20<<10))
+	if v, ok := r.Get("big"); !ok || len(v) != 20<<10 || r.Len() != 1 {
+		t.Errorf("a value larger than the map: kept %v, %d keys; want it kept alone", ok, r.Len())
+	}
+	r.Put("big", "small") // set again: its bytes are counted anew
+	if r.Bytes() != len("big")+len("small") {
+		t.Errorf("Bytes() = %d after a value shrank, want %d", r.Bytes(), len("big")+len("small"))
 	}
 }
