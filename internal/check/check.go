@@ -247,7 +247,7 @@ func (c *agentty) host(f *frame.Frame) {
 	switch m.Kind {
 	case message.Request:
 		if k := idKey(&m); room(len(c.hostCalls)) {
-			c.hostCalls[k] = call{seq: f.Seq, at: f.At, method: m.Method}
+			c.hostCalls[k] = call{seq: f.Seq, at: f.At, method: keptMethod(m.Method)}
 		}
 		fallthrough
 	case message.Notification:
@@ -429,7 +429,7 @@ func (c *agentty) openCall(f *frame.Frame, name, key string) {
 		c.add(at(f), RuleIDReused, name, "id", false, fmt.Sprintf("id %s is still waiting for the answer to %s (#%d)", key, p.method, p.seq))
 	}
 	if room(len(c.pluginCalls)) {
-		c.pluginCalls[key] = call{seq: f.Seq, at: f.At, method: name}
+		c.pluginCalls[key] = call{seq: f.Seq, at: f.At, method: keptMethod(name)}
 	}
 }
 

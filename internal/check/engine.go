@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/profile"
@@ -194,6 +196,25 @@ func idKey(m *message.Message) string {
 	}
 	sum := sha256.Sum256([]byte(k))
 	return "#" + hex.EncodeToString(sum[:16])
+}
+
+// maxKeptMethod is how much of a method's name a table of ids keeps to
+// name the call in a later finding: a crafted stream's methods can be as
+// long as its lines (100,000 unanswered requests naming 2 kB methods
+// held 213 MB).
+const maxKeptMethod = 64
+
+// keptMethod is the method name a table keeps: a copy of it, cut to
+// maxKeptMethod bytes (at a character's start) with "…" when longer.
+func keptMethod(name string) string {
+	if len(name) <= maxKeptMethod {
+		return strings.Clone(name)
+	}
+	cut := maxKeptMethod
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut] + "…" // a new string: the long one is not held
 }
 
 // room reports whether a table of n ids may take one more.

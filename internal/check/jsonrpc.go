@@ -321,7 +321,7 @@ func (r *rpc) request(s side, f *frame.Frame, m *message.Message) {
 	if _, ok := r.used[s][key]; !ok && len(r.used[s]) < maxIDs && r.ext.lifetimeIDs(s) {
 		r.used[s][key] = f.Seq
 	}
-	c := &rpcCall{seq: f.Seq, at: f.At, method: m.Method, id: key}
+	c := &rpcCall{seq: f.Seq, at: f.At, method: keptMethod(m.Method), id: key}
 	if len(m.Params) <= maxKeptParams {
 		c.params = m.Params
 	}

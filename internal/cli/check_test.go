@@ -2,11 +2,15 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/check"
 )
 
 // checkFinding is one finding as `check --json` prints it; every member
@@ -208,5 +212,36 @@ func TestCheckKnowsTheBrowser(t *testing.T) {
 	}
 	if !strings.Contains(string(tapedeck(t, store, nil, nil, "show", "browser").stdout), "browser/eval") {
 		t.Errorf("the session holds no browser/eval: is the fixture calling the browser?")
+	}
+}
+
+// TestCheckKeepsABoundOfFindings: a tape with a finding in each of 10,500
+// frames. check counts every one (the closing line, the exit status) but
+// shows the first check.MaxKept, and says on stderr what it let go, in
+// text and in JSON alike.
+func TestCheckKeepsABoundOfFindings(t *testing.T) {
+	t.Parallel()
+	const n = check.MaxKept + 500
+	frames := make([]frame.Frame, n)
+	for i := range frames {
+		frames[i] = frame.Frame{Seq: uint64(i + 1), At: int64(i) * 1e8, Dir: frame.Out, Raw: []byte(`{"jsonrpc":"2.0","method":"no/such","params":{}}`)} // ten a second: under the rate limits
+	}
+	path := writeFile(t, "many.jsonl", tapeOf(t, frame.Session{ID: "01m8b1gtape00000000000000002", Name: "many", Status: frame.StatusComplete}, frames))
+	store := t.TempDir()
+	// With the manifest's info, n+1 findings: MaxKept shown, 501 let go.
+	cut := fmt.Sprintf("tapedeck: check: 501 more findings not shown (method-unknown 501): the first %d are kept\n", check.MaxKept)
+
+	r := tapedeck(t, store, nil, nil, "check", path)
+	out := string(r.stdout)
+	if r.code != 1 || string(r.stderr) != cut || !strings.HasSuffix(out, fmt.Sprintf("\n%d errors, 0 warnings, 1 info\n", n)) {
+		t.Errorf("check: exit %d, stderr %q, ending %q; want 1, %q and the count of all %d", r.code, r.stderr, out[max(0, len(out)-80):], cut, n)
+	}
+	if rows := strings.Count(out, "method-unknown"); rows != check.MaxKept-1 {
+		t.Errorf("check showed %d method-unknown rows, want %d", rows, check.MaxKept-1)
+	}
+
+	found, r := checkJSON(t, store, path)
+	if r.code != 1 || string(r.stderr) != cut || len(found) != check.MaxKept || *found[0].Rule != "manifest-missing" || *found[1].Seq != 1 {
+		t.Errorf("check --json: exit %d, stderr %q, %d findings; want 1, %q and %d from manifest-missing and #1 on", r.code, r.stderr, len(found), cut, check.MaxKept)
 	}
 }

@@ -1,11 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -96,52 +96,63 @@ func (e *env) check(c *cli.Context) error {
 	opts.Profile, opts.Framing = p, src.Meta.Framing
 
 	ck := check.New(opts)
-	var found []check.Finding
-	if err := src.Each(func(f *frame.Frame) error { found = append(found, ck.Feed(f)...); return nil }); err != nil {
+	// Every finding is counted; the first check.MaxKept are kept to be
+	// shown, so that a finding in every frame costs bounded memory.
+	var kept check.Kept
+	if err := src.Each(func(f *frame.Frame) error { kept.Add(ck.Feed(f)...); return nil }); err != nil {
 		return fail(2, "check: %v", err)
 	}
 	if src.Meta.Status == frame.StatusRecording {
 		fmt.Fprintf(e.stderr, "tapedeck: session %s is still recording: these are the findings so far, without the end-of-session rules\n", src.Meta.ID)
 	} else {
-		found = append(found, ck.Finish()...)
+		kept.Add(ck.Finish()...)
 	}
-	sort.SliceStable(found, func(i, j int) bool { return found[i].Seq < found[j].Seq })
+	found := kept.Sorted()
+	if cut := kept.Cut(); cut != "" {
+		fmt.Fprintf(e.stderr, "tapedeck: check: %s\n", cut)
+	}
 
 	if c.Bool("json") {
-		if found == nil {
-			found = []check.Finding{}
-		}
-		js, err := json.MarshalIndent(found, "", "  ")
-		if err != nil {
+		if err := writeFindingsJSON(e.stdout, found); err != nil {
 			return fail(2, "check: %v", err)
 		}
-		if _, err := e.stdout.Write(append(escape.JSON(nil, js), '\n')); err != nil {
-			return fail(2, "check: %v", err)
-		}
-	} else if err := printFindings(e.stdout, found); err != nil {
+	} else if err := printFindings(e.stdout, found, kept.Levels); err != nil {
 		return fail(2, "check: %v", err)
 	}
-	for _, f := range found {
-		if f.Level == check.Error {
-			return &exitError{code: 1}
-		}
+	if kept.Levels[check.Error] > 0 {
+		return &exitError{code: 1}
 	}
 	return nil
 }
 
-// printFindings writes one line per finding and a closing count.
-func printFindings(w io.Writer, found []check.Finding) error {
-	var t screen.Table
-	var errs, warns, infos int
-	for _, f := range found {
-		switch f.Level {
-		case check.Error:
-			errs++
-		case check.Warning:
-			warns++
-		default:
-			infos++
+// writeFindingsJSON writes found as one indented JSON array, a finding at
+// a time.
+func writeFindingsJSON(w io.Writer, found []check.Finding) error {
+	if len(found) == 0 {
+		_, err := io.WriteString(w, "[]\n")
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	bw.WriteString("[\n  ")
+	for i := range found {
+		if i > 0 {
+			bw.WriteString(",\n  ")
 		}
+		js, err := json.MarshalIndent(&found[i], "  ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.Write(escape.JSON(nil, js))
+	}
+	bw.WriteString("\n]\n")
+	return bw.Flush()
+}
+
+// printFindings writes one line per finding and a closing count of the
+// findings of each level (levels: those shown and those not).
+func printFindings(w io.Writer, found []check.Finding, levels map[check.Level]int) error {
+	var t screen.Table
+	for _, f := range found {
 		seq, when := "-", "-"
 		if f.Seq > 0 {
 			seq = fmt.Sprintf("#%d", f.Seq)
@@ -158,6 +169,13 @@ func printFindings(w io.Writer, found []check.Finding) error {
 	}
 	if _, err := t.WriteTo(w); err != nil {
 		return err
+	}
+	errs, warns := levels[check.Error], levels[check.Warning]
+	infos := 0
+	for l, n := range levels {
+		if l != check.Error && l != check.Warning {
+			infos += n
+		}
 	}
 	_, err := fmt.Fprintf(w, "%d %s, %d %s, %d info\n", errs, present.Plural(errs, "error"), warns, present.Plural(warns, "warning"), infos)
 	return err

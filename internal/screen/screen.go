@@ -6,6 +6,7 @@
 package screen
 
 import (
+	"bufio"
 	"io"
 	"os"
 	"strconv"
@@ -128,19 +129,27 @@ func (t *Table) Fit(width, min int, shrink ...int) {
 	}
 }
 
-// WriteTo writes the rows to w.
+// WriteTo writes the rows to w, a row at a time.
 func (t *Table) WriteTo(w io.Writer) (int64, error) {
 	widths := t.widths()
-	var b strings.Builder
+	bw := bufio.NewWriter(w)
+	var n int64
 	for _, r := range t.rows {
 		for i, c := range r {
-			b.WriteString(c)
+			k, _ := bw.WriteString(c)
+			n += int64(k)
 			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-runewidth.StringWidth(c)+gap))
+				for range widths[i] - runewidth.StringWidth(c) + gap {
+					bw.WriteByte(' ')
+					n++
+				}
 			}
 		}
-		b.WriteByte('\n')
+		bw.WriteByte('\n')
+		n++
 	}
-	n, err := io.WriteString(w, b.String())
-	return int64(n), err
+	if err := bw.Flush(); err != nil {
+		return n - int64(bw.Buffered()), err
+	}
+	return n, nil
 }
