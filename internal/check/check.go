@@ -12,6 +12,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/profile"
+	"github.com/tapedeck/tapedeck/internal/recent"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -247,7 +248,7 @@ func (c *agentty) host(f *frame.Frame) {
 	switch m.Kind {
 	case message.Request:
 		if k := idKey(&m); room(len(c.hostCalls)) {
-			c.hostCalls[k] = call{seq: f.Seq, at: f.At, method: keptMethod(m.Method)}
+			c.hostCalls[k] = call{seq: f.Seq, at: f.At, method: recent.Name(m.Method)}
 		}
 		fallthrough
 	case message.Notification:
@@ -429,7 +430,7 @@ func (c *agentty) openCall(f *frame.Frame, name, key string) {
 		c.add(at(f), RuleIDReused, name, "id", false, fmt.Sprintf("id %s is still waiting for the answer to %s (#%d)", key, p.method, p.seq))
 	}
 	if room(len(c.pluginCalls)) {
-		c.pluginCalls[key] = call{seq: f.Seq, at: f.At, method: keptMethod(name)}
+		c.pluginCalls[key] = call{seq: f.Seq, at: f.At, method: recent.Name(name)}
 	}
 }
 

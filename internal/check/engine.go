@@ -2,13 +2,10 @@ package check
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/profile"
+	"github.com/tapedeck/tapedeck/internal/recent"
 	"github.com/tapedeck/tapedeck/internal/wire"
 	"github.com/tapedeck/tapedeck/message"
 )
@@ -178,44 +175,16 @@ func RulesOf(p profile.Profile) []Rule {
 }
 
 // What check keeps of the ids it follows, so that a session of any size
-// costs bounded memory: an id longer than maxIDKey is kept as a hash of
-// it, and at most maxTracked ids are kept per table (80,000 requests with
-// 4 KB ids had held 575 MB). Past maxTracked a table takes no new id:
-// those requests are not followed (no finding is made for them).
-const (
-	maxIDKey   = 64
-	maxTracked = 100000
-)
+// costs bounded memory: an id longer than recent.MaxName is kept as a hash
+// of it, a method cut to it (recent.Key, recent.Name), and at most
+// maxTracked ids are kept per table (80,000 requests with 4 KB ids had
+// held 575 MB). Past maxTracked a table takes no new id: those requests
+// are not followed (no finding is made for them).
+const maxTracked = 100000
 
 // idKey is the key an id is followed by: its canonical spelling
 // (message.IDKey), or a hash of it when that is long.
-func idKey(m *message.Message) string {
-	k := m.IDKey()
-	if len(k) <= maxIDKey {
-		return k
-	}
-	sum := sha256.Sum256([]byte(k))
-	return "#" + hex.EncodeToString(sum[:16])
-}
-
-// maxKeptMethod is how much of a method's name a table of ids keeps to
-// name the call in a later finding: a crafted stream's methods can be as
-// long as its lines (100,000 unanswered requests naming 2 kB methods
-// held 213 MB).
-const maxKeptMethod = 64
-
-// keptMethod is the method name a table keeps: a copy of it, cut to
-// maxKeptMethod bytes (at a character's start) with "…" when longer.
-func keptMethod(name string) string {
-	if len(name) <= maxKeptMethod {
-		return strings.Clone(name)
-	}
-	cut := maxKeptMethod
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
-		cut--
-	}
-	return name[:cut] + "…" // a new string: the long one is not held
-}
+func idKey(m *message.Message) string { return recent.Key(m.IDKey()) }
 
 // room reports whether a table of n ids may take one more.
 func room(n int) bool { return n < maxTracked }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/recent"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -321,7 +322,7 @@ func (r *rpc) request(s side, f *frame.Frame, m *message.Message) {
 	if _, ok := r.used[s][key]; !ok && len(r.used[s]) < maxIDs && r.ext.lifetimeIDs(s) {
 		r.used[s][key] = f.Seq
 	}
-	c := &rpcCall{seq: f.Seq, at: f.At, method: keptMethod(m.Method), id: key}
+	c := &rpcCall{seq: f.Seq, at: f.At, method: recent.Name(m.Method), id: key}
 	if len(m.Params) <= maxKeptParams {
 		c.params = m.Params
 	}

@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/tapedeck/tapedeck/frame"
 )
@@ -45,18 +44,6 @@ func TestKeptCountsAllAndKeepsABound(t *testing.T) {
 	var none Kept
 	if none.Cut() != "" || len(none.Sorted()) != 0 {
 		t.Error("no findings: a Cut or findings")
-	}
-}
-
-func TestKeptMethod(t *testing.T) {
-	t.Parallel()
-	if got := keptMethod("ui/setPanel"); got != "ui/setPanel" {
-		t.Errorf("keptMethod(ui/setPanel) = %q", got)
-	}
-	long := strings.Repeat("a", maxKeptMethod-1) + "é" + strings.Repeat("b", 100)
-	got := keptMethod(long)
-	if !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || len(got) > maxKeptMethod+len("…") {
-		t.Errorf("keptMethod(long) = %q: want valid UTF-8, cut at %d bytes with …", got, maxKeptMethod)
 	}
 }
 

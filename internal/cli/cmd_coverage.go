@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/check"
 	"github.com/tapedeck/tapedeck/internal/coverage"
 	"github.com/tapedeck/tapedeck/internal/escape"
@@ -59,12 +60,14 @@ func (e *env) coverage(c *cli.Context) error {
 	plugins := map[string]*coverage.Plugin{}
 	manifests := map[string]bool{}
 	for _, t := range tapes {
-		src, err := playback.ReadTape(t)
+		// Each tape is read as a stream: coverage keeps bounded tables,
+		// never the frames.
+		src, err := playback.TapeStream(t)
 		if err != nil {
 			return fail(2, "coverage: %v", err)
 		}
 		prof := profile.Of(src.Meta)
-		id, manifest, data, err := tapeManifest(src, !profile.IsServer(prof))
+		id, manifest, data, err := tapeManifest(src.Meta, src.TapePath, !profile.IsServer(prof))
 		if err != nil {
 			return fail(2, "coverage: %v", err)
 		}
@@ -81,7 +84,9 @@ func (e *env) coverage(c *cli.Context) error {
 				return fail(2, "coverage: %v", err)
 			}
 		}
-		p.AddTape(t, src.Frames)
+		if err := p.AddTape(t, src.Each); err != nil {
+			return fail(2, "coverage: %v", err)
+		}
 	}
 	ids := make([]string, 0, len(plugins))
 	for id, p := range plugins {
@@ -128,13 +133,13 @@ func (e *env) coverage(c *cli.Context) error {
 // in its working directory (a relative one is the tape folder's), unless
 // it is a server's (plugin false). The plugin's id is the manifest's, else the one
 // initialize named (a server's own name), else the tape's file name.
-func tapeManifest(src *playback.Recording, plugin bool) (id, path string, data []byte, err error) {
-	dir := src.Meta.Cwd
+func tapeManifest(meta *frame.Session, tapePath string, plugin bool) (id, path string, data []byte, err error) {
+	dir := meta.Cwd
 	if !plugin {
 		dir = ""
 	}
 	if dir != "" && !filepath.IsAbs(dir) {
-		dir = filepath.Join(filepath.Dir(src.TapePath), dir)
+		dir = filepath.Join(filepath.Dir(tapePath), dir)
 	}
 	if dir != "" {
 		path = filepath.Join(dir, check.ManifestFile)
@@ -151,10 +156,10 @@ func tapeManifest(src *playback.Recording, plugin bool) (id, path string, data [
 		}
 	}
 	if id == "" {
-		id = src.Meta.Plugin.ID
+		id = meta.Plugin.ID
 	}
 	if id == "" {
-		id = strings.TrimSuffix(filepath.Base(src.TapePath), ".jsonl")
+		id = strings.TrimSuffix(filepath.Base(tapePath), ".jsonl")
 	}
 	return id, path, data, nil
 }

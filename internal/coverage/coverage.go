@@ -5,7 +5,8 @@
 // error paths were taken. Of a peer whose profile says what it offers (an
 // MCP server's tools, resources and prompts: profile.MCP.Offers), it
 // counts what the tapes saw advertised against what they used. It reads
-// frames and manifest bytes, never a database or a process.
+// frames (as a stream) and manifest bytes, never a database or a process,
+// and keeps a bounded table of each (maxNames).
 package coverage
 
 import (
@@ -15,8 +16,40 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/profile"
+	"github.com/tapedeck/tapedeck/internal/recent"
 	"github.com/tapedeck/tapedeck/message"
 )
+
+// What coverage keeps, so that a corpus of any size, or a crafted tape
+// naming a method, an element or a tool of its own in every line, costs
+// bounded memory and time: at most maxNames names in each table, each cut
+// to maxNameLen bytes (recent.Cut); a name past maxNames is counted as
+// Others. (A 641 MB tape of 300,000 methods of 2 kB each had held 2.9 GB.)
+const (
+	maxNames   = 4096
+	maxNameLen = 512
+	// Others stands for the names a table had no room for.
+	Others = "(others)"
+)
+
+// name is the name table m keeps s under: s cut to maxNameLen, or Others
+// when m holds maxNames names already and not s.
+func name[V any](m map[string]V, s string) string {
+	s = recent.Cut(s, maxNameLen)
+	if _, ok := m[s]; ok || len(m) < maxNames {
+		return s
+	}
+	return Others
+}
+
+// offer is name for a table of offers.
+func offer[V any](m map[offerKey]V, kind, s string) offerKey {
+	k := offerKey{kind, recent.Cut(s, maxNameLen)}
+	if _, ok := m[k]; ok || len(m) < maxNames {
+		return k
+	}
+	return offerKey{kind, Others}
+}
 
 // interactive are the element types that send ui/event (API 1 and API 4).
 var interactive = map[string]bool{
@@ -153,42 +186,52 @@ func (p *Plugin) AddManifest(path string, b []byte) error {
 	return nil
 }
 
-// AddTape takes the frames of one tape (or session), named name.
-func (p *Plugin) AddTape(name string, frames []frame.Frame) {
+// AddTape takes the frames of one tape (or session), named name, as each
+// yields them (each frame is fn's only while it runs), and returns each's
+// error.
+func (p *Plugin) AddTape(name string, each func(fn func(*frame.Frame) error) error) error {
 	p.Tapes = append(p.Tapes, name)
-	hostCalls := map[string]string{}   // host request id → method
-	pluginCalls := map[string]string{} // plugin request id → method
-	for i := range frames {
-		f := &frames[i]
+	size := func(method string) int { return len(method) }
+	hostCalls := recent.New(1<<16, 4<<20, size)   // host request id → method
+	pluginCalls := recent.New(1<<16, 4<<20, size) // plugin request id → method
+	method := func(calls *recent.Map[string], m *message.Message) string {
+		s, _ := calls.Get(recent.Key(m.IDKey()))
+		return s
+	}
+	return each(func(f *frame.Frame) error {
 		if f.IsEvent() || f.Dir == frame.Err {
-			continue
+			return nil
 		}
 		m := message.Parse(f.Raw)
 		switch {
 		case f.Dir == frame.In && m.IsCall():
-			p.HostMethods[m.Method]++
+			p.count(p.HostMethods, m.Method)
 			if m.Kind == message.Request {
-				hostCalls[m.IDKey()] = m.Method
+				hostCalls.Put(recent.Key(m.IDKey()), recent.Cut(m.Method, maxNameLen))
 			}
 			p.hostCall(&m)
 			p.use(&m)
 		case f.Dir == frame.In && m.Kind == message.ErrorReply:
-			p.HostErrors[orUnknown(pluginCalls[m.IDKey()])]++
+			p.count(p.HostErrors, orUnknown(method(pluginCalls, &m)))
 		case f.Dir == frame.Out && m.IsCall():
-			p.PluginMethods[m.Method]++
+			p.count(p.PluginMethods, m.Method)
 			if m.Kind == message.Request {
-				pluginCalls[m.IDKey()] = m.Method
+				pluginCalls.Put(recent.Key(m.IDKey()), recent.Cut(m.Method, maxNameLen))
 			}
 			if m.Method == "ui/setPanel" {
 				p.panel(m.Params)
 			}
 		case f.Dir == frame.Out && m.Kind == message.ErrorReply:
-			p.PluginErrors[orUnknown(hostCalls[m.IDKey()])]++
+			p.count(p.PluginErrors, orUnknown(method(hostCalls, &m)))
 		case f.Dir == frame.Out && m.Kind == message.Response && len(p.offers) > 0:
-			p.advertise(hostCalls[m.IDKey()], m.Result)
+			p.advertise(method(hostCalls, &m), m.Result)
 		}
-	}
+		return nil
+	})
 }
+
+// count adds one to what table m keeps s under.
+func (p *Plugin) count(m map[string]int, s string) { m[name(m, s)]++ }
 
 func orUnknown(method string) string {
 	if method == "" {
@@ -210,20 +253,22 @@ func (p *Plugin) hostCall(m *message.Message) {
 		if params.Element == "" {
 			return
 		}
-		e := p.elements[params.Element]
+		id := name(p.elements, params.Element)
+		e := p.elements[id]
 		if e == nil { // an event on an element no tape drew
-			e = &Element{ID: params.Element}
-			p.elements[params.Element] = e
+			e = &Element{ID: id}
+			p.elements[id] = e
 		}
 		e.Events++
 	case "command/execute":
 		if params.Command == "" {
 			return
 		}
-		c := p.commands[params.Command]
+		id := name(p.commands, params.Command)
+		c := p.commands[id]
 		if c == nil {
-			c = &Command{ID: params.Command}
-			p.commands[params.Command] = c
+			c = &Command{ID: id}
+			p.commands[id] = c
 		}
 		c.Runs++
 	}
@@ -238,7 +283,7 @@ func (p *Plugin) use(m *message.Message) {
 		var params map[string]json.RawMessage
 		var name string
 		if json.Unmarshal(m.Params, &params) == nil && json.Unmarshal(params[o.UseKey], &name) == nil && name != "" {
-			p.used[offerKey{o.Use, name}]++
+			p.used[offer(p.used, o.Use, name)]++
 		}
 		return // offers that share a use method (resources and templates) count it once
 	}
@@ -258,7 +303,7 @@ func (p *Plugin) advertise(method string, result json.RawMessage) {
 		for _, it := range items {
 			var name string
 			if json.Unmarshal(it[o.Key], &name) == nil && name != "" {
-				p.advertised[offerKey{o.Kind, name}] = true
+				p.advertised[offer(p.advertised, o.Kind, name)] = true
 			}
 		}
 	}
@@ -335,14 +380,15 @@ func (p *Plugin) panel(params json.RawMessage) {
 			stack = append(stack, x...)
 		case map[string]any:
 			if t, ok := x["type"].(string); ok {
-				p.Elements[t]++
+				p.count(p.Elements, t)
 				if id, ok := x["id"].(string); ok && interactive[t] {
+					id = name(p.elements, id)
 					e := p.elements[id]
 					if e == nil {
 						e = &Element{ID: id}
 						p.elements[id] = e
 					}
-					e.Type = t
+					e.Type = recent.Cut(t, maxNameLen)
 				}
 			}
 			for _, c := range x {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -11,18 +12,22 @@ import (
 	"github.com/tapedeck/tapedeck/internal/profile"
 )
 
-// frames builds a tape: each line is "in JSON" or "out JSON".
-func frames(lines ...string) []frame.Frame {
-	var fs []frame.Frame
-	for i, l := range lines {
-		dir, raw, _ := strings.Cut(l, " ")
-		d := frame.In
-		if dir == "out" {
-			d = frame.Out
+// frames builds a tape, as AddTape reads it: each line is "in JSON" or
+// "out JSON".
+func frames(lines ...string) func(func(*frame.Frame) error) error {
+	return func(fn func(*frame.Frame) error) error {
+		for i, l := range lines {
+			dir, raw, _ := strings.Cut(l, " ")
+			d := frame.In
+			if dir == "out" {
+				d = frame.Out
+			}
+			if err := fn(&frame.Frame{Seq: uint64(i + 1), Dir: d, Raw: []byte(raw)}); err != nil {
+				return err
+			}
 		}
-		fs = append(fs, frame.Frame{Seq: uint64(i + 1), Dir: d, Raw: []byte(raw)})
+		return nil
 	}
-	return fs
 }
 
 func call(id int, method, params string) string {
@@ -116,4 +121,60 @@ func TestAgenttyCoverageIsUnchanged(t *testing.T) {
 			t.Errorf("%s: Covered = %d of %d, want 0 of 0 (a command run but not contributed)", prof.Name(), done, total)
 		}
 	}
+}
+
+// TestCraftedNamesStayBounded: a tape that names a method, an element and
+// a tool of its own in every frame, each 2 kB long, 20,000 of them. What
+// coverage keeps is bounded (maxNames names a table, each cut to
+// maxNameLen), the rest counted as Others; before, every name whole
+// (the frames too: 2.9 GB for a 641 MB tape).
+func TestCraftedNamesStayBounded(t *testing.T) {
+	p := New("crafted")
+	p.UseProfile(profile.MCP{})
+	pad := strings.Repeat("m", 2000)
+	const n = 20_000
+	tape := func(fn func(*frame.Frame) error) error {
+		var f frame.Frame
+		for i := range n {
+			f = frame.Frame{Seq: uint64(2*i + 1), Dir: frame.In, Raw: fmt.Appendf(f.Raw[:0],
+				`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%d%s"}}`, i, i, pad)}
+			if err := fn(&f); err != nil {
+				return err
+			}
+			f = frame.Frame{Seq: uint64(2*i + 2), Dir: frame.Out, Raw: fmt.Appendf(f.Raw[:0],
+				`{"jsonrpc":"2.0","method":"%d/%s","params":{}}`, i, pad)}
+			if err := fn(&f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := p.AddTape("crafted.jsonl", tape); err != nil {
+		t.Fatal(err)
+	}
+	p.Finish()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 24<<20 {
+		t.Errorf("20,000 names of 2 kB grew the heap %.1f MiB, want under 24 MiB", float64(grew)/(1<<20))
+	}
+	if len(p.PluginMethods) != maxNames+1 || p.PluginMethods[Others] != n-maxNames {
+		t.Errorf("%d plugin methods, %d as %s; want %d and %d", len(p.PluginMethods), p.PluginMethods[Others], Others, maxNames+1, n-maxNames)
+	}
+	others := 0
+	for _, o := range p.Offered {
+		if len(o.Name) > maxNameLen+len("…") {
+			t.Fatalf("an offer's name of %d bytes is kept", len(o.Name))
+		}
+		if o.Name == Others {
+			others = o.Uses
+		}
+	}
+	if len(p.Offered) != maxNames+1 || others != n-maxNames {
+		t.Errorf("%d offers, %d uses as %s; want %d and %d", len(p.Offered), others, Others, maxNames+1, n-maxNames)
+	}
+	runtime.KeepAlive(p)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/internal/jsonscan"
 	"github.com/tapedeck/tapedeck/internal/profile"
+	"github.com/tapedeck/tapedeck/internal/recent"
 	"github.com/tapedeck/tapedeck/internal/screen"
 	"github.com/tapedeck/tapedeck/message"
 	"github.com/tapedeck/tapedeck/tape"
@@ -279,13 +280,15 @@ func (p *Timeline) derive(f *frame.Frame) row {
 		if len(p.pending) >= maxPending {
 			clear(p.pending)
 		}
-		p.pending[pendingKey{f.Dir, r.id}] = request{seq: f.Seq, at: f.At, method: r.method}
+		// What is kept of a request is bounded (recent.Key, recent.Name):
+		// a crafted session's ids and methods can be as long as its lines.
+		p.pending[pendingKey{f.Dir, recent.Key(r.id)}] = request{seq: f.Seq, at: f.At, method: recent.Name(r.method)}
 	case r.msg.IsReply():
 		other := frame.In
 		if f.Dir == frame.In {
 			other = frame.Out
 		}
-		k := pendingKey{other, r.id}
+		k := pendingKey{other, recent.Key(r.id)}
 		if q, ok := p.pending[k]; ok {
 			delete(p.pending, k)
 			r.req = &q

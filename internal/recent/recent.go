@@ -1,6 +1,7 @@
-// Package recent owns a map that remembers only its most recent keys: what
-// a stream reader keeps of what it has seen (a host request's method by
-// its id) without growing with the stream.
+// Package recent owns what a stream reader keeps of what it has seen (a
+// host request's method by its id) without growing with the stream: a map
+// that remembers only its most recent keys, bounded in bytes too, and
+// names and keys cut or hashed to a bound.
 package recent
 
 // Map maps keys to values, remembering at most its limit of keys and of
