@@ -78,3 +78,33 @@ func TestMapBoundsItsBytes(t *testing.T) {
 		t.Errorf("Bytes() = %d after a value shrank, want %d", r.Bytes(), len("big")+len("small"))
 	}
 }
+
+// TestMapDelete: a key deleted and put again is as new (the old place it
+// left does not make it go first), and deleting as much as is put keeps
+// the map's order of keys small.
+func TestMapDelete(t *testing.T) {
+	t.Parallel()
+	r := New(2, 1<<20, func(int) int { return 8 })
+	r.Put("a", 1)
+	r.Delete("a")
+	r.Put("b", 2)
+	r.Put("a", 3)
+	r.Put("c", 4) // the oldest now is b
+	if _, ok := r.Get("b"); ok {
+		t.Error("b is still remembered: the stale place of a went first")
+	}
+	if v, ok := r.Get("a"); !ok || v != 3 {
+		t.Errorf("Get(a) = %d, %v; want 3", v, ok)
+	}
+	if r.Bytes() != 2*(1+8) {
+		t.Errorf("Bytes() = %d, want %d", r.Bytes(), 2*(1+8))
+	}
+	for i := range 1_000_000 {
+		k := strconv.Itoa(i)
+		r.Put(k, i)
+		r.Delete(k)
+	}
+	if len(r.order) > 2*r.Len()+64 {
+		t.Errorf("a million puts and deletes left %d places for %d keys", len(r.order), r.Len())
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/jsonpath"
 	"github.com/tapedeck/tapedeck/internal/jsonscan"
+	"github.com/tapedeck/tapedeck/internal/recent"
 	"github.com/tapedeck/tapedeck/internal/wire"
 )
 
@@ -40,10 +41,16 @@ const (
 	suffix = "»"
 )
 
-// maxPending bounds how many unanswered requests are remembered for
-// pairing; past it the oldest memory is dropped (a plugin that never
-// answers must not grow the Redactor without end).
-const maxPending = 1 << 16
+// maxPending and maxPendingBytes bound the unanswered requests remembered
+// for pairing, in number and in bytes of methods and ids; past them the
+// oldest are forgotten (a plugin that never answers, or one whose methods
+// are as long as its lines, must not grow the Redactor without end: 65,536
+// requests naming 2 kB methods had held 270 MB in an export). Real
+// traffic reaches the number first: 65,536 methods of 60 bytes take 4 MiB.
+const (
+	maxPending      = 1 << 16
+	maxPendingBytes = 8 << 20
+)
 
 // Config says what to redact.
 type Config struct {
@@ -77,11 +84,6 @@ type rule struct {
 	active bool // applies to the message being rewritten
 }
 
-type pendKey struct {
-	dir frame.Dir
-	id  string
-}
-
 // Redactor rewrites frames. It remembers requests to pair responses with
 // them, so one Redactor sees one session's frames in order. It is not safe
 // for concurrent use.
@@ -90,7 +92,7 @@ type Redactor struct {
 	rules   []rule
 	res     []*regexp.Regexp
 	reN     []int64
-	pending map[pendKey]string
+	pending *recent.Map[string] // request method by pendingKey
 	w       rewriter
 }
 
@@ -126,7 +128,7 @@ func New(cfg Config) (*Redactor, error) {
 	if len(cfg.Key) == 0 {
 		return nil, ErrNoKey
 	}
-	r := &Redactor{key: cfg.Key, res: cfg.Regexps, reN: make([]int64, len(cfg.Regexps)), pending: map[pendKey]string{}}
+	r := &Redactor{key: cfg.Key, res: cfg.Regexps, reN: make([]int64, len(cfg.Regexps)), pending: recent.New(maxPending, maxPendingBytes, func(m string) int { return len(m) })}
 	for _, ru := range cfg.Rules {
 		r.rules = append(r.rules, rule{path: ru})
 	}
@@ -333,10 +335,13 @@ func overlaps(spans [][2]int, start, end int) bool {
 }
 
 func (r *Redactor) remember(dir frame.Dir, id []byte, method string) {
-	if len(r.pending) >= maxPending {
-		clear(r.pending)
-	}
-	r.pending[pendKey{dir, string(id)}] = method
+	r.pending.Put(pendingKey(dir, id), method)
+}
+
+// pendingKey is what a request is remembered by: its direction and its id
+// (recent.Key: a hash of it when long).
+func pendingKey(dir frame.Dir, id []byte) string {
+	return string(rune('0'+dir)) + recent.Key(string(id))
 }
 
 // answered returns the method of the request that a response in dir with
@@ -347,10 +352,10 @@ func (r *Redactor) answered(dir frame.Dir, id []byte) string {
 	if dir == frame.In {
 		other = frame.Out
 	}
-	k := pendKey{other, string(id)}
-	m, ok := r.pending[k]
+	k := pendingKey(other, id)
+	m, ok := r.pending.Get(k)
 	if ok {
-		delete(r.pending, k)
+		r.pending.Delete(k)
 	}
 	return m
 }

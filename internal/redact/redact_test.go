@@ -3,7 +3,9 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -251,4 +253,30 @@ func TestALineIsKeptAfterTheNext(t *testing.T) {
 	if string(first) != kept || string(text) != keptText || !strings.Contains(kept, "«redacted:") || !strings.Contains(keptText, "«redacted:") {
 		t.Errorf("the earlier results changed or were not redacted: %s / %s", first, text)
 	}
+}
+
+// TestPendingRequestsStayBounded: 20,000 plugin requests never answered,
+// each with a method and an id of its own 2 kB long. What the Redactor
+// remembers to pair responses is bounded in bytes (maxPendingBytes): it
+// had kept every one whole (a 641 MB export held 270 MB), and a response
+// to a request still remembered is still redacted.
+func TestPendingRequestsStayBounded(t *testing.T) {
+	r := newRedactor(t, true, nil, "*:result.secret")
+	pad := strings.Repeat("m", 2000)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 20000 {
+		r.Line(frame.Out, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"%d%s","method":"%d%s","params":{}}`, i, pad, i, pad), false)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 16<<20 {
+		t.Errorf("20,000 unanswered requests of 4 kB grew the heap %.1f MiB, want under 16 MiB", float64(grew)/(1<<20))
+	}
+	r.Line(frame.Out, []byte(`{"jsonrpc":"2.0","id":7,"method":"x/get","params":{}}`), false)
+	if got := string(r.Line(frame.In, []byte(`{"jsonrpc":"2.0","id":7,"result":{"secret":"hunter2"}}`), false)); strings.Contains(got, "hunter2") {
+		t.Errorf("the answer to a remembered request was not redacted: %s", got)
+	}
+	runtime.KeepAlive(r)
 }
