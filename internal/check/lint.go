@@ -38,11 +38,8 @@ type Lint struct {
 	c   *Checker
 	buf []byte
 	err error     // the first write error; later findings are not written
-	all []Finding // every finding, for Findings (capped at maxKept)
+	kept Kept // for Findings: the first MaxKept
 }
-
-// maxKept bounds the findings a Lint keeps for Findings.
-const maxKept = 10000
 
 // OpenLint opens (creating it 0600 when needed) the file at path for
 // appending and returns a Lint writing to it. session is the id written
@@ -115,14 +112,14 @@ func (l *Lint) Close() error {
 	return l.err
 }
 
-// Findings returns every finding (up to 10,000) in the order they were
-// made. Call it after Close.
+// Findings returns the findings (the first MaxKept, within MaxKeptBytes)
+// in the order they were made. Call it after Close.
 func (l *Lint) Findings() []Finding {
 	if l == nil {
 		return nil
 	}
 	<-l.done
-	return l.all
+	return l.kept.Findings
 }
 
 // run is the Lint's goroutine: it checks queued frames until Close.
@@ -168,9 +165,7 @@ type lintLine struct {
 // write appends each finding as one line.
 func (l *Lint) write(fs ...Finding) {
 	for _, f := range fs {
-		if len(l.all) < maxKept {
-			l.all = append(l.all, f)
-		}
+		l.kept.Add(f)
 		if l.err != nil {
 			return
 		}

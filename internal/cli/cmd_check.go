@@ -1,19 +1,15 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/check"
-	"github.com/tapedeck/tapedeck/internal/escape"
 	"github.com/tapedeck/tapedeck/internal/present"
 	"github.com/tapedeck/tapedeck/internal/profile"
 	"github.com/tapedeck/tapedeck/internal/screen"
@@ -113,72 +109,16 @@ func (e *env) check(c *cli.Context) error {
 	}
 
 	if c.Bool("json") {
-		if err := writeFindingsJSON(e.stdout, found); err != nil {
+		if err := present.FindingsJSON(e.stdout, found); err != nil {
 			return fail(2, "check: %v", err)
 		}
-	} else if err := printFindings(e.stdout, found, kept.Levels); err != nil {
+	} else if err := present.Findings(e.stdout, found, kept.Levels); err != nil {
 		return fail(2, "check: %v", err)
 	}
 	if kept.Levels[check.Error] > 0 {
 		return &exitError{code: 1}
 	}
 	return nil
-}
-
-// writeFindingsJSON writes found as one indented JSON array, a finding at
-// a time.
-func writeFindingsJSON(w io.Writer, found []check.Finding) error {
-	if len(found) == 0 {
-		_, err := io.WriteString(w, "[]\n")
-		return err
-	}
-	bw := bufio.NewWriter(w)
-	bw.WriteString("[\n  ")
-	for i := range found {
-		if i > 0 {
-			bw.WriteString(",\n  ")
-		}
-		js, err := json.MarshalIndent(&found[i], "  ", "  ")
-		if err != nil {
-			return err
-		}
-		bw.Write(escape.JSON(nil, js))
-	}
-	bw.WriteString("\n]\n")
-	return bw.Flush()
-}
-
-// printFindings writes one line per finding and a closing count of the
-// findings of each level (levels: those shown and those not).
-func printFindings(w io.Writer, found []check.Finding, levels map[check.Level]int) error {
-	var t screen.Table
-	for _, f := range found {
-		seq, when := "-", "-"
-		if f.Seq > 0 {
-			seq = fmt.Sprintf("#%d", f.Seq)
-			when = present.Duration(time.Duration(f.At))
-		}
-		msg := f.Message
-		if f.Path != "" {
-			msg = f.Path + ": " + msg
-		}
-		if f.Spec != "" {
-			msg += " (" + f.Spec + ")"
-		}
-		t.Row(seq, when, string(f.Level), f.Rule, present.OrDash(f.Method), escape.Text(msg))
-	}
-	if _, err := t.WriteTo(w); err != nil {
-		return err
-	}
-	errs, warns := levels[check.Error], levels[check.Warning]
-	infos := 0
-	for l, n := range levels {
-		if l != check.Error && l != check.Warning {
-			infos += n
-		}
-	}
-	_, err := fmt.Fprintf(w, "%d %s, %d %s, %d info\n", errs, present.Plural(errs, "error"), warns, present.Plural(warns, "warning"), infos)
-	return err
 }
 
 // listRules prints the rules of every profile, or of p when it is set: a
