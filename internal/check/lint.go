@@ -35,10 +35,10 @@ type Lint struct {
 	behind  bool // the backlog overflowed: checking stopped
 	done    chan struct{}
 
-	c   *Checker
-	buf []byte
-	err error     // the first write error; later findings are not written
-	kept Kept // for Findings: the first MaxKept
+	c    *Checker
+	buf  []byte
+	err  error // the first write error; later findings are not written
+	kept Kept  // for Findings: the first MaxKept
 }
 
 // OpenLint opens (creating it 0600 when needed) the file at path for
