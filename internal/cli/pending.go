@@ -61,7 +61,7 @@ func showPending(w io.Writer, tapePath, p string) error {
 		fmt.Fprintf(w, "%s: a new tape\n", escape.Text(tapePath))
 		return nil
 	}
-	fmt.Fprintf(w, "%s: %s pending\n", escape.Text(tapePath), present.Count(int64(len(o.Diff.Differences)), "difference", "differences"))
+	fmt.Fprintf(w, "%s: %s pending\n", escape.Text(tapePath), present.Count(int64(o.Diff.Count()), "difference", "differences"))
 	return present.Differences(w, o)
 }
 

@@ -126,13 +126,55 @@ type Side struct {
 
 // Result is the outcome of a comparison.
 type Result struct {
+	// Differences are those kept: the first MaxKept (within MaxKeptBytes).
 	Differences []Difference `json:"differences"`
-	Compared    [2]int       `json:"compared"` // frames compared: recorded, live
-	Names       [2]string    `json:"-"`        // the two sides, as Options named them
+	// More counts the differences found past those kept (before moves
+	// were told from them).
+	More     int       `json:"more,omitempty"`
+	Compared [2]int    `json:"compared"` // frames compared: recorded, live
+	Names    [2]string `json:"-"`        // the two sides, as Options named them
 }
 
+// What a comparison keeps of its differences, so that two sessions that
+// differ in every frame cost bounded memory (500,000 differences of a
+// 116 MB tape had held 1.3 GB): the rest are counted (Result.More).
+const (
+	MaxKept      = 10_000
+	MaxKeptBytes = 32 << 20
+)
+
 // Same reports whether nothing differs.
-func (r *Result) Same() bool { return len(r.Differences) == 0 }
+func (r *Result) Same() bool { return r.Count() == 0 }
+
+// Count is how many differences were found, kept or not.
+func (r *Result) Count() int { return len(r.Differences) + r.More }
+
+// size is about what d holds, as MaxKeptBytes counts it.
+func (d *Difference) size() int {
+	n := 256 + len(d.What) + len(d.Method) + len(d.Unified)
+	for _, s := range []*Side{d.Recorded, d.Live} {
+		if s != nil {
+			n += len(s.Raw) + len(s.Pretty) + len(s.JSON) + len(s.key)
+			if s.display != s.Pretty { // most often one string
+				n += len(s.display)
+			}
+		}
+	}
+	for i := range d.Changes {
+		c := &d.Changes[i]
+		n += 64 + len(c.Path) + len(c.Old) + len(c.New) + len(c.full) + 32*(len(c.Words)+len(c.Lines)+len(c.Segments))
+		for _, sp := range c.Words {
+			n += len(sp.Text)
+		}
+		for _, sp := range c.Lines {
+			n += len(sp.Text)
+		}
+	}
+	for _, nd := range d.Nodes {
+		n += len(nd)
+	}
+	return n
+}
 
 // item is one compared frame, normalised: small, as there is one per
 // frame of both timelines; what a difference shows is made again from
@@ -170,7 +212,10 @@ type comparison struct {
 	// let go and made anew (the items that hold one keep it), since a
 	// crafted stream can name a method of its own in every line.
 	classBytes int
-	scratch    []byte
+	// kept and keptBytes are the differences kept so far (see keep), more
+	// those found past them.
+	kept, keptBytes, more int
+	scratch               []byte
 }
 
 // maxClassBytes bounds what a comparison keeps of the classes it made.
@@ -535,17 +580,22 @@ func (c *comparison) pairChanged(missing, extra *[]item) []Difference {
 		byAlign[e.cls.align] = append(byAlign[e.cls.align], j)
 	}
 	for _, m := range *missing {
+		// A difference past what the comparison keeps is counted, not made.
 		if js := byAlign[m.cls.align]; len(js) > 0 {
 			used[js[0]] = true
 			byAlign[m.cls.align] = js[1:]
-			out = append(out, c.changed(m, (*extra)[js[0]]))
+			if !c.counted() {
+				out = c.keep(out, c.changed(m, (*extra)[js[0]]))
+			}
 			continue
 		}
-		out = append(out, Difference{Kind: Missing, Dir: m.f.Dir.String(), Method: m.cls.method, What: m.cls.what, Recorded: c.side(m, nil)})
+		if !c.counted() {
+			out = c.keep(out, Difference{Kind: Missing, Dir: m.f.Dir.String(), Method: m.cls.method, What: m.cls.what, Recorded: c.side(m, nil)})
+		}
 	}
 	for j, e := range *extra {
-		if !used[j] {
-			out = append(out, Difference{Kind: Extra, Dir: e.f.Dir.String(), Method: e.cls.method, What: e.cls.what, Live: c.side(e, nil)})
+		if !used[j] && !c.counted() {
+			out = c.keep(out, Difference{Kind: Extra, Dir: e.f.Dir.String(), Method: e.cls.method, What: e.cls.what, Live: c.side(e, nil)})
 		}
 	}
 	*missing, *extra = (*missing)[:0], (*extra)[:0]

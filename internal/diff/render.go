@@ -95,8 +95,18 @@ func Render(w io.Writer, r *Result, o RenderOptions) error {
 			fmt.Fprintf(&b, "    %s\n", esc(oneLine(d.Recorded.Raw)))
 		}
 	}
+	if r.More > 0 {
+		fmt.Fprintf(&b, "and %d more %s not kept (tapedeck keeps the first %d of a comparison)\n", r.More, plural(r.More, "difference"), len(r.Differences))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // Where says where a difference stands, by the seqs of its frames (the

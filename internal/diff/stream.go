@@ -88,6 +88,7 @@ func compare(recorded, live Timeline, opts Options, window int, whole func(c *co
 	if d, ok := compareExit(a.norm.exit, b.norm.exit); ok {
 		res.Differences = append(res.Differences, d)
 	}
+	res.More = c.more
 	return res
 }
 
@@ -191,6 +192,28 @@ func (c *comparison) stream(recorded, live Timeline, stderr bool, window int, wh
 		b.let(cb)
 	}
 	return detectMoves(out), a, b
+}
+
+// counted reports whether the comparison keeps no more differences
+// (MaxKept, MaxKeptBytes), and then counts one.
+func (c *comparison) counted() bool {
+	if c.kept < MaxKept && c.keptBytes < MaxKeptBytes {
+		return false
+	}
+	c.more++
+	return true
+}
+
+// keep appends d to out when the comparison has room for it (the first
+// difference always), else counts it.
+func (c *comparison) keep(out []Difference, d Difference) []Difference {
+	size := d.size()
+	if c.kept > 0 && c.keptBytes+size > MaxKeptBytes {
+		c.more++
+		return out
+	}
+	c.kept, c.keptBytes = c.kept+1, c.keptBytes+size
+	return append(out, d)
 }
 
 // limit is how much of a side's window may be classified now: all of it

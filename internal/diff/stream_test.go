@@ -269,8 +269,10 @@ func TestLongLinesStayBounded(t *testing.T) {
 		}
 	}
 	res := Stream(made("recorded"), made("live"), Options{})
-	if res.Compared != [2]int{n, n} || len(res.Differences) != n/100 {
-		t.Fatalf("compared %v with %d differences, want %d each and %d", res.Compared, len(res.Differences), n, n/100)
+	// Every difference is counted; those of 100 kB frames kept fit in
+	// MaxKeptBytes.
+	if res.Compared != [2]int{n, n} || res.Count() != n/100 || len(res.Differences) == 0 {
+		t.Fatalf("compared %v with %d differences (%d kept), want %d each and %d", res.Compared, res.Count(), len(res.Differences), n, n/100)
 	}
 	for _, d := range res.Differences {
 		if d.Kind != Changed || d.Recorded.Seq%100 != 0 {
@@ -280,5 +282,47 @@ func TestLongLinesStayBounded(t *testing.T) {
 	t.Logf("heap at most %.1f MiB", float64(peak)/(1<<20))
 	if peak > 48<<20 {
 		t.Errorf("heap reached %.1f MiB, want under 48 MiB: a window of long lines holds them all", float64(peak)/(1<<20))
+	}
+}
+
+// TestDifferencesKeptAreBounded: two timelines that differ in every one
+// of 100,000 frames. The comparison keeps the first MaxKept differences
+// (within MaxKeptBytes) and counts the rest, and the rendering says so:
+// before, it kept every one (1.3 GB for 500,000 in a diff of two tapes).
+func TestDifferencesKeptAreBounded(t *testing.T) {
+	const n = 100_000
+	var peak uint64
+	made := func(side string) Timeline {
+		return func(yield func(*frame.Frame) bool) {
+			var f frame.Frame
+			for i := range n {
+				f = frame.Frame{Seq: uint64(i + 1), Dir: frame.Out,
+					Raw: fmt.Appendf(f.Raw[:0], `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%s%d"}}`, side, i)}
+				if !yield(&f) {
+					return
+				}
+				if side == "live" && i%10_000 == 0 {
+					var ms runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&ms)
+					peak = max(peak, ms.HeapAlloc)
+				}
+			}
+		}
+	}
+	res := Stream(made("recorded"), made("live"), Options{})
+	if res.Count() != n || len(res.Differences) == 0 || len(res.Differences) > MaxKept || res.More != n-len(res.Differences) || res.Same() {
+		t.Fatalf("%d differences kept, %d more: want all %d counted, at most %d kept", len(res.Differences), res.More, n, MaxKept)
+	}
+	var out strings.Builder
+	if err := Render(&out, &res, RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("and %d more differences not kept (tapedeck keeps the first %d of a comparison)\n", res.More, len(res.Differences)); !strings.HasSuffix(out.String(), want) {
+		t.Errorf("the rendering does not end with %q", want)
+	}
+	t.Logf("kept %d, heap at most %.1f MiB", len(res.Differences), float64(peak)/(1<<20))
+	if peak > 48<<20 {
+		t.Errorf("heap reached %.1f MiB, want under 48 MiB: every difference is kept", float64(peak)/(1<<20))
 	}
 }

@@ -282,7 +282,7 @@ func Summarise(pending []string) ([]Summary, error) {
 		}
 		s := Summary{Tape: tapePath, Pending: p, New: o == nil, Kinds: map[string]int{}, Outcome: o}
 		if o != nil {
-			s.Differences = len(o.Diff.Differences)
+			s.Differences = o.Diff.Count()
 			for _, d := range o.Diff.Differences {
 				s.Kinds[string(d.Kind)]++
 			}

@@ -40,7 +40,7 @@ func Outcome(w io.Writer, o *playback.Outcome) {
 // (grouped: one line for notes alike, each note with opt.Verbose), and
 // when it differs the last lines of the plugin's stderr.
 func OutcomeWith(w io.Writer, o *playback.Outcome, opt OutcomeOptions) {
-	n := len(o.Diff.Differences)
+	n := o.Diff.Count()
 	verdict := "same"
 	if n > 0 {
 		verdict = fmt.Sprintf("%d difference", n)

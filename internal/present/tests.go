@@ -74,7 +74,7 @@ func JUnit(w io.Writer, results []playback.TapeResult) error {
 			if r.Outcome.Err != nil {
 				msg = r.Outcome.Err.Error()
 			} else {
-				msg = fmt.Sprintf("%d differences", len(r.Outcome.Diff.Differences))
+				msg = fmt.Sprintf("%d differences", r.Outcome.Diff.Count())
 				diff.Render(&b, &r.Outcome.Diff, diff.RenderOptions{Escape: escape.Lines})
 			}
 			jc.Failure = &junitMessage{Message: escape.Text(msg), Text: strings.ToValidUTF8(b.String(), "\uFFFD")}
@@ -121,7 +121,7 @@ func TestHTML(dir string, results []playback.TapeResult, summary string) error {
 		case r.Outcome.Same():
 			e.Status, e.Detail = "ok", "same ("+Duration(r.Elapsed)+")"
 		default:
-			n, word := len(r.Outcome.Diff.Differences), "differences"
+			n, word := r.Outcome.Diff.Count(), "differences"
 			if n == 1 {
 				word = "difference"
 			}

@@ -95,7 +95,7 @@ func (n flagNode) eval(f *Facts) bool {
 	if n == "timedout" {
 		return f.TimedOut
 	}
-	return f.Diff != nil && len(f.Diff.Differences) > 0
+	return f.Diff != nil && f.Diff.Count() > 0
 }
 func (n flagNode) String() string { return string(n) }
 func (n exitNode) eval(f *Facts) bool {
