@@ -159,41 +159,20 @@ func TestStreamHoldsAWindow(t *testing.T) {
 	}
 	const n = 400_000
 	var peak uint64
-	made := func(side string) Timeline {
-		return func(yield func(*frame.Frame) bool) {
-			var f frame.Frame
-			for i := range n {
-				text := i % 1000
-				if side == "live" && i%1000 == 999 {
-					text = -text
-				}
-				f = frame.Frame{Seq: uint64(i + 1), At: int64(i), Dir: frame.Out,
-					Raw: fmt.Appendf(f.Raw[:0], `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%d","pad":"0123456789012345678901234567890123456789"}}`, text)}
-				if side == "live" && i%50_000 == 0 {
-					var ms runtime.MemStats
-					runtime.GC()
-					runtime.ReadMemStats(&ms)
-					peak = max(peak, ms.HeapAlloc)
-				}
-				if !yield(&f) {
-					return
-				}
-			}
+	recorded, live := sides(n, 50_000, &peak, func(side string, i int, buf []byte) frame.Frame {
+		text := i % 1000
+		if side == "live" && i%1000 == 999 {
+			text = -text
 		}
-	}
-	res := Stream(made("recorded"), made("live"), Options{})
-	t.Logf("compared %v frames: %d differences, heap at most %.1f MiB", res.Compared, len(res.Differences), float64(peak)/(1<<20))
+		return frame.Frame{Seq: uint64(i + 1), At: int64(i), Dir: frame.Out,
+			Raw: fmt.Appendf(buf, `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%d","pad":"0123456789012345678901234567890123456789"}}`, text)}
+	})
+	res := Stream(recorded, live, Options{})
 	if res.Compared != [2]int{n, n} || len(res.Differences) != n/1000 {
 		t.Fatalf("compared %v with %d differences, want %d each and %d", res.Compared, len(res.Differences), n, n/1000)
 	}
-	for _, d := range res.Differences {
-		if d.Kind != Changed || d.Recorded.Seq%1000 != 0 {
-			t.Fatalf("difference %s at recorded seq %d, want every 1,000th frame changed", d.Kind, d.Recorded.Seq)
-		}
-	}
-	if peak > 48<<20 {
-		t.Errorf("heap reached %.1f MiB, want under 48 MiB: the timelines are held, not streamed", float64(peak)/(1<<20))
-	}
+	changedEvery(t, &res, 1000)
+	heapUnder(t, peak, 48<<20, "the timelines are held, not streamed")
 }
 
 // TestCraftedMethodsStayBounded: a tape whose host requests each name a
@@ -205,37 +184,20 @@ func TestCraftedMethodsStayBounded(t *testing.T) {
 	const n = 20_000
 	pad := strings.Repeat("m", 2000)
 	var peak uint64
-	made := func(side string) Timeline {
-		return func(yield func(*frame.Frame) bool) {
-			var f frame.Frame
-			for i := range n {
-				f = frame.Frame{Seq: uint64(2*i + 1), Dir: frame.In,
-					Raw: fmt.Appendf(f.Raw[:0], `{"jsonrpc":"2.0","id":%d,"method":"%s/%d"}`, i, pad, i)}
-				if !yield(&f) {
-					return
-				}
-				f = frame.Frame{Seq: uint64(2*i + 2), Dir: frame.Out,
-					Raw: fmt.Appendf(f.Raw[:0], `{"jsonrpc":"2.0","id":%d,"result":%d}`, i, i%7)}
-				if !yield(&f) {
-					return
-				}
-				if side == "live" && i%2000 == 0 {
-					var ms runtime.MemStats
-					runtime.GC()
-					runtime.ReadMemStats(&ms)
-					peak = max(peak, ms.HeapAlloc)
-				}
-			}
+	recorded, live := sides(2*n, 4000, &peak, func(side string, k int, buf []byte) frame.Frame {
+		i := k / 2
+		if k%2 == 0 {
+			return frame.Frame{Seq: uint64(k + 1), Dir: frame.In,
+				Raw: fmt.Appendf(buf, `{"jsonrpc":"2.0","id":%d,"method":"%s/%d"}`, i, pad, i)}
 		}
-	}
-	res := Stream(made("recorded"), made("live"), Options{})
+		return frame.Frame{Seq: uint64(k + 1), Dir: frame.Out,
+			Raw: fmt.Appendf(buf, `{"jsonrpc":"2.0","id":%d,"result":%d}`, i, i%7)}
+	})
+	res := Stream(recorded, live, Options{})
 	if res.Compared != [2]int{n, n} || len(res.Differences) != 0 {
 		t.Fatalf("compared %v with %d differences, want %d each and none", res.Compared, len(res.Differences), n)
 	}
-	t.Logf("heap at most %.1f MiB", float64(peak)/(1<<20))
-	if peak > 48<<20 {
-		t.Errorf("heap reached %.1f MiB, want under 48 MiB: every host request's method is kept", float64(peak)/(1<<20))
-	}
+	heapUnder(t, peak, 48<<20, "every host request's method is kept")
 }
 
 // TestLongLinesStayBounded: 1,500 lines of 100 kB a side (a language
@@ -246,43 +208,22 @@ func TestLongLinesStayBounded(t *testing.T) {
 	const n = 1500
 	pad := strings.Repeat("x", 100_000)
 	var peak uint64
-	made := func(side string) Timeline {
-		return func(yield func(*frame.Frame) bool) {
-			var f frame.Frame
-			for i := range n {
-				v := i
-				if side == "live" && i%100 == 99 {
-					v = -i
-				}
-				f = frame.Frame{Seq: uint64(i + 1), Dir: frame.Out,
-					Raw: fmt.Appendf(f.Raw[:0], `{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"n":%d,"text":"%s"}}`, v, pad)}
-				if !yield(&f) {
-					return
-				}
-				if side == "live" && i%100 == 0 {
-					var ms runtime.MemStats
-					runtime.GC()
-					runtime.ReadMemStats(&ms)
-					peak = max(peak, ms.HeapAlloc)
-				}
-			}
+	recorded, live := sides(n, 100, &peak, func(side string, i int, buf []byte) frame.Frame {
+		v := i
+		if side == "live" && i%100 == 99 {
+			v = -i
 		}
-	}
-	res := Stream(made("recorded"), made("live"), Options{})
+		return frame.Frame{Seq: uint64(i + 1), Dir: frame.Out,
+			Raw: fmt.Appendf(buf, `{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"n":%d,"text":"%s"}}`, v, pad)}
+	})
+	res := Stream(recorded, live, Options{})
 	// Every difference is counted; those of 100 kB frames kept fit in
 	// MaxKeptBytes.
 	if res.Compared != [2]int{n, n} || res.Count() != n/100 || len(res.Differences) == 0 {
 		t.Fatalf("compared %v with %d differences (%d kept), want %d each and %d", res.Compared, res.Count(), len(res.Differences), n, n/100)
 	}
-	for _, d := range res.Differences {
-		if d.Kind != Changed || d.Recorded.Seq%100 != 0 {
-			t.Fatalf("difference %s at recorded seq %d, want every 100th frame changed", d.Kind, d.Recorded.Seq)
-		}
-	}
-	t.Logf("heap at most %.1f MiB", float64(peak)/(1<<20))
-	if peak > 48<<20 {
-		t.Errorf("heap reached %.1f MiB, want under 48 MiB: a window of long lines holds them all", float64(peak)/(1<<20))
-	}
+	changedEvery(t, &res, 100)
+	heapUnder(t, peak, 48<<20, "a window of long lines holds them all")
 }
 
 // TestDifferencesKeptAreBounded: two timelines that differ in every one
@@ -292,25 +233,11 @@ func TestLongLinesStayBounded(t *testing.T) {
 func TestDifferencesKeptAreBounded(t *testing.T) {
 	const n = 100_000
 	var peak uint64
-	made := func(side string) Timeline {
-		return func(yield func(*frame.Frame) bool) {
-			var f frame.Frame
-			for i := range n {
-				f = frame.Frame{Seq: uint64(i + 1), Dir: frame.Out,
-					Raw: fmt.Appendf(f.Raw[:0], `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%s%d"}}`, side, i)}
-				if !yield(&f) {
-					return
-				}
-				if side == "live" && i%10_000 == 0 {
-					var ms runtime.MemStats
-					runtime.GC()
-					runtime.ReadMemStats(&ms)
-					peak = max(peak, ms.HeapAlloc)
-				}
-			}
-		}
-	}
-	res := Stream(made("recorded"), made("live"), Options{})
+	recorded, live := sides(n, 10_000, &peak, func(side string, i int, buf []byte) frame.Frame {
+		return frame.Frame{Seq: uint64(i + 1), Dir: frame.Out,
+			Raw: fmt.Appendf(buf, `{"jsonrpc":"2.0","method":"ui/setBadge","params":{"text":"%s%d"}}`, side, i)}
+	})
+	res := Stream(recorded, live, Options{})
 	if res.Count() != n || len(res.Differences) == 0 || len(res.Differences) > MaxKept || res.More != n-len(res.Differences) || res.Same() {
 		t.Fatalf("%d differences kept, %d more: want all %d counted, at most %d kept", len(res.Differences), res.More, n, MaxKept)
 	}
@@ -321,8 +248,52 @@ func TestDifferencesKeptAreBounded(t *testing.T) {
 	if want := fmt.Sprintf("and %d more differences not kept (tapedeck keeps the first %d of a comparison)\n", res.More, len(res.Differences)); !strings.HasSuffix(out.String(), want) {
 		t.Errorf("the rendering does not end with %q", want)
 	}
-	t.Logf("kept %d, heap at most %.1f MiB", len(res.Differences), float64(peak)/(1<<20))
-	if peak > 48<<20 {
-		t.Errorf("heap reached %.1f MiB, want under 48 MiB: every difference is kept", float64(peak)/(1<<20))
+	t.Logf("kept %d", len(res.Differences))
+	heapUnder(t, peak, 48<<20, "every difference is kept")
+}
+
+// sides are two timelines of n frames each (recorded, live) made as they
+// are read, never held: frame i of a side is what frameAt makes (its Raw
+// into buf, reused). Every sample frames of the live side, the heap
+// (after a collection) is sampled into peak.
+func sides(n, sample int, peak *uint64, frameAt func(side string, i int, buf []byte) frame.Frame) (recorded, live Timeline) {
+	made := func(side string) Timeline {
+		return func(yield func(*frame.Frame) bool) {
+			var f frame.Frame
+			for i := range n {
+				f = frameAt(side, i, f.Raw[:0])
+				if side == "live" && i%sample == 0 {
+					var ms runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&ms)
+					*peak = max(*peak, ms.HeapAlloc)
+				}
+				if !yield(&f) {
+					return
+				}
+			}
+		}
+	}
+	return made("recorded"), made("live")
+}
+
+// heapUnder fails t when the heap sampled reached limit: what is held
+// that should not be is why.
+func heapUnder(t *testing.T, peak uint64, limit uint64, why string) {
+	t.Helper()
+	t.Logf("heap at most %.1f MiB", float64(peak)/(1<<20))
+	if peak > limit {
+		t.Errorf("heap reached %.1f MiB, want under %.0f MiB: %s", float64(peak)/(1<<20), float64(limit)/(1<<20), why)
+	}
+}
+
+// changedEvery fails t unless every difference res kept is a changed
+// frame whose recorded seq is a multiple of every.
+func changedEvery(t *testing.T, res *Result, every uint64) {
+	t.Helper()
+	for _, d := range res.Differences {
+		if d.Kind != Changed || d.Recorded.Seq%every != 0 {
+			t.Fatalf("difference %s at recorded seq %d, want every %dth frame changed", d.Kind, d.Recorded.Seq, every)
+		}
 	}
 }
