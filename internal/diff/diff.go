@@ -314,7 +314,7 @@ type hostCall struct{ method, id string }
 // by no request.
 const (
 	MaxHostCalls     = 1 << 16
-	MaxHostCallBytes = 4 << 20
+	MaxHostCallBytes = 2 << 20
 )
 
 func (c *comparison) normaliser(stderr bool, requestID func(*frame.Frame, string) string) *normaliser {

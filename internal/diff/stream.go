@@ -51,7 +51,7 @@ const lookAhead = 4 * Window
 // least one frame, however long.
 const (
 	windowBytes    = 8 << 20
-	lookAheadBytes = 2 * windowBytes
+	lookAheadBytes = windowBytes
 )
 
 // wholeWindow is a window no timeline fills: the whole of each.
