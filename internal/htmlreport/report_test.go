@@ -342,3 +342,17 @@ func TestIndexEscapes(t *testing.T) {
 		t.Errorf("index page does not link the report:\n%s", page)
 	}
 }
+
+// TestReplaySaysTheDifferencesNotKept: the page's notes say how many
+// differences the comparison found past those it kept.
+func TestReplaySaysTheDifferencesNotKept(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	in := ReplayInput{Name: "t.jsonl", Meta: &frame.Session{ID: "x"}, Diff: diff.Result{Differences: []diff.Difference{{Kind: diff.Extra, What: "notification x", Live: &diff.Side{Seq: 1, Raw: "{}"}}}, More: 7}}
+	if err := Replay(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "7 more differences not kept (tapedeck keeps the first 1 of a comparison)") {
+		t.Error("the page does not say the 7 differences not kept")
+	}
+}

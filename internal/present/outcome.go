@@ -268,7 +268,9 @@ type outcomeJSON struct {
 	Source      string            `json:"source"`
 	Same        bool              `json:"same"`
 	Differences []diff.Difference `json:"differences"`
-	Compared    [2]int            `json:"compared"`
+	// More counts the differences found past those kept (diff.MaxKept).
+	More     int    `json:"more,omitempty"`
+	Compared [2]int `json:"compared"`
 	// Groups are the differences that are the same change, as the
 	// report prints them once each.
 	Groups    []diff.Group `json:"groups"`
@@ -288,7 +290,7 @@ type outcomeJSON struct {
 }
 
 func toJSON(o *playback.Outcome, nr *noise.Report) outcomeJSON {
-	j := outcomeJSON{Source: o.Recording.Name, Same: o.Same(), Differences: o.Diff.Differences, Compared: o.Diff.Compared, Drift: o.Drift}
+	j := outcomeJSON{Source: o.Recording.Name, Same: o.Same(), Differences: o.Diff.Differences, More: o.Diff.More, Compared: o.Diff.Compared, Drift: o.Drift}
 	if nr != nil {
 		j.Proposed, j.Filters, j.Stable = nr.Rules, nr.Filters, nr.Stable
 	}

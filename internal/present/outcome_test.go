@@ -3,6 +3,7 @@ package present
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +205,29 @@ func TestJUnitSharesTheReport(t *testing.T) {
 	if !strings.Contains(got, "recorded seq 4, replayed seq 5") || !strings.Contains(got, "and 1 more like it: recorded seq 9; replayed seq 9") ||
 		strings.Count(got, "changed   request") != 1 || strings.Contains(got, "(seq ") {
 		t.Errorf("JUnit failure text:\n%s", got)
+	}
+}
+
+// TestOutcomeSaysTheDifferencesNotKept: a comparison that kept some of
+// its differences says how many more it found, in the verdict's count, in
+// text and in JSON.
+func TestOutcomeSaysTheDifferencesNotKept(t *testing.T) {
+	t.Parallel()
+	o := labelOutcome()
+	kept := len(o.Diff.Differences)
+	o.Diff.More = 5
+	var text bytes.Buffer
+	Outcome(&text, o)
+	if want := fmt.Sprintf("demo: %d differences (", kept+5); !strings.HasPrefix(text.String(), want) ||
+		!strings.Contains(text.String(), fmt.Sprintf("\nand 5 more differences not kept (tapedeck keeps the first %d of a comparison)\n", kept)) {
+		t.Errorf("the report does not count or say the 5 not kept:\n%s", text.String())
+	}
+	var js bytes.Buffer
+	if err := OutcomeJSON(&js, o, nil); err != nil {
+		t.Fatal(err)
+	}
+	var j struct{ More int }
+	if err := json.Unmarshal(js.Bytes(), &j); err != nil || j.More != 5 {
+		t.Errorf("JSON more = %d (%v), want 5", j.More, err)
 	}
 }
