@@ -51,6 +51,7 @@ func (r *Map[V]) Put(key string, v V) {
 	}
 	for len(r.m) > 1 && (len(r.m) > r.limit || r.bytes > r.maxBytes) {
 		oldest := r.order[0]
+		r.order[0] = placed{} // its key is not held by the array behind order
 		r.order = r.order[1:]
 		if e, ok := r.m[oldest.key]; ok && e.gen == oldest.gen {
 			r.forget(oldest.key, e.v)
