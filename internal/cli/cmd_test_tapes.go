@@ -79,10 +79,17 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	if progress {
 		fmt.Fprintf(e.stderr, "\r\x1b[K[%d/%d] %s", 0, len(tapes), escape.Text(filepath.Base(tapes[0])))
 	}
-	// Each tape is reported as it ends; only the HTML and JUnit reports,
-	// written at the end, need every outcome kept.
-	keepResults := c.String("html") != "" || c.String("junit") != ""
+	// Each tape is reported as it ends, its HTML report and JUnit case
+	// too: no outcome is kept for the end.
 	var t tally
+	if dir := c.String("html"); dir != "" {
+		if t.html, err = present.NewHTMLSuite(dir); err != nil {
+			return fail(1, "write HTML reports: %v", err)
+		}
+	}
+	if c.String("junit") != "" {
+		t.junit = &present.JUnitSuite{}
+	}
 	e.limitMemory(largestTapes(tapes, c.Int("jobs")))
 	suite := &playback.SuiteOptions{Replay: *opts, Jobs: c.Int("jobs"), FailOnSkip: c.Bool("fail-on-skip")}
 	if update {
@@ -92,7 +99,7 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 		if progress {
 			fmt.Fprint(e.stderr, "\r\x1b[K")
 		}
-		if err := e.reportTape(r, &t, keepResults, asJSON, v.verbose); err != nil {
+		if err := e.reportTape(r, &t, asJSON, v.verbose); err != nil {
 			return err
 		}
 		if progress && i+1 < len(tapes) {

@@ -32,14 +32,14 @@ func (e *env) finishTests(t *tally, args []string, asJSON, update, ci bool, html
 		a := strings.Join(args, " ")
 		fmt.Fprintf(e.stdout, "to accept these changes: %s && %s\n", escape.Text(strings.TrimSpace("tapedeck test --update "+a)), escape.Text(strings.TrimSpace("tapedeck review "+a)))
 	}
-	if htmlDir != "" {
-		if err := present.TestHTML(htmlDir, t.results, summary); err != nil {
+	if t.html != nil {
+		if err := t.html.Finish(summary); err != nil {
 			return fail(1, "write HTML reports: %v", err)
 		}
 		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(filepath.Join(htmlDir, "index.html")))
 	}
-	if junit != "" {
-		if err := present.JUnitFile(junit, t.results); err != nil {
+	if t.junit != nil {
+		if err := t.junit.WriteFile(junit); err != nil {
 			return fail(1, "write JUnit: %v", err)
 		}
 		fmt.Fprintf(e.stderr, "tapedeck: wrote %s\n", escape.Text(junit))
@@ -64,14 +64,22 @@ func (e *env) finishTests(t *tally, args []string, asJSON, update, ci bool, html
 type tally struct {
 	passed, failed, skipped, updated int
 	differed                         int // failures that ran and differed: an update can take them
-	results                          []playback.TapeResult
+	// html and junit, when asked for, take each tape's result as it ends
+	// (the outcome is not kept for the end).
+	html  *present.HTMLSuite
+	junit *present.JUnitSuite
 }
 
 // reportTape reports one tape's result as it ends (as JSON or text),
 // counts it, and says what an update wrote.
-func (e *env) reportTape(r *playback.TapeResult, t *tally, keep, asJSON, verbose bool) error {
-	if keep {
-		t.results = append(t.results, *r)
+func (e *env) reportTape(r *playback.TapeResult, t *tally, asJSON, verbose bool) error {
+	if t.html != nil {
+		if err := t.html.Add(r); err != nil {
+			return fail(1, "write HTML reports: %v", err)
+		}
+	}
+	if t.junit != nil {
+		t.junit.Add(r)
 	}
 	if asJSON {
 		if err := present.TapeJSON(e.stdout, r); err != nil {

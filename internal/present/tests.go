@@ -51,45 +51,51 @@ type junitText struct {
 	Text string `xml:",chardata"`
 }
 
-// JUnitFile writes the JUnit XML of a suite's results to path, atomically.
-func JUnitFile(path string, results []playback.TapeResult) error {
-	return atomicfile.Write(path, func(w io.Writer) error { return JUnit(w, results) })
+// JUnitSuite gathers a suite's JUnit XML a tape at a time: what it keeps
+// of a tape is its case (the rendered differences, themselves bounded:
+// diff.MaxKept), never the tape's frames.
+type JUnitSuite struct {
+	suite junitSuite
+	total time.Duration
 }
 
-// JUnit writes the JUnit XML of a suite's results.
-func JUnit(w io.Writer, results []playback.TapeResult) error {
-	suite := junitSuite{Name: "tapedeck", Tests: len(results)}
-	var total time.Duration
-	for _, r := range results {
-		total += r.Elapsed
-		jc := junitCase{Name: escape.Text(r.Tape), Class: "tapedeck", Time: fmt.Sprintf("%.3f", r.Elapsed.Seconds())}
-		switch {
-		case r.Skip != "":
-			suite.Skipped++
-			jc.Skipped = &junitMessage{Message: escape.Text(r.Skip)}
-		case !r.Outcome.Same():
-			suite.Failures++
-			var b strings.Builder
-			msg := ""
-			if r.Outcome.Err != nil {
-				msg = r.Outcome.Err.Error()
-			} else {
-				msg = fmt.Sprintf("%d differences", r.Outcome.Diff.Count())
-				diff.Render(&b, &r.Outcome.Diff, diff.RenderOptions{Escape: escape.Lines})
-			}
-			jc.Failure = &junitMessage{Message: escape.Text(msg), Text: strings.ToValidUTF8(b.String(), "\uFFFD")}
-			if r.Outcome.Run != nil {
-				if tail := StderrTail(r.Outcome.Run.Live, 40); len(tail) > 0 {
-					for i, l := range tail {
-						tail[i] = escape.Text(l)
-					}
-					jc.SystemErr = &junitText{Text: strings.Join(tail, "\n") + "\n"}
+// Add takes one tape's result as it ends.
+func (s *JUnitSuite) Add(r *playback.TapeResult) {
+	s.suite.Tests++
+	s.total += r.Elapsed
+	jc := junitCase{Name: escape.Text(r.Tape), Class: "tapedeck", Time: fmt.Sprintf("%.3f", r.Elapsed.Seconds())}
+	switch {
+	case r.Skip != "":
+		s.suite.Skipped++
+		jc.Skipped = &junitMessage{Message: escape.Text(r.Skip)}
+	case !r.Outcome.Same():
+		s.suite.Failures++
+		var b strings.Builder
+		msg := ""
+		if r.Outcome.Err != nil {
+			msg = r.Outcome.Err.Error()
+		} else {
+			msg = fmt.Sprintf("%d differences", r.Outcome.Diff.Count())
+			diff.Render(&b, &r.Outcome.Diff, diff.RenderOptions{Escape: escape.Lines})
+		}
+		jc.Failure = &junitMessage{Message: escape.Text(msg), Text: strings.ToValidUTF8(b.String(), "\uFFFD")}
+		if r.Outcome.Run != nil {
+			if tail := StderrTail(r.Outcome.Run.Live, 40); len(tail) > 0 {
+				for i, l := range tail {
+					tail[i] = escape.Text(l)
 				}
+				jc.SystemErr = &junitText{Text: strings.Join(tail, "\n") + "\n"}
 			}
 		}
-		suite.Cases = append(suite.Cases, jc)
 	}
-	suite.Time = fmt.Sprintf("%.3f", total.Seconds())
+	s.suite.Cases = append(s.suite.Cases, jc)
+}
+
+// Write writes the JUnit XML of the tapes added.
+func (s *JUnitSuite) Write(w io.Writer) error {
+	suite := s.suite
+	suite.Name = "tapedeck"
+	suite.Time = fmt.Sprintf("%.3f", s.total.Seconds())
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -102,42 +108,70 @@ func JUnit(w io.Writer, results []playback.TapeResult) error {
 	return err
 }
 
-// TestHTML writes into dir one replay report per tape that ran (named
-// after the tape) and an index.html that links them under the heading
-// summary.
-func TestHTML(dir string, results []playback.TapeResult, summary string) error {
-	if err := os.MkdirAll(dir, 0o777); err != nil { // less the umask
-		return fmt.Errorf("create %s: %w", dir, err)
+// WriteFile writes the JUnit XML of the tapes added to path, atomically.
+func (s *JUnitSuite) WriteFile(path string) error {
+	return atomicfile.Write(path, s.Write)
+}
+
+// JUnit writes the JUnit XML of a suite's results.
+func JUnit(w io.Writer, results []playback.TapeResult) error {
+	var s JUnitSuite
+	for i := range results {
+		s.Add(&results[i])
 	}
-	taken := map[string]bool{"index.html": true}
-	entries := make([]htmlreport.IndexEntry, 0, len(results))
-	for _, r := range results {
-		e := htmlreport.IndexEntry{Name: escape.Text(r.Tape)}
-		switch {
-		case r.Skip != "":
-			e.Status, e.Detail = "skip", escape.Text(r.Skip)
-		case r.Outcome.Err != nil:
-			e.Status, e.Detail = "error", "could not run: "+escape.Text(r.Outcome.Err.Error())
-		case r.Outcome.Same():
-			e.Status, e.Detail = "ok", "same ("+Duration(r.Elapsed)+")"
-		default:
-			n, word := r.Outcome.Diff.Count(), "differences"
-			if n == 1 {
-				word = "difference"
-			}
-			e.Status, e.Detail = "fail", fmt.Sprintf("%d %s (%s)", n, word, Duration(r.Elapsed))
-		}
-		if r.Outcome != nil {
-			name := reportName(r.Tape, taken)
-			if err := ReplayHTML(filepath.Join(dir, name), r.Outcome); err != nil {
-				return err
-			}
-			e.Href = (&url.URL{Path: name}).String()
-		}
-		entries = append(entries, e)
+	return s.Write(w)
+}
+
+// HTMLSuite writes a folder of HTML reports a tape at a time (each page as
+// its tape ends, so no tape's frames are kept for the end) and their
+// index at the end.
+type HTMLSuite struct {
+	dir     string
+	taken   map[string]bool
+	entries []htmlreport.IndexEntry
+}
+
+// NewHTMLSuite makes the folder dir (less the umask) for a suite's
+// reports.
+func NewHTMLSuite(dir string) (*HTMLSuite, error) {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
-	return atomicfile.Write(filepath.Join(dir, "index.html"), func(w io.Writer) error {
-		return htmlreport.Index(w, "tapedeck test: "+summary, entries)
+	return &HTMLSuite{dir: dir, taken: map[string]bool{"index.html": true}}, nil
+}
+
+// Add writes one tape's report as it ends and keeps its index line.
+func (s *HTMLSuite) Add(r *playback.TapeResult) error {
+	e := htmlreport.IndexEntry{Name: escape.Text(r.Tape)}
+	switch {
+	case r.Skip != "":
+		e.Status, e.Detail = "skip", escape.Text(r.Skip)
+	case r.Outcome.Err != nil:
+		e.Status, e.Detail = "error", "could not run: "+escape.Text(r.Outcome.Err.Error())
+	case r.Outcome.Same():
+		e.Status, e.Detail = "ok", "same ("+Duration(r.Elapsed)+")"
+	default:
+		n, word := r.Outcome.Diff.Count(), "differences"
+		if n == 1 {
+			word = "difference"
+		}
+		e.Status, e.Detail = "fail", fmt.Sprintf("%d %s (%s)", n, word, Duration(r.Elapsed))
+	}
+	if r.Outcome != nil {
+		name := reportName(r.Tape, s.taken)
+		if err := ReplayHTML(filepath.Join(s.dir, name), r.Outcome); err != nil {
+			return err
+		}
+		e.Href = (&url.URL{Path: name}).String()
+	}
+	s.entries = append(s.entries, e)
+	return nil
+}
+
+// Finish writes the index of the reports, headed by summary.
+func (s *HTMLSuite) Finish(summary string) error {
+	return atomicfile.Write(filepath.Join(s.dir, "index.html"), func(w io.Writer) error {
+		return htmlreport.Index(w, "tapedeck test: "+summary, s.entries)
 	})
 }
 
