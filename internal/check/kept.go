@@ -68,20 +68,13 @@ func (k *Kept) Cut() string {
 		return strings.Compare(a, b)
 	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d more %s not shown (", n, plural(n, "finding"))
+	fmt.Fprintf(&b, "findings not shown: %d (", n)
 	for i, r := range rules {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, "%s %d", r, k.cut[r])
 	}
-	fmt.Fprintf(&b, "): the first %d are kept", len(k.Findings))
+	fmt.Fprintf(&b, "); the first %d are kept", len(k.Findings))
 	return b.String()
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }

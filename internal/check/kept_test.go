@@ -22,7 +22,7 @@ func TestKeptCountsAllAndKeepsABound(t *testing.T) {
 	if len(k.Findings) != MaxKept || k.Levels[Error] != MaxKept+500 || k.Levels[Warning] != 1 {
 		t.Errorf("kept %d, counted %d errors and %d warnings; want %d kept, %d and 1", len(k.Findings), k.Levels[Error], k.Levels[Warning], MaxKept, MaxKept+500)
 	}
-	if got, want := k.Cut(), fmt.Sprintf("501 more findings not shown (method-unknown 500, badge-length 1): the first %d are kept", MaxKept); got != want {
+	if got, want := k.Cut(), fmt.Sprintf("findings not shown: 501 (method-unknown 500, badge-length 1); the first %d are kept", MaxKept); got != want {
 		t.Errorf("Cut() = %q, want %q", got, want)
 	}
 	s := k.Sorted()

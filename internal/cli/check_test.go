@@ -229,7 +229,7 @@ func TestCheckKeepsABoundOfFindings(t *testing.T) {
 	path := writeFile(t, "many.jsonl", tapeOf(t, frame.Session{ID: "01m8b1gtape00000000000000002", Name: "many", Status: frame.StatusComplete}, frames))
 	store := t.TempDir()
 	// With the manifest's info, n+1 findings: MaxKept shown, 501 let go.
-	cut := fmt.Sprintf("tapedeck: check: 501 more findings not shown (method-unknown 501): the first %d are kept\n", check.MaxKept)
+	cut := fmt.Sprintf("tapedeck: check: findings not shown: 501 (method-unknown 501); the first %d are kept\n", check.MaxKept)
 
 	r := tapedeck(t, store, nil, nil, "check", path)
 	out := string(r.stdout)

@@ -95,18 +95,20 @@ func Render(w io.Writer, r *Result, o RenderOptions) error {
 			fmt.Fprintf(&b, "    %s\n", esc(oneLine(d.Recorded.Raw)))
 		}
 	}
-	if r.More > 0 {
-		fmt.Fprintf(&b, "and %d more %s not kept (tapedeck keeps the first %d of a comparison)\n", r.More, plural(r.More, "difference"), len(r.Differences))
+	if s := r.NotKept(); s != "" {
+		fmt.Fprintf(&b, "%s\n", s)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
+// NotKept says how many differences were found past those kept, as the
+// text and HTML reports say it; "" when none was.
+func (r *Result) NotKept() string {
+	if r.More == 0 {
+		return ""
 	}
-	return word + "s"
+	return fmt.Sprintf("differences not kept: %d more (tapedeck keeps the first %d of a comparison)", r.More, len(r.Differences))
 }
 
 // Where says where a difference stands, by the seqs of its frames (the

@@ -245,7 +245,7 @@ func TestDifferencesKeptAreBounded(t *testing.T) {
 	if err := Render(&out, &res, RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("and %d more differences not kept (tapedeck keeps the first %d of a comparison)\n", res.More, len(res.Differences)); !strings.HasSuffix(out.String(), want) {
+	if want := fmt.Sprintf("\ndifferences not kept: %d more (tapedeck keeps the first %d of a comparison)\n", res.More, len(res.Differences)); !strings.HasSuffix(out.String(), want) {
 		t.Errorf("the rendering does not end with %q", want)
 	}
 	t.Logf("kept %d", len(res.Differences))

@@ -192,8 +192,8 @@ func Replay(w io.Writer, r ReplayInput) error {
 		Live:      timeline(r.Live),
 		Diffs:     []diffData{},
 	}
-	if r.Diff.More > 0 {
-		rd.Notes = append(slices.Clip(rd.Notes), fmt.Sprintf("%d more differences not kept (tapedeck keeps the first %d of a comparison)", r.Diff.More, len(r.Diff.Differences)))
+	if s := r.Diff.NotKept(); s != "" {
+		rd.Notes = append(slices.Clip(rd.Notes), s)
 	}
 	recIndex, liveIndex := indexBySeq(r.Recorded), indexBySeq(r.Live)
 	for _, d := range r.Diff.Differences {

@@ -352,7 +352,7 @@ func TestReplaySaysTheDifferencesNotKept(t *testing.T) {
 	if err := Replay(&b, in); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "7 more differences not kept (tapedeck keeps the first 1 of a comparison)") {
+	if !strings.Contains(b.String(), "differences not kept: 7 more (tapedeck keeps the first 1 of a comparison)") {
 		t.Error("the page does not say the 7 differences not kept")
 	}
 }

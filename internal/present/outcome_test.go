@@ -198,7 +198,9 @@ func TestOutcomeJSONHasTheSameFacts(t *testing.T) {
 // differences, each change once, by seq.
 func TestJUnitSharesTheReport(t *testing.T) {
 	var b bytes.Buffer
-	if err := JUnit(&b, []playback.TapeResult{{Tape: "demo.jsonl", Outcome: labelOutcome()}}); err != nil {
+	var s JUnitSuite
+	s.Add(&playback.TapeResult{Tape: "demo.jsonl", Outcome: labelOutcome()})
+	if err := s.Write(&b); err != nil {
 		t.Fatal(err)
 	}
 	got := b.String()
@@ -219,7 +221,7 @@ func TestOutcomeSaysTheDifferencesNotKept(t *testing.T) {
 	var text bytes.Buffer
 	Outcome(&text, o)
 	if want := fmt.Sprintf("demo: %d differences (", kept+5); !strings.HasPrefix(text.String(), want) ||
-		!strings.Contains(text.String(), fmt.Sprintf("\nand 5 more differences not kept (tapedeck keeps the first %d of a comparison)\n", kept)) {
+		!strings.Contains(text.String(), fmt.Sprintf("\ndifferences not kept: 5 more (tapedeck keeps the first %d of a comparison)\n", kept)) {
 		t.Errorf("the report does not count or say the 5 not kept:\n%s", text.String())
 	}
 	var js bytes.Buffer

@@ -113,15 +113,6 @@ func (s *JUnitSuite) WriteFile(path string) error {
 	return atomicfile.Write(path, s.Write)
 }
 
-// JUnit writes the JUnit XML of a suite's results.
-func JUnit(w io.Writer, results []playback.TapeResult) error {
-	var s JUnitSuite
-	for i := range results {
-		s.Add(&results[i])
-	}
-	return s.Write(w)
-}
-
 // HTMLSuite writes a folder of HTML reports a tape at a time (each page as
 // its tape ends, so no tape's frames are kept for the end) and their
 // index at the end.

@@ -125,20 +125,20 @@ func SummaryWidth(w io.Writer) int {
 	return 100
 }
 
-type pendingKey struct {
-	dir frame.Dir
-	id  string
-}
-
 type request struct {
 	seq    uint64
 	at     int64
 	method string
 }
 
-// maxPending bounds the requests remembered for pairing, so that a session
-// full of unanswered requests streams in bounded memory.
-const maxPending = 1 << 16
+// maxPending bounds the requests remembered for pairing, in number and
+// in bytes, so that a session full of unanswered requests (or of ids and
+// methods as long as its lines) streams in bounded memory: the oldest go
+// first.
+const (
+	maxPending      = 1 << 16
+	maxPendingBytes = 8 << 20
+)
 
 // row is one frame with what show derives from it.
 type row struct {
@@ -174,7 +174,7 @@ type Timeline struct {
 	json    bool
 	color   bool
 	width   int
-	pending map[pendingKey]request
+	pending *recent.Map[request] // by recent.Pair
 	printed bool
 	cutWarn bool
 	stderr  io.Writer
@@ -206,7 +206,7 @@ func NewTimeline(w io.Writer, opt TimelineOptions) *Timeline {
 		json:    opt.JSON,
 		color:   opt.Color,
 		width:   opt.Width,
-		pending: map[pendingKey]request{},
+		pending: recent.New(maxPending, maxPendingBytes, func(q request) int { return len(q.method) + 16 }),
 		stderr:  opt.Warn,
 
 		methodWidth: wMethod,
@@ -277,20 +277,17 @@ func (p *Timeline) derive(f *frame.Frame) row {
 	}
 	switch {
 	case r.msg.Kind == message.Request:
-		if len(p.pending) >= maxPending {
-			clear(p.pending)
-		}
-		// What is kept of a request is bounded (recent.Key, recent.Name):
-		// a crafted session's ids and methods can be as long as its lines.
-		p.pending[pendingKey{f.Dir, recent.Key(r.id)}] = request{seq: f.Seq, at: f.At, method: recent.Name(r.method)}
+		// A method is kept cut (recent.Name): a crafted session's can be
+		// as long as its lines.
+		p.pending.Put(recent.Pair(byte(f.Dir), r.id), request{seq: f.Seq, at: f.At, method: recent.Name(r.method)})
 	case r.msg.IsReply():
 		other := frame.In
 		if f.Dir == frame.In {
 			other = frame.Out
 		}
-		k := pendingKey{other, recent.Key(r.id)}
-		if q, ok := p.pending[k]; ok {
-			delete(p.pending, k)
+		k := recent.Pair(byte(other), r.id)
+		if q, ok := p.pending.Get(k); ok {
+			p.pending.Delete(k)
 			r.req = &q
 			r.method = q.method
 			r.latency = time.Duration(f.At - q.at)

@@ -29,6 +29,12 @@ func Cut(s string, n int) string {
 	return s[:cut] + "…" // a new string: the long one is not held
 }
 
+// Pair is what a request is remembered by, to pair its answer with it:
+// the side that sent it (a small number: a direction) and its id (Key).
+func Pair(side byte, id string) string {
+	return string(rune('0'+side)) + Key(id)
+}
+
 // Key is a key (an id's spelling) as a stream reader keeps it to match
 // another by: itself when it is at most MaxName bytes, else "#" and a
 // hash of it (no spelling of MaxName bytes or fewer starts so and is that

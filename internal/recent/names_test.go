@@ -23,3 +23,14 @@ func TestNameAndKey(t *testing.T) {
 		t.Errorf("Key of long ids: %q and %q: want distinct, stable, short hashes", a, b)
 	}
 }
+
+func TestPair(t *testing.T) {
+	t.Parallel()
+	if Pair(1, "7") == Pair(2, "7") || Pair(1, "7") == Pair(1, "8") || Pair(1, "7") != Pair(1, "7") {
+		t.Error("Pair does not tell sides and ids apart, or is not stable")
+	}
+	long := strings.Repeat("x", 1000)
+	if p := Pair(1, long); len(p) > 2*MaxName || p != Pair(1, long) {
+		t.Errorf("Pair of a long id = %q: want it short (hashed) and stable", p)
+	}
+}

@@ -92,7 +92,7 @@ type Redactor struct {
 	rules   []rule
 	res     []*regexp.Regexp
 	reN     []int64
-	pending *recent.Map[string] // request method by pendingKey
+	pending *recent.Map[string] // request method by recent.Pair
 	w       rewriter
 }
 
@@ -335,13 +335,7 @@ func overlaps(spans [][2]int, start, end int) bool {
 }
 
 func (r *Redactor) remember(dir frame.Dir, id []byte, method string) {
-	r.pending.Put(pendingKey(dir, id), method)
-}
-
-// pendingKey is what a request is remembered by: its direction and its id
-// (recent.Key: a hash of it when long).
-func pendingKey(dir frame.Dir, id []byte) string {
-	return string(rune('0'+dir)) + recent.Key(string(id))
+	r.pending.Put(recent.Pair(byte(dir), string(id)), method)
 }
 
 // answered returns the method of the request that a response in dir with
@@ -352,7 +346,7 @@ func (r *Redactor) answered(dir frame.Dir, id []byte) string {
 	if dir == frame.In {
 		other = frame.Out
 	}
-	k := pendingKey(other, id)
+	k := recent.Pair(byte(other), string(id))
 	m, ok := r.pending.Get(k)
 	if ok {
 		r.pending.Delete(k)
