@@ -26,11 +26,12 @@ func TestNameAndKey(t *testing.T) {
 
 func TestPair(t *testing.T) {
 	t.Parallel()
-	if Pair(1, "7") == Pair(2, "7") || Pair(1, "7") == Pair(1, "8") || Pair(1, "7") != Pair(1, "7") {
+	a, b := Pair(1, "7"), Pair(1, "7")
+	if a == Pair(2, "7") || a == Pair(1, "8") || a != b {
 		t.Error("Pair does not tell sides and ids apart, or is not stable")
 	}
 	long := strings.Repeat("x", 1000)
-	if p := Pair(1, long); len(p) > 2*MaxName || p != Pair(1, long) {
+	if p, q := Pair(1, long), Pair(1, long); len(p) > 2*MaxName || p != q {
 		t.Errorf("Pair of a long id = %q: want it short (hashed) and stable", p)
 	}
 }
