@@ -95,6 +95,7 @@ type client struct {
 	stdin   io.WriteCloser
 	wmu     sync.Mutex
 	timeout time.Duration
+	start   time.Duration // the wait for initialize's answer
 	verbose bool
 	caps    obj
 	root    string
@@ -128,6 +129,7 @@ func run() int {
 	caps := flag.String("caps", "sampling,roots,elicitation", "client capabilities to declare, comma-separated")
 	version := flag.String("version", "2025-11-25", "protocolVersion sent in initialize")
 	timeout := flag.Duration("timeout", 10*time.Second, "how long to wait for each answer")
+	startTimeout := flag.Duration("start-timeout", 60*time.Second, "how long to wait for the answer to initialize, which waits for the server to start (node loading its modules on a loaded machine takes more than 10s)")
 	exitWait := flag.Duration("exit-wait", 2*time.Second, "how long to wait for the server to exit after its stdin closes, and then after SIGTERM")
 	root := flag.String("root", "", "the root to answer roots/list with (default: the working directory)")
 	verbose := flag.Bool("v", false, "log every line both ways on stderr")
@@ -144,7 +146,7 @@ func run() int {
 		wd, _ := os.Getwd()
 		*root = (&url.URL{Scheme: "file", Path: filepath.ToSlash(wd)}).String()
 	}
-	c := &client{timeout: *timeout, verbose: *verbose, caps: obj{}, root: *root, version: *version, task: *task,
+	c := &client{timeout: *timeout, start: *startTimeout, verbose: *verbose, caps: obj{}, root: *root, version: *version, task: *task,
 		nextID: 1, waiting: map[string]chan *message{}, progress: map[string]int{},
 		notes: map[string]int{}, asked: map[string]int{}}
 	c.cond = sync.NewCond(&c.mu)
@@ -236,8 +238,8 @@ func exitText(err error) string {
 // ---- scenarios ---------------------------------------------------------------
 
 func (c *client) initialize() {
-	res, err := c.request("initialize", obj{"protocolVersion": c.version, "capabilities": c.caps,
-		"clientInfo": obj{"name": "mcp-fixture-client", "version": "1.0.0"}})
+	res, err := c.requestWithin("initialize", obj{"protocolVersion": c.version, "capabilities": c.caps,
+		"clientInfo": obj{"name": "mcp-fixture-client", "version": "1.0.0"}}, c.start)
 	if err != nil {
 		c.fail("initialize: %v", err)
 		return
@@ -621,6 +623,11 @@ func (c *client) fail(format string, args ...any) {
 // request sends a request and waits for its answer; a JSON-RPC error comes
 // back as *rpcError.
 func (c *client) request(method string, params obj) (json.RawMessage, error) {
+	return c.requestWithin(method, params, c.timeout)
+}
+
+// requestWithin is request with its own wait.
+func (c *client) requestWithin(method string, params obj, timeout time.Duration) (json.RawMessage, error) {
 	ch := make(chan *message, 1)
 	c.mu.Lock()
 	id := c.nextID
@@ -646,11 +653,11 @@ func (c *client) request(method string, params obj) (json.RawMessage, error) {
 			return nil, resp.Error
 		}
 		return resp.Result, nil
-	case <-time.After(c.timeout):
+	case <-time.After(timeout):
 		c.mu.Lock()
 		delete(c.waiting, key)
 		c.mu.Unlock()
-		return nil, fmt.Errorf("no answer to %s (id %d) within %v", method, id, c.timeout)
+		return nil, fmt.Errorf("no answer to %s (id %d) within %v", method, id, timeout)
 	}
 }
 
