@@ -605,22 +605,32 @@ func TestOpenLint(t *testing.T) {
 	}
 }
 
-// blockingWriter blocks every Write until release is closed.
-type blockingWriter struct{ release chan struct{} }
+// blockingWriter blocks every Write until release is closed; entered
+// gets a value as each Write begins.
+type blockingWriter struct{ entered, release chan struct{} }
 
 func (w blockingWriter) Write(p []byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
 	<-w.release
 	return len(p), nil
 }
 
 // TestLintFallsBehind: while the checker is stuck, Frame keeps returning;
-// past the backlog bound the Lint gives up with one finding.
+// past the backlog bound the Lint gives up with one finding. The checker
+// is stuck writing the first frame's finding before the rest come (else,
+// on a loaded machine, it took 63 frames in one batch before its first
+// write and the 17 after it stayed under the bound).
 func TestLintFallsBehind(t *testing.T) {
-	w := blockingWriter{release: make(chan struct{})}
+	w := blockingWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	var buf lockedBuffer
 	l := NewLint(io.MultiWriter(w, &buf), "s", Options{})
 	big := bytes.Repeat([]byte("x"), 1<<20)
-	for i := 1; i <= 80; i++ { // 80 MiB of stdout, more than the bound
+	l.Frame(&frame.Frame{Seq: 1, At: 1, Dir: frame.Out, Raw: big})
+	<-w.entered
+	for i := 2; i <= 80; i++ { // 79 MiB more of stdout, more than the bound
 		l.Frame(&frame.Frame{Seq: uint64(i), At: int64(i), Dir: frame.Out, Raw: big})
 	}
 	close(w.release)

@@ -292,6 +292,12 @@ func (s *server) api(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	res, err := s.do(&a)
+	// The write limit bounds writing the answer, not the action: a
+	// restart waits for the plugin to stop and a Keep it replays, which
+	// on a loaded machine took more than the limit, and the page got
+	// its connection closed instead of the answer. (A writer without
+	// deadlines keeps none.)
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.limits.write))
 	var exists *existsError
 	if errors.As(err, &exists) {
 		// A question for the person: the page asks, and keeps again

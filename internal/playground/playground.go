@@ -43,6 +43,9 @@ type Options struct {
 	// poll makes the watch look at the files even where the system
 	// notifies of changes (its tests of the fallback).
 	poll bool
+	// limits are the page server's (nil: defaultLimits; its tests' are
+	// shorter).
+	limits *limits
 	// StepTimeout bounds each wait of a replay of the actions (0: 10 s).
 	StepTimeout time.Duration
 	// PinClock starts the plugin with its clock pinned and its random
@@ -198,6 +201,9 @@ func (s *server) start() (*httpServer, error) {
 		return nil, err
 	}
 	s.limits = defaultLimits()
+	if o.limits != nil {
+		s.limits = *o.limits
+	}
 	srv, err := listen(s.limits, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("serve the playground: %w", err)

@@ -397,3 +397,26 @@ func TestServeStrangersCannotCrowdOutThePage(t *testing.T) {
 	ask("after the strangers")
 	t.Logf("a request after 64 idle connections answered in %v", time.Since(start).Round(time.Microsecond))
 }
+
+// TestASlowActionIsAnswered: the write limit bounds writing an answer,
+// not the action before it: a restart that waits longer than the limit
+// for the plugin to stop is answered, not cut off (on a machine at load
+// 13 a restart took more than the 10 s limit, and the page's connection
+// was closed with no answer).
+func TestASlowActionIsAnswered(t *testing.T) {
+	lim := testLimits()
+	lim.write = 200 * time.Millisecond
+	// The plugin takes a second to exit once its stdin closes, five
+	// times the write limit.
+	script := `while IFS= read -r l; do case "$l" in *'"initialize"'*) echo '{"jsonrpc":"2.0","id":1,"result":{}}';; esac; done; sleep 1`
+	p := play(t, t.TempDir(), func(o *Options) { o.Command = []string{"sh", "-c", script}; o.limits = &lim })
+	ev := p.follow(t)
+	ev.says(t, `"id":1`)
+	begin := time.Now()
+	if status, res := p.post(t, `{"do":"restart"}`); status != 200 {
+		t.Fatalf("restart: %d %v", status, res)
+	}
+	if took := time.Since(begin); took < lim.write {
+		t.Fatalf("the restart took %v, less than the write limit %v: the test shows nothing", took, lim.write)
+	}
+}
