@@ -15,7 +15,6 @@ import (
 // plugin's stderr, within its own window, shows the answer); the
 // terminal says how much was not kept once the run has exited.
 func TestThePageKeepsAWindow(t *testing.T) {
-	t.Parallel()
 	plugin := `yes '{"jsonrpc":"2.0","method":"flood","params":{}}' | head -n ` + strconv.Itoa(keptFrames+500) + `
 echo '{"jsonrpc":"2.0","id":"late","method":"host/info","params":{}}'
 while read -r line; do echo "got $line" >&2; done`

@@ -42,7 +42,6 @@ func uiEvent(params string) string {
 // README's picture: TAPEDECK_SCREENSHOT=$PWD/docs/playground.png go test
 // -run TestPlaygroundInABrowser ./playground from the module root.
 func TestPlaygroundInABrowser(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	bctx := browsertest.Start(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)

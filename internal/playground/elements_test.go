@@ -99,7 +99,6 @@ func screenshotTo(t *testing.T, ctx context.Context, name string) {
 // TAPEDECK_SCREENSHOTS=$PWD/docs go test -run TestElementsInABrowser
 // ./internal/playground from the module root.
 func TestElementsInABrowser(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	bctx := browsertest.Start(t)
 	p := play(t, copyPlugin(t, "elements-node"), nil)

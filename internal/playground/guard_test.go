@@ -25,7 +25,6 @@ import (
 // another origin, or to another host name (DNS rebinding); the page
 // itself, by 127.0.0.1 or localhost, with the token, is served.
 func TestGuardRefusesStrangers(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)
 	u, err := url.Parse(p.url)
@@ -105,7 +104,6 @@ func TestGuardRefusesStrangers(t *testing.T) {
 // browser, even one that knows the token, cannot act: its request is
 // refused and the plugin hears nothing of it.
 func TestGuardRefusesAnotherSitesPage(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	bctx := browsertest.Start(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)
@@ -136,7 +134,6 @@ fetch(%q, {method: 'POST', mode: 'no-cors', headers: {'Content-Type': 'text/plai
 // server served 64 connections at once, and the page waited for an idle
 // one's read timeout.)
 func TestIdleConnectionsDoNotBlockThePage(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)
 	u, _ := url.Parse(p.url)
@@ -191,8 +188,6 @@ func TestIdleConnectionsDoNotBlockThePage(t *testing.T) {
 // an action over 4 MiB is refused 413, by its Content-Length or, sent in
 // chunks, once past the limit.
 func TestBodiesAreReadOnlyWithTheToken(t *testing.T) {
-	// Not parallel: it reads the whole process's allocations, which
-	// tests beside it would add to.
 	needNode(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)
 	u, _ := url.Parse(p.url)

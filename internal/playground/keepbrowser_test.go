@@ -21,7 +21,6 @@ import (
 // Keep it's replay saying the golden passes. The kept tape then passes
 // 20 replays at once.
 func TestKeepItInABrowser(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	bctx := browsertest.Start(t)
 	dir := copyFixture(t, "gallery-node")
@@ -81,7 +80,6 @@ func TestKeepItInABrowser(t *testing.T) {
 // (--pin-clock=false) of a plugin that says random names and times does
 // not replay the same: the page says why in words, and what to do.
 func TestKeepItSaysWhyInTheBrowser(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	bctx := browsertest.Start(t)
 	dir := copyFixture(t, "cosmica-node")

@@ -81,7 +81,6 @@ func TestKeepRefusesATapesLinkOut(t *testing.T) {
 // before asks the person (a confirm naming the files); no keeps the old
 // tape, yes replaces it.
 func TestThePageAsksBeforeOverwriting(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	bctx := browsertest.Start(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)

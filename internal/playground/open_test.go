@@ -51,7 +51,6 @@ func openWithFakeBrowser(t *testing.T) (*playing, []string) {
 // those (/proc/PID/cmdline), and the token gives the playground to whoever
 // has it. (Before, the browser was started with the URL and its token.)
 func TestOpenPutsNoTokenOnACommandLine(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	p, args := openWithFakeBrowser(t)
 	u, _ := url.Parse(p.url)
@@ -116,7 +115,6 @@ func waitAcross(t *testing.T, ctx context.Context, what, expr string) {
 // brings the page back; a new tab at the bare address is refused and
 // says where the token is.
 func TestOpenLeadsTheBrowserToThePage(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	bctx := browsertest.Start(t)
 	p, args := openWithFakeBrowser(t)

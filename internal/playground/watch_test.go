@@ -16,7 +16,6 @@ import (
 // plugin again, plays the actions so far (the panel is where the person
 // left it) and shows what changed: the label, nothing else.
 func TestWatchReplaysTheActions(t *testing.T) {
-	t.Parallel()
 	needNode(t)
 	bctx := browsertest.Start(t)
 	dir := copyPlugin(t, "widgets-node")
