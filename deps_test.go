@@ -80,7 +80,7 @@ var layers = map[string]layer{
 	"internal/coverage":    {[]string{"frame", "internal/profile", "internal/recent", "message"}, "what tapes cover of a manifest, or of what a profile says its peer offers"},
 	"internal/fingerprint": {[]string{"frame", "internal/smallfile"}, "the environment fingerprint and its drift"},
 	"internal/golden":      {[]string{"internal/atomicfile", "internal/diff", "internal/redact", "frame", "internal/wire", "message", "tape"}, "a golden tape written for git (relative, redacted) and its update that keeps unchanged lines byte for byte"},
-	"internal/htmlreport":  {[]string{"internal/diff", "frame", "message"}, "the HTML report"},
+	"internal/htmlreport":  {[]string{"internal/diff", "frame", "internal/recent", "message"}, "the HTML report (recent: the requests a timeline waits to pair, bounded)"},
 	"internal/shrink": {[]string{"frame", "internal/atomicfile", "internal/diff", "internal/jsonpath", "internal/profile", "message", "playback", "tape"},
 		"delta debugging, the shrink predicates, and the driver that replays candidates through playback (which never imports it)"},
 	"internal/wire": {nil, "framing is on the relay's path: the standard library alone"},

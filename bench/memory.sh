@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Peak RSS of each tapedeck command on a big tape, and that peak ÷ the
 # size of the tape it reads (bench/memory/main.go): check, show,
-# textconv, import, export and diff read as they go; replay, test and
+# textconv, import, export, diff and diff --html read as they go; replay, test and
 # shrink still hold the tape. The first argument is the frames in each
 # tape (default 1000000, about 115 MB); the rest go to the harness
 # (-skip replay,test,shrink leaves out the replays, minutes each on a big

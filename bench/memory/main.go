@@ -3,7 +3,7 @@
 // docs/performance.md. It writes two tapes of -frames frames (the host's
 // ui/event notifications each answered by the plugin's ui/setBadge; the
 // plugin is sed), the second with every 1,000th badge changed, then runs
-// check, show, textconv, import, export, diff, replay, test and shrink on
+// check, show, textconv, import, export, diff, diff --html, replay, test and shrink on
 // them, one at a time, and reads each run's ru_maxrss.
 //
 //	go run ./bench/memory -tapedeck BIN [-frames N] [-skip replay,test,shrink]
@@ -74,6 +74,7 @@ func run(bin string, frames int, skip []string) error {
 		{"import", []string{"import", a}, sizeA},
 		{"export", []string{"export", "big"}, sizeA},
 		{"diff", []string{"diff", a, b}, sizeA + sizeB},
+		{"diff --html", []string{"diff", "--html", filepath.Join(dir, "diff.html"), a, b}, sizeA + sizeB},
 		{"replay", []string{"replay", a}, sizeA},
 		{"test", []string{"test", a}, sizeA},
 		{"shrink", []string{"shrink", "-j", "1", "--max-runs", "2", b, "-o", filepath.Join(dir, "min.jsonl")}, sizeB},

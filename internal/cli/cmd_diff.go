@@ -34,21 +34,18 @@ func (e *env) diffCommand() *cli.Command {
 
 func (e *env) diff(refA, refB string, opts *playback.CompareOptions, storeDir string, asJSON bool, html string) error {
 	load := &playback.LoadOptions{Store: func() (*store.Store, error) { return e.openStore(storeDir) }}
-	var o *playback.Outcome
-	var err error
-	if html == "" {
-		// Read as they are compared: two recordings of any length in
-		// bounded memory.
-		o, err = compareStreams(refA, refB, opts, load)
-	} else {
-		// The report draws both recordings whole.
-		o, err = e.compareWhole(refA, refB, opts, load)
+	// Read as they are compared (and read again for the report): two
+	// recordings of any length in bounded memory.
+	a, b, err := openStreams(refA, refB, load)
+	if err != nil {
+		return fail(2, "diff: %v", err)
 	}
+	o, err := playback.CompareStreams(a, b, opts)
 	if err != nil {
 		return fail(2, "diff: %v", err)
 	}
 	if html != "" {
-		if err := present.ReplayHTML(html, o); err != nil {
+		if err := present.DiffHTML(html, o, a, b); err != nil {
 			return fail(2, "diff: %v", err)
 		}
 	}
@@ -65,29 +62,13 @@ func (e *env) diff(refA, refB string, opts *playback.CompareOptions, storeDir st
 	return nil
 }
 
-// compareStreams compares the recordings refA and refB name as streams.
-func compareStreams(refA, refB string, opts *playback.CompareOptions, load *playback.LoadOptions) (*playback.Outcome, error) {
-	a, err := playback.OpenStream(refA, load)
-	if err != nil {
-		return nil, err
+// openStreams opens the recordings refA and refB name as streams.
+func openStreams(refA, refB string, load *playback.LoadOptions) (a, b *playback.Stream, err error) {
+	if a, err = playback.OpenStream(refA, load); err != nil {
+		return nil, nil, err
 	}
-	b, err := playback.OpenStream(refB, load)
-	if err != nil {
-		return nil, err
+	if b, err = playback.OpenStream(refB, load); err != nil {
+		return nil, nil, err
 	}
-	return playback.CompareStreams(a, b, opts)
-}
-
-// compareWhole compares the recordings refA and refB name, read whole.
-func (e *env) compareWhole(refA, refB string, opts *playback.CompareOptions, load *playback.LoadOptions) (*playback.Outcome, error) {
-	a, err := playback.Load(refA, load)
-	if err != nil {
-		return nil, err
-	}
-	b, err := playback.Load(refB, load)
-	if err != nil {
-		return nil, err
-	}
-	e.limitMemory(heldBytes(a) + heldBytes(b))
-	return playback.Compare(a, b, opts)
+	return a, b, nil
 }

@@ -301,7 +301,8 @@ func firstFrameOf(t *testing.T, store, name string) *frame.Frame {
 }
 
 // TestStreamingCommandsDoNotHoldTheTape: the commands that read a tape or
-// a session frame by frame (textconv, show, check, import, export) peak
+// a session frame by frame (textconv, show, check, import, export, and
+// diff --html, which reads both twice more for its report) peak
 // at what they take for an empty tape plus at most half the tape or 16 MB
 // for the collector's slack (64 MiB on a 1M-frame tape is the bar): what
 // they hold does not grow with it.
@@ -334,6 +335,8 @@ func TestStreamingCommandsDoNotHoldTheTape(t *testing.T) {
 		{"check", []string{"check", a}, []string{"check", empty}},
 		{"import", []string{"import", a}, []string{"import", empty}},
 		{"export", []string{"--store", store, "export", "big"}, []string{"--store", emptyStore, "export", "big"}},
+		// It read both whole for the report: 2,047 MB for two 116 MB tapes.
+		{"diff --html", []string{"diff", "--html", filepath.Join(t.TempDir(), "a.html"), a, a}, []string{"diff", "--html", filepath.Join(t.TempDir(), "e.html"), empty, empty}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			base, _, baseRSS := boundedQuiet(t, t.TempDir(), limit, time.Minute, nil, c.empty...)

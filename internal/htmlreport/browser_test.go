@@ -246,7 +246,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("replay", func(t *testing.T) {
 		rec, live := labelReplay("Hello", "Howdy")
 		res := diff.Frames(rec, live, diff.Options{})
-		in := ReplayInput{Name: "label.jsonl", Meta: &frame.Session{ID: "01lab", Name: "label"}, Recorded: rec, Live: live, Diff: res, Notes: []string{"a note"}}
+		in := ReplayInput{Name: "label.jsonl", Meta: &frame.Session{ID: "01lab", Name: "label"}, Recorded: Slice(rec), Live: Slice(live), Diff: res, Notes: []string{"a note"}}
 		path := writeReport(t, "replay.html", func(w io.Writer) error { return Replay(w, in) })
 		ctx := tab(t, bctx, path)
 		for _, side := range []string{"recorded", "live"} {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/recent"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -38,10 +39,11 @@ type ReplayInput struct {
 	// Name is what was replayed: the tape's path or the session's id.
 	Name string
 	// Meta and Recorded are the recording; Live is the replay's timeline
-	// (nil when the replay could not run).
+	// (nil when the replay could not run). Each is read twice, as
+	// Session reads its frames.
 	Meta     *frame.Session
-	Recorded []frame.Frame
-	Live     []frame.Frame
+	Recorded Frames
+	Live     Frames
 	// Diff compares Recorded with Live.
 	Diff diff.Result
 	// Notes says what did not go as recorded; Unmatched lists the plugin's
@@ -174,7 +176,10 @@ func Session(w io.Writer, meta *frame.Session, frames Frames, findings []Finding
 }
 
 // Replay writes the report of one replay to w: the summary, each difference
-// with both sides, and both timelines.
+// with both sides, and both timelines. It streams the page as Session
+// does: it reads each timeline twice, holds one frame at a time, four
+// bytes per frame and the kept differences, and writes the JSON that
+// encoding/json writes of the whole page (pageData).
 func Replay(w io.Writer, r ReplayInput) error {
 	name := r.Name
 	if name == "" {
@@ -189,19 +194,140 @@ func Replay(w io.Writer, r ReplayInput) error {
 		Unmatched: r.Unmatched,
 		Error:     r.Err,
 		Ran:       r.Live != nil || r.Err == "",
-		Live:      timeline(r.Live),
-		Diffs:     []diffData{},
 	}
 	if s := r.Diff.NotKept(); s != "" {
 		rd.Notes = append(slices.Clip(rd.Notes), s)
 	}
-	recIndex, liveIndex := indexBySeq(r.Recorded), indexBySeq(r.Live)
-	for _, d := range r.Diff.Differences {
-		rd.Diffs = append(rd.Diffs, differenceData(d, recIndex, liveIndex))
+	if r.Recorded == nil {
+		r.Recorded = Slice(nil)
 	}
-	p := &pageData{Kind: "replay", Meta: r.Meta, Frames: timeline(r.Recorded), Replay: rd}
-	p.Title = "tapedeck · replay of " + name
-	return writePage(w, p)
+	if r.Live == nil {
+		r.Live = Slice(nil)
+	}
+	// The frames the differences name, by seq: each gets the index of
+	// the last frame of its seq in its timeline as the frames go by.
+	recIndex, liveIndex := map[uint64]int{}, map[uint64]int{}
+	for _, d := range r.Diff.Differences {
+		if d.Recorded != nil {
+			recIndex[d.Recorded.Seq] = -1
+		}
+		if d.Live != nil {
+			liveIndex[d.Live.Seq] = -1
+		}
+	}
+	rec, live := newTimeline(), newTimeline()
+	for _, side := range []struct {
+		t      *timeliner
+		frames Frames
+	}{{rec, r.Recorded}, {live, r.Live}} {
+		if err := side.frames(func(f *frame.Frame) error { side.t.pair(f); return nil }); err != nil {
+			return fmt.Errorf("read frames: %w", err)
+		}
+		side.t.rewind()
+	}
+
+	title := "tapedeck · replay of " + name
+	head, tail, err := pageParts(title, "replay")
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	sw := &streamWriter{w: w}
+	sw.raw(`{"kind":"replay","title":`)
+	sw.json(title)
+	sw.raw(`,"meta":`)
+	sw.json(r.Meta)
+	sw.raw(`,"frames":`)
+	sw.timeline(rec, r.Recorded, recIndex)
+	// replayData's members, in its order, up to its timeline and its
+	// differences.
+	summary, err := json.Marshal(rd)
+	if err != nil {
+		return fmt.Errorf("encode report data: %w", err)
+	}
+	summary, ok := bytes.CutSuffix(summary, []byte(`,"live":null,"diffs":null}`))
+	if !ok {
+		return fmt.Errorf("encode report data: the summary does not end with its timeline and differences: %.80s", summary)
+	}
+	sw.raw(`,"replay":`)
+	sw.raw(string(summary))
+	sw.raw(`,"live":`)
+	sw.timeline(live, r.Live, liveIndex)
+	sw.raw(`,"diffs":[`)
+	for i, d := range r.Diff.Differences {
+		if i > 0 {
+			sw.raw(",")
+		}
+		sw.json(differenceData(d, recIndex, liveIndex))
+	}
+	sw.raw(`]}}`)
+	sw.flush()
+	if sw.err != nil {
+		return sw.err
+	}
+	_, err = w.Write(tail)
+	return err
+}
+
+// streamWriter writes a page's JSON in pieces of about 64 KiB, keeping
+// the first error.
+type streamWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+func (s *streamWriter) raw(text string) {
+	s.buf = append(s.buf, text...)
+	s.spill()
+}
+
+func (s *streamWriter) json(v any) {
+	js, err := json.Marshal(v)
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("encode report data: %w", err)
+	}
+	s.buf = append(s.buf, js...)
+	s.spill()
+}
+
+func (s *streamWriter) spill() {
+	if len(s.buf) >= 64<<10 {
+		s.flush()
+	}
+}
+
+func (s *streamWriter) flush() {
+	if s.err == nil && len(s.buf) > 0 {
+		if _, err := s.w.Write(s.buf); err != nil {
+			s.err = err
+		}
+	}
+	s.buf = s.buf[:0]
+}
+
+// timeline writes frames' entries as a JSON array (t has paired them and
+// been rewound), setting in index the index of each seq it holds.
+func (s *streamWriter) timeline(t *timeliner, frames Frames, index map[uint64]int) {
+	s.raw("[")
+	err := frames(func(f *frame.Frame) error {
+		i := t.n
+		if _, ok := index[f.Seq]; ok {
+			index[f.Seq] = i
+		}
+		d := t.entry(f)
+		if i > 0 {
+			s.raw(",")
+		}
+		s.json(&d)
+		return s.err
+	})
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("write report: %w", err)
+	}
+	s.raw("]")
 }
 
 // Index writes a page that links the reports of a test run.
@@ -342,29 +468,54 @@ func timeline(frames []frame.Frame) []frameData {
 // passes: pair sees every frame once, to learn which response answers
 // each request (a request's entry names its response, which comes later);
 // then, after rewind, entry makes each frame's entry in order. It keeps
-// four bytes per frame and the requests not yet answered.
+// four bytes per frame and the most recent requests not yet answered
+// (maxPending of them, within maxPendingBytes; both passes forget the
+// same ones, so a request forgotten is paired with nothing in either).
 type timeliner struct {
 	n       int
-	answer  []int32 // 1 + the index of the response to the request at each index, 0 for none
-	pending map[pendKey]pendingReq
+	answer  []int32                 // 1 + the index of the response to the request at each index, 0 for none
+	pending *recent.Map[pendingReq] // by recent.Pair of the direction it went and its id
 }
 
-type pendKey struct {
-	dir frame.Dir // the direction the request went
-	id  string
-}
+// maxPending and maxPendingBytes bound the requests a timeline waits for
+// an answer to: a crafted session of 400,000 requests never answered,
+// each naming a new 2 kB method, held 422 MB in a report.
+const (
+	maxPending      = 1 << 16
+	maxPendingBytes = 8 << 20
+)
 
 type pendingReq struct {
 	i      int
 	at     int64
-	method string
+	method string // cut to recent.MaxName
 }
 
-func newTimeline() *timeliner { return &timeliner{pending: map[pendKey]pendingReq{}} }
+func newTimeline() *timeliner {
+	t := &timeliner{}
+	t.rewind()
+	return t
+}
 
 func (t *timeliner) rewind() {
 	t.n = 0
-	clear(t.pending)
+	t.pending = recent.New(maxPending, maxPendingBytes, func(q pendingReq) int { return len(q.method) + 24 })
+}
+
+// waiting notes a request at index i; answered takes the request a reply
+// going in direction dir answers, if one waits.
+func (t *timeliner) waiting(dir frame.Dir, m *message.Message, q pendingReq) {
+	q.method = recent.Name(m.Method)
+	t.pending.Put(recent.Pair(byte(dir), m.IDKey()), q)
+}
+
+func (t *timeliner) answered(dir frame.Dir, m *message.Message) (pendingReq, bool) {
+	k := recent.Pair(byte(opposite(dir)), m.IDKey())
+	q, ok := t.pending.Get(k)
+	if ok {
+		t.pending.Delete(k)
+	}
+	return q, ok
 }
 
 // pair notes which response answers which request.
@@ -378,11 +529,9 @@ func (t *timeliner) pair(f *frame.Frame) {
 	m := message.Parse(f.Raw)
 	switch {
 	case m.Kind == message.Request:
-		t.pending[pendKey{f.Dir, m.IDKey()}] = pendingReq{i: i}
+		t.waiting(f.Dir, &m, pendingReq{i: i})
 	case m.IsReply():
-		k := pendKey{opposite(f.Dir), m.IDKey()}
-		if q, ok := t.pending[k]; ok {
-			delete(t.pending, k)
+		if q, ok := t.answered(f.Dir, &m); ok {
 			t.answer[q.i] = int32(i + 1)
 		}
 	}
@@ -426,11 +575,9 @@ func (t *timeliner) entry(f *frame.Frame) frameData {
 		if i < len(t.answer) {
 			d.P = int(t.answer[i])
 		}
-		t.pending[pendKey{f.Dir, m.IDKey()}] = pendingReq{i: i, at: f.At, method: m.Method}
+		t.waiting(f.Dir, &m, pendingReq{i: i, at: f.At})
 	case m.IsReply():
-		k := pendKey{opposite(f.Dir), m.IDKey()}
-		if q, ok := t.pending[k]; ok {
-			delete(t.pending, k)
+		if q, ok := t.answered(f.Dir, &m); ok {
 			d.P = q.i + 1
 			d.L = f.At - q.at
 			d.M = q.method
@@ -466,14 +613,6 @@ func text(raw []byte) (s string, escaped bool) {
 		raw = raw[n:]
 	}
 	return b.String(), true
-}
-
-func indexBySeq(frames []frame.Frame) map[uint64]int {
-	m := make(map[uint64]int, len(frames))
-	for i := range frames {
-		m[frames[i].Seq] = i
-	}
-	return m
 }
 
 // differenceData is one difference as the page shows it: both sides, the
@@ -520,7 +659,7 @@ func sideOf(s *diff.Side, index map[uint64]int) *sideData {
 	}
 	sd := &sideData{Seq: s.Seq, Pos: s.Index, Index: -1}
 	if i, ok := index[s.Seq]; ok {
-		sd.Index = i
+		sd.Index = i // -1 when its timeline has no frame of it
 	}
 	sd.Raw, sd.B = text([]byte(s.Raw))
 	if sd.B {

@@ -279,7 +279,7 @@ func TestReplayOutlinesTheChangedElement(t *testing.T) {
 	rec, live := labelReplay("Hello", "Howdy")
 	res := diff.Frames(rec, live, diff.Options{})
 	var out bytes.Buffer
-	if err := Replay(&out, ReplayInput{Name: "t", Recorded: rec, Live: live, Diff: res}); err != nil {
+	if err := Replay(&out, ReplayInput{Name: "t", Recorded: Slice(rec), Live: Slice(live), Diff: res}); err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?s)<script type="application/json" id="data">(.*?)</script>`).FindStringSubmatch(out.String())

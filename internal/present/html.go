@@ -40,9 +40,24 @@ func SessionHTML(path string, meta *frame.Session, frames htmlreport.Frames) err
 // path, replacing it atomically. A replay that could not run gets a report
 // that says why.
 func ReplayHTML(path string, o *playback.Outcome) error {
-	in := htmlreport.ReplayInput{Name: o.Recording.Name, Meta: o.Recording.Meta, Recorded: o.Recording.Frames, Diff: o.Diff}
+	var live htmlreport.Frames
+	if frames := o.Live(); frames != nil {
+		live = htmlreport.Slice(frames)
+	}
+	return replayHTML(path, o, htmlreport.Slice(o.Recording.Frames), live)
+}
+
+// DiffHTML writes the HTML report of a comparison of streams (o is
+// playback.CompareStreams' of a with b) to path, replacing it atomically.
+// Each stream is read twice more, one frame at a time: the report of two
+// long recordings is written in little memory.
+func DiffHTML(path string, o *playback.Outcome, a, b *playback.Stream) error {
+	return replayHTML(path, o, a.Each, b.Each)
+}
+
+func replayHTML(path string, o *playback.Outcome, recorded, live htmlreport.Frames) error {
+	in := htmlreport.ReplayInput{Name: o.Recording.Name, Meta: o.Recording.Meta, Recorded: recorded, Live: live, Diff: o.Diff}
 	in.Notes = note.Strings(outcomeNotes(o))
-	in.Live = o.Live()
 	if o.Run != nil {
 		in.Unmatched = o.Run.Unmatched
 		in.Elapsed = o.Run.Elapsed
