@@ -154,7 +154,7 @@ func (s *Store) Compact() (before, after int64, err error) {
 		os.Remove(tmp)
 		return before, 0, fmt.Errorf("compact %s: %w", s.dbPath(), err)
 	}
-	if err := safely(func() error { return bolt.Compact(dst, src, 32<<20) }); err != nil {
+	if err := safely(func() error { return bolt.Compact(dst, src, 4<<20) }); err != nil {
 		return fail(err)
 	}
 	var problems []string
