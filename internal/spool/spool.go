@@ -137,8 +137,18 @@ func create(path string, salt uint32, session []byte) (*Writer, error) {
 }
 
 func (w *Writer) abandon(tmp string) {
-	w.f.Close()
+	unlockClose(w.f)
 	os.Remove(tmp)
+}
+
+// unlockClose drops f's lock, then closes f. Closing alone does not drop
+// it while another descriptor of the same open file lives on: a child
+// forked by another goroutine holds a copy of every descriptor until it
+// execs, and a TryLock in that window took the spool for a live one and
+// left it unread (TestRecordKeepsAnEmptyDatabase failed so, once, in CI).
+func unlockClose(f *os.File) error {
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return f.Close()
 }
 
 // bare strips the file name from a *PathError, whose name may be a temporary
@@ -351,7 +361,7 @@ func (w *Writer) Close() error {
 	if w.m.alloc > w.off {
 		w.f.Truncate(w.off)
 	}
-	return w.f.Close()
+	return unlockClose(w.f)
 }
 
 // Lock is an exclusive lock taken on an existing spool whose writer is gone.
@@ -375,7 +385,7 @@ func TryLock(path string) (*Lock, error) {
 }
 
 // Release drops the lock.
-func (l *Lock) Release() error { return l.f.Close() }
+func (l *Lock) Release() error { return unlockClose(l.f) }
 
 // isZero reports whether b holds only zero bytes.
 func isZero(b []byte) bool {

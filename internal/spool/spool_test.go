@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -427,4 +428,43 @@ func TestSpoolThatShrinksWhileRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLockIsDroppedWithACopyOfItsDescriptorAlive: a released lock, and a
+// closed writer's, is free at once even while a copy of the descriptor
+// lives on, as it does in a child another goroutine forked until the
+// child execs (a dup stands for it here). Closing alone left the lock
+// held: the next TryLock took the spool for a live one.
+func TestLockIsDroppedWithACopyOfItsDescriptorAlive(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.spool")
+	w, err := Create(path, []byte(`{"id":"s"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyOf := func(f *os.File) int {
+		fd, err := syscall.Dup(int(f.Fd()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Close(fd) })
+		return fd
+	}
+	copyOf(w.f)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := TryLock(path)
+	if err != nil {
+		t.Fatalf("TryLock after the writer closed, a copy of its descriptor open: %v", err)
+	}
+	copyOf(l.f)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l, err = TryLock(path)
+	if err != nil {
+		t.Fatalf("TryLock after a Release, a copy of its descriptor open: %v", err)
+	}
+	l.Release()
 }

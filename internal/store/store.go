@@ -226,7 +226,10 @@ func (s *Store) lock(exclusive bool, timeout time.Duration) (func(), error) {
 	for {
 		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
-			return func() { f.Close() }, nil
+			// Unlocked before it is closed: a child forked meanwhile holds
+			// a copy of the descriptor, and with it the lock, until it
+			// execs (see spool's unlockClose).
+			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
