@@ -97,12 +97,12 @@ func TestReplayStreamsTheWholePage(t *testing.T) {
 	}
 }
 
-// TestReplayReportHoldsAFrameAtATime: the report of a replay of 200,000
+// TestReplayReportHoldsAFrameAtATime: the report of a replay of 100,000
 // frames a side reads them as they are written and holds four bytes a
 // frame: its heap grows by far less than the frames' entries (about
 // 200 bytes each) would take, let alone the frames.
 func TestReplayReportHoldsAFrameAtATime(t *testing.T) {
-	const n = 200_000
+	const n = 100_000
 	frames := func(text string) Frames {
 		return func(fn func(*frame.Frame) error) error {
 			var raw []byte
