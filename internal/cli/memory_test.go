@@ -302,7 +302,7 @@ func firstFrameOf(t *testing.T, store, name string) *frame.Frame {
 
 // TestStreamingCommandsDoNotHoldTheTape: the commands that read a tape or
 // a session frame by frame (textconv, show, check, import, export, and
-// diff --html, which reads both twice more for its report) peak
+// diff --html, which reads both once more for its report) peak
 // at what they take for an empty tape plus at most half the tape or 16 MB
 // for the collector's slack (64 MiB on a 1M-frame tape is the bar): what
 // they hold does not grow with it.

@@ -131,6 +131,22 @@ func TestBrowser(t *testing.T) {
 		browsertest.Screenshot(t, ctx, "session-panels")
 	})
 
+	// A ui/setPanel the host answered with an error is drawn as rejected:
+	// the page pairs each request with its answer as it loads.
+	t.Run("rejected", func(t *testing.T) {
+		b := &builder{}
+		b.line(frame.Out, setPanel(1, `{"type":"text","text":"refused"}`))
+		b.line(frame.In, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad tree"}}`)
+		b.line(frame.Out, setPanel(2, `{"type":"text","text":"taken"}`))
+		b.line(frame.In, `{"jsonrpc":"2.0","id":2,"result":null}`)
+		path := writeReport(t, "rejected.html", func(w io.Writer) error { return Session(w, nil, Slice(b.frames), nil) })
+		ctx := tab(t, bctx, path)
+		do(t, ctx, "open the panels view", chromedp.Click(chromedp.CSS(`nav .tab[data-view=panels]`)), chromedp.WaitVisible(chromedp.CSS(`#view-panels .panel`)))
+		if got := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#view-panels .panel-card.rejected')].map(f => f.dataset.seq)`); len(got) != 1 || got[0] != "1" {
+			t.Errorf("panels drawn as rejected: %q, want frame 1's alone", got)
+		}
+	})
+
 	t.Run("timeline", func(t *testing.T) {
 		meta, frames := readTape(t, "hello-node.jsonl")
 		findings := []Finding{{Seq: 10, Level: "warning", Rule: "notify-too-fast", Method: "ui/notify", Message: "dropped: within 700 ms of the last"}}
@@ -157,6 +173,11 @@ func TestBrowser(t *testing.T) {
 		// A response links to its request with the latency.
 		if got := browsertest.Eval[string](t, ctx, `document.querySelector('#view-timeline .row[data-seq="3"] .link').textContent`); !strings.HasPrefix(got, "↩ ") || !strings.HasSuffix(got, " · 1") {
 			t.Errorf("response link %q, want ↩ LATENCY · 1", got)
+		}
+		// And the request to its answer, which the page finds as it loads
+		// (the data names only a response's request).
+		if got := browsertest.Eval[string](t, ctx, `document.querySelector('#view-timeline .row[data-seq="1"] .link').textContent`); got != "→ 3" {
+			t.Errorf("request link %q, want → 3", got)
 		}
 		// Opening a frame shows its pretty JSON and the panel of that moment.
 		do(t, ctx, "open frame 9", chromedp.Click(chromedp.CSS(`#view-timeline .row[data-seq="9"] .line`)), chromedp.WaitVisible(chromedp.CSS(`#view-timeline .row[data-seq="9"] .detail pre.json`)))

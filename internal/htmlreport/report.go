@@ -39,7 +39,7 @@ type ReplayInput struct {
 	// Name is what was replayed: the tape's path or the session's id.
 	Name string
 	// Meta and Recorded are the recording; Live is the replay's timeline
-	// (nil when the replay could not run). Each is read twice, as
+	// (nil when the replay could not run). Each is read once, as
 	// Session reads its frames.
 	Meta     *frame.Session
 	Recorded Frames
@@ -82,15 +82,13 @@ func Slice(frames []frame.Frame) Frames {
 
 // Session writes the report of one session to w: its timeline, its panels
 // and the findings given (nil for none). meta may be nil. It reads frames
-// twice (once to pair each request with its response, once to write) and
-// streams the page: it holds one frame at a time and four bytes per frame,
-// never the whole timeline, so a session of millions of frames is written
-// in little memory.
+// once and streams the page: it holds one frame at a time and the
+// requests still waiting for an answer (a response names its request, and
+// the page gives each request its answer as it loads), never the whole
+// timeline, so a session of millions of frames is written in little
+// memory.
 func Session(w io.Writer, meta *frame.Session, frames Frames, findings []Finding) error {
 	tl := newTimeline()
-	if err := frames(func(f *frame.Frame) error { tl.pair(f); return nil }); err != nil {
-		return fmt.Errorf("read frames: %w", err)
-	}
 	head, tail, err := pageParts("tapedeck · session "+sessionName(meta), "session")
 	if err != nil {
 		return err
@@ -117,7 +115,6 @@ func Session(w io.Writer, meta *frame.Session, frames Frames, findings []Finding
 	}
 	slices.SortStableFunc(bySeq, func(a, b int32) int { return cmp.Compare(findings[a].Seq, findings[b].Seq) })
 	next := 0
-	tl.rewind()
 	err = frames(func(f *frame.Frame) error {
 		i := tl.n
 		for next < len(bySeq) && findings[bySeq[next]].Seq < f.Seq {
@@ -177,9 +174,9 @@ func Session(w io.Writer, meta *frame.Session, frames Frames, findings []Finding
 
 // Replay writes the report of one replay to w: the summary, each difference
 // with both sides, and both timelines. It streams the page as Session
-// does: it reads each timeline twice, holds one frame at a time, four
-// bytes per frame and the kept differences, and writes the JSON that
-// encoding/json writes of the whole page (pageData).
+// does: it reads each timeline once, holds one frame at a time and the
+// kept differences, and writes the JSON that encoding/json writes of the
+// whole page (pageData).
 func Replay(w io.Writer, r ReplayInput) error {
 	name := r.Name
 	if name == "" {
@@ -216,15 +213,6 @@ func Replay(w io.Writer, r ReplayInput) error {
 		}
 	}
 	rec, live := newTimeline(), newTimeline()
-	for _, side := range []struct {
-		t      *timeliner
-		frames Frames
-	}{{rec, r.Recorded}, {live, r.Live}} {
-		if err := side.frames(func(f *frame.Frame) error { side.t.pair(f); return nil }); err != nil {
-			return fmt.Errorf("read frames: %w", err)
-		}
-		side.t.rewind()
-	}
 
 	title := "tapedeck · replay of " + name
 	head, tail, err := pageParts(title, "replay")
@@ -308,8 +296,8 @@ func (s *streamWriter) flush() {
 	s.buf = s.buf[:0]
 }
 
-// timeline writes frames' entries as a JSON array (t has paired them and
-// been rewound), setting in index the index of each seq it holds.
+// timeline writes frames' entries as a JSON array, setting in index the
+// index of each seq it holds.
 func (s *streamWriter) timeline(t *timeliner, frames Frames, index map[uint64]int) {
 	s.raw("[")
 	err := frames(func(f *frame.Frame) error {
@@ -388,7 +376,7 @@ type frameData struct {
 	B bool   `json:"b,omitempty"`
 	U string `json:"u,omitempty"`
 	J bool   `json:"j,omitempty"` // the line is a JSON value
-	P int    `json:"p,omitempty"` // 1 + the index of the request or response it pairs with; 0 for none
+	P int    `json:"p,omitempty"` // on a response: 1 + the index of its request (the page gives the request 1 + its answer's); 0 for none
 	L int64  `json:"l,omitempty"` // on a response: nanoseconds since its request
 	E string `json:"e,omitempty"` // an event, described
 	N bool   `json:"n,omitempty"` // a last line without a newline
@@ -450,13 +438,10 @@ type changeData struct {
 }
 
 // timeline derives what the page shows of each frame: kind, method, id,
-// the request a response answers and its latency.
+// the request a response answers and its latency (the page gives the
+// request its answer).
 func timeline(frames []frame.Frame) []frameData {
 	tl := newTimeline()
-	for i := range frames {
-		tl.pair(&frames[i])
-	}
-	tl.rewind()
 	out := make([]frameData, len(frames))
 	for i := range frames {
 		out[i] = tl.entry(&frames[i])
@@ -464,16 +449,14 @@ func timeline(frames []frame.Frame) []frameData {
 	return out
 }
 
-// timeliner derives the timeline entries of a session's frames in two
-// passes: pair sees every frame once, to learn which response answers
-// each request (a request's entry names its response, which comes later);
-// then, after rewind, entry makes each frame's entry in order. It keeps
-// four bytes per frame and the most recent requests not yet answered
-// (maxPending of them, within maxPendingBytes; both passes forget the
-// same ones, so a request forgotten is paired with nothing in either).
+// timeliner derives the timeline entries of a session's frames, in one
+// pass: a response's entry names the request it answers and its latency
+// (a request's cannot name its answer, which comes later: the page gives
+// it, as the playground's does live). It keeps the most recent requests
+// not yet answered (maxPending of them, within maxPendingBytes; one
+// forgotten is paired with nothing).
 type timeliner struct {
 	n       int
-	answer  []int32                 // 1 + the index of the response to the request at each index, 0 for none
 	pending *recent.Map[pendingReq] // by recent.Pair of the direction it went and its id
 }
 
@@ -492,14 +475,7 @@ type pendingReq struct {
 }
 
 func newTimeline() *timeliner {
-	t := &timeliner{}
-	t.rewind()
-	return t
-}
-
-func (t *timeliner) rewind() {
-	t.n = 0
-	t.pending = recent.New(maxPending, maxPendingBytes, func(q pendingReq) int { return len(q.method) + 24 })
+	return &timeliner{pending: recent.New(maxPending, maxPendingBytes, func(q pendingReq) int { return len(q.method) + 24 })}
 }
 
 // waiting notes a request at index i; answered takes the request a reply
@@ -516,25 +492,6 @@ func (t *timeliner) answered(dir frame.Dir, m *message.Message) (pendingReq, boo
 		t.pending.Delete(k)
 	}
 	return q, ok
-}
-
-// pair notes which response answers which request.
-func (t *timeliner) pair(f *frame.Frame) {
-	i := t.n
-	t.n++
-	t.answer = append(t.answer, 0)
-	if f.IsEvent() || f.Dir == frame.Err {
-		return
-	}
-	m := message.Parse(f.Raw)
-	switch {
-	case m.Kind == message.Request:
-		t.waiting(f.Dir, &m, pendingReq{i: i})
-	case m.IsReply():
-		if q, ok := t.answered(f.Dir, &m); ok {
-			t.answer[q.i] = int32(i + 1)
-		}
-	}
 }
 
 // entry is the timeline entry of the next frame.
@@ -572,9 +529,6 @@ func (t *timeliner) entry(f *frame.Frame) frameData {
 	}
 	switch {
 	case m.Kind == message.Request:
-		if i < len(t.answer) {
-			d.P = int(t.answer[i])
-		}
 		t.waiting(f.Dir, &m, pendingReq{i: i, at: f.At})
 	case m.IsReply():
 		if q, ok := t.answered(f.Dir, &m); ok {

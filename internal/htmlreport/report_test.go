@@ -209,11 +209,12 @@ func TestTimelinePairsRequestsAndResponses(t *testing.T) {
 			t.Errorf("frame %d %s = %v, want %v", i, field, got, want)
 		}
 	}
-	check(0, "pair", got[0].P, 3)
+	check(0, "pair", got[0].P, 0) // the page gives it its answer
 	check(2, "pair", got[2].P, 1)
 	check(2, "latency", got[2].L, int64(2_000_000))
 	check(2, "method", got[2].M, "initialize")
-	check(1, "pair", got[1].P, 4)
+	check(1, "pair", got[1].P, 0)
+	check(3, "pair", got[3].P, 2)
 	check(3, "kind", got[3].K, "error")
 	check(3, "method", got[3].M, "ui/setPanel")
 	check(4, "kind", got[4].K, "stderr")

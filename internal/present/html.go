@@ -19,9 +19,8 @@ import (
 )
 
 // SessionHTML writes the HTML report of a session to path, replacing
-// it atomically. frames is read three times (check, then the report's two
-// passes), one frame at a time: the report of a long session is written in
-// little memory.
+// it atomically. frames is read twice (check, then the report), one frame
+// at a time: the report of a long session is written in little memory.
 func SessionHTML(path string, meta *frame.Session, frames htmlreport.Frames) error {
 	findings, err := checkFindings(meta, frames)
 	if err != nil {
@@ -49,7 +48,7 @@ func ReplayHTML(path string, o *playback.Outcome) error {
 
 // DiffHTML writes the HTML report of a comparison of streams (o is
 // playback.CompareStreams' of a with b) to path, replacing it atomically.
-// Each stream is read twice more, one frame at a time: the report of two
+// Each stream is read once more, one frame at a time: the report of two
 // long recordings is written in little memory.
 func DiffHTML(path string, o *playback.Outcome, a, b *playback.Stream) error {
 	return replayHTML(path, o, a.Each, b.Each)

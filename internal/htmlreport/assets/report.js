@@ -6,6 +6,18 @@
   var D = JSON.parse(document.getElementById('data').textContent);
   var app = document.getElementById('app');
 
+  // A response names the request it answers (p); the data, written in one
+  // pass, cannot name a request's answer, which came later: the page gives
+  // each request its answer before anything is drawn.
+  function pairAnswers(frames) {
+    for (var i = 0; i < frames.length; i++) {
+      var f = frames[i];
+      if ((f.k === 'response' || f.k === 'error') && f.p > 0 && frames[f.p - 1]) frames[f.p - 1].p = i + 1;
+    }
+  }
+  pairAnswers(D.frames);
+  if (D.replay) pairAnswers(D.replay.live);
+
   // ---------- the page ----------
 
   var views = [];
