@@ -207,3 +207,24 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestReportPairsAReusedIdWithItsAnswer: a request that reuses the id of
+// one still waiting is the one its answer pairs with, even with as many
+// others waiting as the table holds between the two (it kept the first
+// one's place and was forgotten with it: neither was paired).
+func TestReportPairsAReusedIdWithItsAnswer(t *testing.T) {
+	t.Parallel()
+	b := &builder{}
+	b.line(frame.In, `{"jsonrpc":"2.0","id":"keep","method":"first","params":{}}`)
+	for i := range maxPending - 1 {
+		b.line(frame.In, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"other","params":{}}`, i))
+	}
+	b.line(frame.In, `{"jsonrpc":"2.0","id":"keep","method":"second","params":{}}`)
+	b.line(frame.In, `{"jsonrpc":"2.0","id":"one more","method":"other","params":{}}`)
+	b.line(frame.Out, `{"jsonrpc":"2.0","id":"keep","result":{}}`)
+	got := timeline(b.frames)
+	answer := got[len(got)-1]
+	if want := len(got) - 2; answer.P != want || answer.M != "second" {
+		t.Errorf("the answer pairs with frame index %d (%s), want %d (second)", answer.P-1, answer.M, want-1)
+	}
+}

@@ -59,6 +59,14 @@ func (r *Map[V]) Put(key string, v V) {
 	}
 }
 
+// PutNewest remembers v for key as the newest key, whether or not key
+// was remembered: a request that reuses the id of one still waiting is
+// the one its answer pairs with, and the last to be forgotten.
+func (r *Map[V]) PutNewest(key string, v V) {
+	r.Delete(key)
+	r.Put(key, v)
+}
+
 // Get returns the value remembered for key.
 func (r *Map[V]) Get(key string) (V, bool) {
 	e, ok := r.m[key]

@@ -30,6 +30,27 @@ func TestMapForgetsTheOldest(t *testing.T) {
 	}
 }
 
+// TestPutNewestTakesTheNewestPlace: a key put again with PutNewest is
+// the newest, and outlives the keys put between (Put keeps its place,
+// and it goes first).
+func TestPutNewestTakesTheNewestPlace(t *testing.T) {
+	t.Parallel()
+	r := New(2, 1<<20, func(int) int { return 8 })
+	r.Put("a", 1)
+	r.Put("b", 2)
+	r.PutNewest("a", 3)
+	r.Put("c", 4)
+	if v, ok := r.Get("a"); !ok || v != 3 {
+		t.Errorf("Get(a) = %d, %v; want 3, the newest", v, ok)
+	}
+	if _, ok := r.Get("b"); ok {
+		t.Error("b is still found: it was the oldest")
+	}
+	if r.Len() != 2 || r.Bytes() != 2*(1+8) {
+		t.Errorf("%d keys of %d bytes, want 2 of 18", r.Len(), r.Bytes())
+	}
+}
+
 // TestMapStaysSmall puts a million keys through a map of 1,000: what it
 // holds must not grow with them.
 func TestMapStaysSmall(t *testing.T) {
