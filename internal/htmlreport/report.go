@@ -88,20 +88,7 @@ func Slice(frames []frame.Frame) Frames {
 // timeline, so a session of millions of frames is written in little
 // memory.
 func Session(w io.Writer, meta *frame.Session, frames Frames, findings []Finding) error {
-	tl := newTimeline()
-	head, tail, err := pageParts("tapedeck · session "+sessionName(meta), "session")
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(head); err != nil {
-		return err
-	}
-	title, _ := json.Marshal("tapedeck · session " + sessionName(meta))
-	metaJS, err := json.Marshal(meta)
-	if err != nil {
-		return fmt.Errorf("encode report data: %w", err)
-	}
-	buf := fmt.Appendf(nil, `{"kind":"session","title":%s,"meta":%s,"frames":[`, title, metaJS)
+	title := "tapedeck · session " + sessionName(meta)
 	// Findings are marked on their frames by index: give each its frame's
 	// index as the frames go by (the first frame of its seq), walking the
 	// findings in the order of their seqs.
@@ -115,8 +102,7 @@ func Session(w io.Writer, meta *frame.Session, frames Frames, findings []Finding
 	}
 	slices.SortStableFunc(bySeq, func(a, b int32) int { return cmp.Compare(findings[a].Seq, findings[b].Seq) })
 	next := 0
-	err = frames(func(f *frame.Frame) error {
-		i := tl.n
+	at := func(f *frame.Frame, i int) {
 		for next < len(bySeq) && findings[bySeq[next]].Seq < f.Seq {
 			next++ // a seq no frame has
 		}
@@ -125,51 +111,26 @@ func Session(w io.Writer, meta *frame.Session, frames Frames, findings []Finding
 				index[bySeq[k]] = int32(i)
 			}
 		}
-		d := tl.entry(f)
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		js, err := json.Marshal(&d)
-		if err != nil {
-			return fmt.Errorf("encode frame %d: %w", f.Seq, err)
-		}
-		buf = append(buf, js...)
-		if len(buf) >= 64<<10 {
-			_, err = w.Write(buf)
-			buf = buf[:0]
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
 	}
-	buf = append(buf, ']')
-	if len(findings) > 0 {
-		buf = append(buf, `,"findings":[`...)
-		for i, f := range findings {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			js, err := json.Marshal(findingData{Seq: f.Seq, Index: int(index[i]), Level: f.Level, Rule: f.Rule, Method: f.Method, Message: f.Message, Path: f.Path})
-			if err != nil {
-				return fmt.Errorf("encode report data: %w", err)
-			}
-			buf = append(buf, js...)
-			if len(buf) >= 64<<10 {
-				if _, err := w.Write(buf); err != nil {
-					return err
+	return streamPage(w, title, "session", func(sw *streamWriter) {
+		sw.raw(`{"kind":"session","title":`)
+		sw.json(title)
+		sw.raw(`,"meta":`)
+		sw.json(meta)
+		sw.raw(`,"frames":`)
+		sw.timeline(frames, at)
+		if len(findings) > 0 {
+			sw.raw(`,"findings":[`)
+			for i, f := range findings {
+				if i > 0 {
+					sw.raw(",")
 				}
-				buf = buf[:0]
+				sw.json(findingData{Seq: f.Seq, Index: int(index[i]), Level: f.Level, Rule: f.Rule, Method: f.Method, Message: f.Message, Path: f.Path})
 			}
+			sw.raw("]")
 		}
-		buf = append(buf, ']')
-	}
-	buf = append(buf, '}')
-	if _, err := w.Write(buf); err != nil {
-		return err
-	}
-	_, err = w.Write(tail)
-	return err
+		sw.raw("}")
+	})
 }
 
 // Replay writes the report of one replay to w: the summary, each difference
@@ -212,23 +173,6 @@ func Replay(w io.Writer, r ReplayInput) error {
 			liveIndex[d.Live.Seq] = -1
 		}
 	}
-	rec, live := newTimeline(), newTimeline()
-
-	title := "tapedeck · replay of " + name
-	head, tail, err := pageParts(title, "replay")
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(head); err != nil {
-		return err
-	}
-	sw := &streamWriter{w: w}
-	sw.raw(`{"kind":"replay","title":`)
-	sw.json(title)
-	sw.raw(`,"meta":`)
-	sw.json(r.Meta)
-	sw.raw(`,"frames":`)
-	sw.timeline(rec, r.Recorded, recIndex)
 	// replayData's members, in its order, up to its timeline and its
 	// differences.
 	summary, err := json.Marshal(rd)
@@ -239,18 +183,48 @@ func Replay(w io.Writer, r ReplayInput) error {
 	if !ok {
 		return fmt.Errorf("encode report data: the summary does not end with its timeline and differences: %.80s", summary)
 	}
-	sw.raw(`,"replay":`)
-	sw.raw(string(summary))
-	sw.raw(`,"live":`)
-	sw.timeline(live, r.Live, liveIndex)
-	sw.raw(`,"diffs":[`)
-	for i, d := range r.Diff.Differences {
-		if i > 0 {
-			sw.raw(",")
+	seen := func(index map[uint64]int) func(*frame.Frame, int) {
+		return func(f *frame.Frame, i int) {
+			if _, ok := index[f.Seq]; ok {
+				index[f.Seq] = i
+			}
 		}
-		sw.json(differenceData(d, recIndex, liveIndex))
 	}
-	sw.raw(`]}}`)
+	title := "tapedeck · replay of " + name
+	return streamPage(w, title, "replay", func(sw *streamWriter) {
+		sw.raw(`{"kind":"replay","title":`)
+		sw.json(title)
+		sw.raw(`,"meta":`)
+		sw.json(r.Meta)
+		sw.raw(`,"frames":`)
+		sw.timeline(r.Recorded, seen(recIndex))
+		sw.raw(`,"replay":`)
+		sw.raw(string(summary))
+		sw.raw(`,"live":`)
+		sw.timeline(r.Live, seen(liveIndex))
+		sw.raw(`,"diffs":[`)
+		for i, d := range r.Diff.Differences {
+			if i > 0 {
+				sw.raw(",")
+			}
+			sw.json(differenceData(d, recIndex, liveIndex))
+		}
+		sw.raw(`]}}`)
+	})
+}
+
+// streamPage writes a page whose data body writes as it goes: the page
+// around it, and the data in pieces.
+func streamPage(w io.Writer, title, kind string, body func(*streamWriter)) error {
+	head, tail, err := pageParts(title, kind)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	sw := &streamWriter{w: w}
+	body(sw)
 	sw.flush()
 	if sw.err != nil {
 		return sw.err
@@ -296,14 +270,21 @@ func (s *streamWriter) flush() {
 	s.buf = s.buf[:0]
 }
 
-// timeline writes frames' entries as a JSON array, setting in index the
-// index of each seq it holds.
-func (s *streamWriter) timeline(t *timeliner, frames Frames, index map[uint64]int) {
+// timeline writes frames' entries as a JSON array, telling at (when set)
+// each frame's index before its entry.
+func (s *streamWriter) timeline(frames Frames, at func(f *frame.Frame, i int)) {
+	if s.err != nil {
+		return // the page is not written on: nothing more is read
+	}
+	t := newTimeline()
 	s.raw("[")
 	err := frames(func(f *frame.Frame) error {
+		if s.err != nil {
+			return s.err
+		}
 		i := t.n
-		if _, ok := index[f.Seq]; ok {
-			index[f.Seq] = i
+		if at != nil {
+			at(f, i)
 		}
 		d := t.entry(f)
 		if i > 0 {

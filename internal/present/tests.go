@@ -142,11 +142,7 @@ func (s *HTMLSuite) Add(r *playback.TapeResult) error {
 	case r.Outcome.Same():
 		e.Status, e.Detail = "ok", "same ("+Duration(r.Elapsed)+")"
 	default:
-		n, word := r.Outcome.Diff.Count(), "differences"
-		if n == 1 {
-			word = "difference"
-		}
-		e.Status, e.Detail = "fail", fmt.Sprintf("%d %s (%s)", n, word, Duration(r.Elapsed))
+		e.Status, e.Detail = "fail", Count(int64(r.Outcome.Diff.Count()), "difference", "differences")+" ("+Duration(r.Elapsed)+")"
 	}
 	if r.Outcome != nil {
 		name := reportName(r.Tape, s.taken)
