@@ -463,7 +463,7 @@ func newTimeline() *timeliner {
 // going in direction dir answers, if one waits.
 func (t *timeliner) waiting(dir frame.Dir, m *message.Message, q pendingReq) {
 	q.method = recent.Name(m.Method)
-	t.pending.PutNewest(recent.Pair(byte(dir), m.IDKey()), q)
+	t.pending.Put(recent.Pair(byte(dir), m.IDKey()), q)
 }
 
 func (t *timeliner) answered(dir frame.Dir, m *message.Message) (pendingReq, bool) {

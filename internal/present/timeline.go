@@ -279,7 +279,7 @@ func (p *Timeline) derive(f *frame.Frame) row {
 	case r.msg.Kind == message.Request:
 		// A method is kept cut (recent.Name): a crafted session's can be
 		// as long as its lines.
-		p.pending.PutNewest(recent.Pair(byte(f.Dir), r.id), request{seq: f.Seq, at: f.At, method: recent.Name(r.method)})
+		p.pending.Put(recent.Pair(byte(f.Dir), r.id), request{seq: f.Seq, at: f.At, method: recent.Name(r.method)})
 	case r.msg.IsReply():
 		other := frame.In
 		if f.Dir == frame.In {

@@ -8,7 +8,9 @@ import "iter"
 
 // Map maps keys to values, remembering at most its limit of keys and of
 // bytes (each key's length and its value's size): once full, adding a new
-// key forgets the oldest. A key set again keeps its place.
+// key forgets the oldest. A key set again is the newest: a request that
+// reuses the id of one still waiting is the one its answer pairs with,
+// and the last to be forgotten.
 type Map[V any] struct {
 	m        map[string]entry[V]
 	order    []placed // keys by when they were put, oldest first; some deleted since
@@ -37,18 +39,18 @@ func New[V any](limit, maxBytes int, size func(V) int) *Map[V] {
 	return &Map[V]{m: map[string]entry[V]{}, limit: max(limit, 1), maxBytes: maxBytes, size: size}
 }
 
-// Put remembers v for key, forgetting the oldest keys while the map holds
-// more than it may.
+// Put remembers v for key as the newest key, forgetting the oldest keys
+// while the map holds more than it may.
 func (r *Map[V]) Put(key string, v V) {
 	if old, ok := r.m[key]; ok {
-		r.bytes += r.size(v) - r.size(old.v)
-		r.m[key] = entry[V]{v, old.gen}
+		r.bytes -= r.size(old.v) // its place in order goes stale
 	} else {
-		r.gen++
-		r.m[key] = entry[V]{v, r.gen}
-		r.order = append(r.order, placed{key, r.gen})
-		r.bytes += len(key) + r.size(v)
+		r.bytes += len(key)
 	}
+	r.gen++
+	r.m[key] = entry[V]{v, r.gen}
+	r.order = append(r.order, placed{key, r.gen})
+	r.bytes += r.size(v)
 	for len(r.m) > 1 && (len(r.m) > r.limit || r.bytes > r.maxBytes) {
 		oldest := r.order[0]
 		r.order[0] = placed{} // its key is not held by the array behind order
@@ -57,14 +59,7 @@ func (r *Map[V]) Put(key string, v V) {
 			r.forget(oldest.key, e.v)
 		}
 	}
-}
-
-// PutNewest remembers v for key as the newest key, whether or not key
-// was remembered: a request that reuses the id of one still waiting is
-// the one its answer pairs with, and the last to be forgotten.
-func (r *Map[V]) PutNewest(key string, v V) {
-	r.Delete(key)
-	r.Put(key, v)
+	r.sweep()
 }
 
 // Get returns the value remembered for key.
@@ -74,23 +69,30 @@ func (r *Map[V]) Get(key string) (V, bool) {
 }
 
 // Delete forgets key. What it leaves in the order of keys is swept once
-// that order is twice what the map holds.
+// that order is twice what the map holds (see sweep).
 func (r *Map[V]) Delete(key string) {
 	e, ok := r.m[key]
 	if !ok {
 		return
 	}
 	r.forget(key, e.v)
-	if len(r.order) > 2*len(r.m)+64 {
-		live := r.order[:0]
-		for _, p := range r.order {
-			if e, ok := r.m[p.key]; ok && e.gen == p.gen {
-				live = append(live, p)
-			}
-		}
-		clear(r.order[len(live):])
-		r.order = live
+	r.sweep()
+}
+
+// sweep drops the stale places (of keys deleted or set again since) once
+// the order of keys is twice what the map holds.
+func (r *Map[V]) sweep() {
+	if len(r.order) <= 2*len(r.m)+64 {
+		return
 	}
+	live := r.order[:0]
+	for _, p := range r.order {
+		if e, ok := r.m[p.key]; ok && e.gen == p.gen {
+			live = append(live, p)
+		}
+	}
+	clear(r.order[len(live):])
+	r.order = live
 }
 
 func (r *Map[V]) forget(key string, v V) {

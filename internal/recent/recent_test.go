@@ -13,7 +13,7 @@ func TestMapForgetsTheOldest(t *testing.T) {
 	for i := range 5 {
 		r.Put(strconv.Itoa(i), i)
 	}
-	r.Put("3", 33) // set again: keeps its place
+	r.Put("3", 33) // set again: the newest
 	for k, want := range map[string]int{"2": 2, "3": 33, "4": 4} {
 		if v, ok := r.Get(k); !ok || v != want {
 			t.Errorf("Get(%s) = %d, %v; want %d", k, v, ok, want)
@@ -30,15 +30,15 @@ func TestMapForgetsTheOldest(t *testing.T) {
 	}
 }
 
-// TestPutNewestTakesTheNewestPlace: a key put again with PutNewest is
-// the newest, and outlives the keys put between (Put keeps its place,
-// and it goes first).
-func TestPutNewestTakesTheNewestPlace(t *testing.T) {
+// TestPutAgainTakesTheNewestPlace: a key put again is the newest, and
+// outlives the keys put between (it kept its first place, and went
+// first); putting one key again and again keeps the order of keys small.
+func TestPutAgainTakesTheNewestPlace(t *testing.T) {
 	t.Parallel()
 	r := New(2, 1<<20, func(int) int { return 8 })
 	r.Put("a", 1)
 	r.Put("b", 2)
-	r.PutNewest("a", 3)
+	r.Put("a", 3)
 	r.Put("c", 4)
 	if v, ok := r.Get("a"); !ok || v != 3 {
 		t.Errorf("Get(a) = %d, %v; want 3, the newest", v, ok)
@@ -48,6 +48,12 @@ func TestPutNewestTakesTheNewestPlace(t *testing.T) {
 	}
 	if r.Len() != 2 || r.Bytes() != 2*(1+8) {
 		t.Errorf("%d keys of %d bytes, want 2 of 18", r.Len(), r.Bytes())
+	}
+	for i := range 1_000_000 {
+		r.Put("c", i)
+	}
+	if len(r.order) > 2*r.Len()+64 || r.Bytes() != 2*(1+8) {
+		t.Errorf("a million puts of one key left %d places for %d keys, %d bytes", len(r.order), r.Len(), r.Bytes())
 	}
 }
 

@@ -335,7 +335,7 @@ func overlaps(spans [][2]int, start, end int) bool {
 }
 
 func (r *Redactor) remember(dir frame.Dir, id []byte, method string) {
-	r.pending.PutNewest(recent.Pair(byte(dir), string(id)), method)
+	r.pending.Put(recent.Pair(byte(dir), string(id)), method)
 }
 
 // answered returns the method of the request that a response in dir with
