@@ -10,6 +10,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
+	"github.com/tapedeck/tapedeck/internal/recent"
 )
 
 // wholeReplay is the replay report as it was written before it streamed:
@@ -216,7 +217,7 @@ func TestReportPairsAReusedIdWithItsAnswer(t *testing.T) {
 	t.Parallel()
 	b := &builder{}
 	b.line(frame.In, `{"jsonrpc":"2.0","id":"keep","method":"first","params":{}}`)
-	for i := range maxPending - 1 {
+	for i := range recent.MaxCalls - 1 {
 		b.line(frame.In, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"other","params":{}}`, i))
 	}
 	b.line(frame.In, `{"jsonrpc":"2.0","id":"keep","method":"second","params":{}}`)

@@ -434,20 +434,11 @@ func timeline(frames []frame.Frame) []frameData {
 // pass: a response's entry names the request it answers and its latency
 // (a request's cannot name its answer, which comes later: the page gives
 // it, as the playground's does live). It keeps the most recent requests
-// not yet answered (maxPending of them, within maxPendingBytes; one
-// forgotten is paired with nothing).
+// not yet answered (recent.Calls; one forgotten is paired with nothing).
 type timeliner struct {
 	n       int
-	pending *recent.Map[pendingReq] // by recent.Pair of the direction it went and its id
+	pending *recent.Calls[pendingReq]
 }
-
-// maxPending and maxPendingBytes bound the requests a timeline waits for
-// an answer to: a crafted session of 400,000 requests never answered,
-// each naming a new 2 kB method, held 422 MB in a report.
-const (
-	maxPending      = 1 << 16
-	maxPendingBytes = 8 << 20
-)
 
 type pendingReq struct {
 	i      int
@@ -456,23 +447,18 @@ type pendingReq struct {
 }
 
 func newTimeline() *timeliner {
-	return &timeliner{pending: recent.New(maxPending, maxPendingBytes, func(q pendingReq) int { return len(q.method) + 24 })}
+	return &timeliner{pending: recent.NewCalls(func(q pendingReq) int { return len(q.method) + 24 })}
 }
 
 // waiting notes a request at index i; answered takes the request a reply
 // going in direction dir answers, if one waits.
 func (t *timeliner) waiting(dir frame.Dir, m *message.Message, q pendingReq) {
 	q.method = recent.Name(m.Method)
-	t.pending.Put(recent.Pair(byte(dir), m.IDKey()), q)
+	t.pending.Asked(byte(dir), m.IDKey(), q)
 }
 
 func (t *timeliner) answered(dir frame.Dir, m *message.Message) (pendingReq, bool) {
-	k := recent.Pair(byte(opposite(dir)), m.IDKey())
-	q, ok := t.pending.Get(k)
-	if ok {
-		t.pending.Delete(k)
-	}
-	return q, ok
+	return t.pending.Answered(byte(opposite(dir)), m.IDKey())
 }
 
 // entry is the timeline entry of the next frame.

@@ -131,15 +131,6 @@ type request struct {
 	method string
 }
 
-// maxPending bounds the requests remembered for pairing, in number and
-// in bytes, so that a session full of unanswered requests (or of ids and
-// methods as long as its lines) streams in bounded memory: the oldest go
-// first.
-const (
-	maxPending      = 1 << 16
-	maxPendingBytes = 8 << 20
-)
-
 // row is one frame with what show derives from it.
 type row struct {
 	f       *frame.Frame
@@ -174,7 +165,7 @@ type Timeline struct {
 	json    bool
 	color   bool
 	width   int
-	pending *recent.Map[request] // by recent.Pair
+	pending *recent.Calls[request]
 	printed bool
 	cutWarn bool
 	stderr  io.Writer
@@ -206,7 +197,7 @@ func NewTimeline(w io.Writer, opt TimelineOptions) *Timeline {
 		json:    opt.JSON,
 		color:   opt.Color,
 		width:   opt.Width,
-		pending: recent.New(maxPending, maxPendingBytes, func(q request) int { return len(q.method) + 16 }),
+		pending: recent.NewCalls(func(q request) int { return len(q.method) + 16 }),
 		stderr:  opt.Warn,
 
 		methodWidth: wMethod,
@@ -279,15 +270,13 @@ func (p *Timeline) derive(f *frame.Frame) row {
 	case r.msg.Kind == message.Request:
 		// A method is kept cut (recent.Name): a crafted session's can be
 		// as long as its lines.
-		p.pending.Put(recent.Pair(byte(f.Dir), r.id), request{seq: f.Seq, at: f.At, method: recent.Name(r.method)})
+		p.pending.Asked(byte(f.Dir), r.id, request{seq: f.Seq, at: f.At, method: recent.Name(r.method)})
 	case r.msg.IsReply():
 		other := frame.In
 		if f.Dir == frame.In {
 			other = frame.Out
 		}
-		k := recent.Pair(byte(other), r.id)
-		if q, ok := p.pending.Get(k); ok {
-			p.pending.Delete(k)
+		if q, ok := p.pending.Answered(byte(other), r.id); ok {
 			r.req = &q
 			r.method = q.method
 			r.latency = time.Duration(f.At - q.at)

@@ -1,6 +1,7 @@
 // Package recent owns what a stream reader keeps of what it has seen (a
 // host request's method by its id) without growing with the stream: a map
-// that remembers only its most recent keys, bounded in bytes too, and
+// that remembers only its most recent keys, bounded in bytes too; the
+// table of requests waiting for their answers built on it (Calls); and
 // names and keys cut or hashed to a bound.
 package recent
 

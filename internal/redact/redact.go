@@ -41,17 +41,6 @@ const (
 	suffix = "»"
 )
 
-// maxPending and maxPendingBytes bound the unanswered requests remembered
-// for pairing, in number and in bytes of methods and ids; past them the
-// oldest are forgotten (a plugin that never answers, or one whose methods
-// are as long as its lines, must not grow the Redactor without end: 65,536
-// requests naming 2 kB methods had held 270 MB in an export). Real
-// traffic reaches the number first: 65,536 methods of 60 bytes take 4 MiB.
-const (
-	maxPending      = 1 << 16
-	maxPendingBytes = 8 << 20
-)
-
 // Config says what to redact.
 type Config struct {
 	// Rules name values to replace (METHOD:PATH, see package jsonpath).
@@ -92,7 +81,7 @@ type Redactor struct {
 	rules   []rule
 	res     []*regexp.Regexp
 	reN     []int64
-	pending *recent.Map[string] // request method by recent.Pair
+	pending *recent.Calls[string] // request methods (recent.Calls bounds them)
 	w       rewriter
 }
 
@@ -128,7 +117,7 @@ func New(cfg Config) (*Redactor, error) {
 	if len(cfg.Key) == 0 {
 		return nil, ErrNoKey
 	}
-	r := &Redactor{key: cfg.Key, res: cfg.Regexps, reN: make([]int64, len(cfg.Regexps)), pending: recent.New(maxPending, maxPendingBytes, func(m string) int { return len(m) })}
+	r := &Redactor{key: cfg.Key, res: cfg.Regexps, reN: make([]int64, len(cfg.Regexps)), pending: recent.NewCalls(func(m string) int { return len(m) })}
 	for _, ru := range cfg.Rules {
 		r.rules = append(r.rules, rule{path: ru})
 	}
@@ -335,7 +324,7 @@ func overlaps(spans [][2]int, start, end int) bool {
 }
 
 func (r *Redactor) remember(dir frame.Dir, id []byte, method string) {
-	r.pending.Put(recent.Pair(byte(dir), string(id)), method)
+	r.pending.Asked(byte(dir), string(id), method)
 }
 
 // answered returns the method of the request that a response in dir with
@@ -346,11 +335,7 @@ func (r *Redactor) answered(dir frame.Dir, id []byte) string {
 	if dir == frame.In {
 		other = frame.Out
 	}
-	k := recent.Pair(byte(other), string(id))
-	m, ok := r.pending.Get(k)
-	if ok {
-		r.pending.Delete(k)
-	}
+	m, _ := r.pending.Answered(byte(other), string(id))
 	return m
 }
 

@@ -257,7 +257,7 @@ func TestALineIsKeptAfterTheNext(t *testing.T) {
 
 // TestPendingRequestsStayBounded: 20,000 plugin requests never answered,
 // each with a method and an id of its own 2 kB long. What the Redactor
-// remembers to pair responses is bounded in bytes (maxPendingBytes): it
+// remembers to pair responses is bounded in bytes (recent.MaxCallBytes): it
 // had kept every one whole (a 641 MB export held 270 MB), and a response
 // to a request still remembered is still redacted.
 func TestPendingRequestsStayBounded(t *testing.T) {
