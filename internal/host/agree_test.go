@@ -191,6 +191,7 @@ func readCorpusString(name string) ([]byte, error) {
 // equality on every pair of corpus values, and on every corpus value and
 // each other spelling of it.
 func TestMatchingAgreesWithDiff(t *testing.T) {
+	t.Parallel()
 	var values [][]byte
 	for _, v := range agreementCorpus(t) {
 		if json.Valid(v) {

@@ -39,6 +39,7 @@ func hostSaid(res *Result) []string {
 // a recording, what the live plugin issues instead, and the host frames
 // that must go out.
 func TestCarriedValuesGoBack(t *testing.T) {
+	t.Parallel()
 	rule := func(method string, path []string) bool {
 		return method == "open" && slices.Equal(path, []string{"result", "handle"})
 	}
@@ -235,6 +236,7 @@ func TestCarriedValuesGoBack(t *testing.T) {
 // answer to the server's window/workDoneProgress/create matches its call
 // although the live token differs (no note).
 func TestCarriedHeaderFramed(t *testing.T) {
+	t.Parallel()
 	head := func(body string) []byte { return wire.HeadFor(len(body)) }
 	mk := func(dir frame.Dir, body string) frame.Frame {
 		f := frame.Frame{Dir: dir, Raw: []byte(body)}
@@ -302,6 +304,7 @@ func TestCarriedHeaderFramed(t *testing.T) {
 // waited for, and a request of chatter beyond the recorded ones gets the
 // recorded answer of its method, not an error.
 func TestChatterIsNotWaitedFor(t *testing.T) {
+	t.Parallel()
 	rec := tl(
 		`> {"jsonrpc":"2.0","id":1,"method":"initialize"}`,
 		`< {"jsonrpc":"2.0","id":"c1","method":"progress/create","params":{"token":"t1"}}`,
@@ -350,6 +353,7 @@ func TestChatterIsNotWaitedFor(t *testing.T) {
 // TestValueKeyAndPlace: what a value is known by, when it is long enough
 // to be carried by itself, and how a place is spelled.
 func TestValueKeyAndPlace(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		tok        string
 		key        string

@@ -17,6 +17,7 @@ import (
 // bytes plus the margins, and the line cap twice the longest line, at
 // least 1 MiB, at most the host's limit + 1, never below the longest.
 func TestBoundOfARecording(t *testing.T) {
+	t.Parallel()
 	rec := []frame.Frame{
 		{Dir: frame.Out, Raw: []byte("12345")},
 		{Dir: frame.Out, Raw: []byte("1"), Cut: &frame.Cut{Len: 40 << 20}},
@@ -55,6 +56,7 @@ func (c infinite) Read(p []byte) (int, error) {
 // main loop marked unkept; a line over the cap is kept cut, its length
 // counted; an endless one never holds more than the cap.
 func TestReadKeepsWhatTheBoundAllows(t *testing.T) {
+	t.Parallel()
 	k := &window.Keeper{Bound: bound{Frames: 2, Bytes: 1 << 30, Line: 1 << 20}}
 	long := io.LimitReader(infinite('a'), 5<<20)
 	src := io.MultiReader(strings.NewReader("one\n"), long, strings.NewReader("\nthree\nfour\n"))
@@ -98,6 +100,7 @@ func TestReadKeepsWhatTheBoundAllows(t *testing.T) {
 // interrupts that read, and a plugin that writes only on stderr is heard
 // while the main loop waits there (its lines are in the timeline).
 func TestCancelEndsAWaitInTheRead(t *testing.T) {
+	t.Parallel()
 	rec := []frame.Frame{
 		{Seq: 1, At: 1, Dir: frame.In, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)},
 		{Seq: 2, At: 2, Dir: frame.Out, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)},

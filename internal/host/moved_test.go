@@ -21,6 +21,7 @@ import (
 // request that names this run's folder matches the recorded call (no
 // note), and what it says of it is compared as the recorded path.
 func TestMovedFolders(t *testing.T) {
+	t.Parallel()
 	const rec, run = "/tmp/play-data-1", "/tmp/run copy-7"
 	recording := tl(
 		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"plugin":{"dataDir":"/tmp/play-data-1"},"other":"/tmp/play-data-10","uri":"file:///tmp/play-data-1/a.txt","var":"/var/tmp/play-data-1"}}`,
@@ -87,6 +88,7 @@ func TestMovedFolders(t *testing.T) {
 // TestMovedNothing: without Moved, or when a run's folder is the recorded
 // one, the host frames go as recorded and Unmove returns live itself.
 func TestMovedNothing(t *testing.T) {
+	t.Parallel()
 	live := tl(`< {"jsonrpc":"2.0","method":"x","params":{"p":"/a/b"}}`)
 	for _, moved := range []map[string]string{nil, {"/a/b": "/a/b"}, {"/a/bc": "/x"}} {
 		if got := Unmove(live, moved); &got[0] != &live[0] {
@@ -98,6 +100,7 @@ func TestMovedNothing(t *testing.T) {
 // TestMovedHeaderFramed: a header-framed host frame that says a moved
 // folder goes with the Content-Length of its new body.
 func TestMovedHeaderFramed(t *testing.T) {
+	t.Parallel()
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":"file:///w/proj"}}`
 	f := frame.Frame{Seq: 1, Dir: frame.In, Raw: []byte(body)}
 	f.SetHead(wire.HeadFor(len(body)))

@@ -35,6 +35,7 @@ func tl(lines ...string) []frame.Frame {
 }
 
 func TestPlanStepsAndAnswers(t *testing.T) {
+	t.Parallel()
 	rec := tl(
 		`> {"jsonrpc":"2.0","id":1,"method":"initialize"}`,
 		`> {"jsonrpc":"2.0","method":"panel/open"}`,
@@ -92,6 +93,7 @@ func c2(p *plan, method string) *call { return p.calls[method][0] }
 // TestRunAgainstCat replays a small echo recording against cat, in
 // process, so the race detector sees the replay's goroutines.
 func TestRunAgainstCat(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("cat"); err != nil {
 		t.Skip("no cat on PATH")
 	}
@@ -122,6 +124,7 @@ func TestRunAgainstCat(t *testing.T) {
 // TestUnmatchedRequestGetsAnError: a live request the recording never saw
 // is answered with a JSON-RPC error naming the method, and reported.
 func TestUnmatchedRequestGetsAnError(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
@@ -150,6 +153,7 @@ func TestUnmatchedRequestGetsAnError(t *testing.T) {
 // gap between host frames (a lower bound, so not timing-dependent), and
 // --max-gap clamps a long one.
 func TestPaceKeepsRecordedGapsClamped(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("cat"); err != nil {
 		t.Skip("no cat on PATH")
 	}
@@ -189,6 +193,7 @@ func TestPaceKeepsRecordedGapsClamped(t *testing.T) {
 // the next host frame only after it said what it said before that frame in
 // the recording, and an extra frame of another method delays nothing.
 func TestWaitsForCausesNotSilence(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
@@ -228,6 +233,7 @@ func TestWaitsForCausesNotSilence(t *testing.T) {
 // one at a time (the second only once the first is answered) gets both
 // answers; the one it made late is answered then, and the notes say so.
 func TestAnAnswerGivenUpOnStillGoesOut(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
@@ -265,6 +271,7 @@ func TestAnAnswerGivenUpOnStillGoesOut(t *testing.T) {
 }
 
 func TestReadScriptErrorsNameTheLine(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ script, want string }{
 		{"// a comment\n\n[1,2]\n", "line 3: want a JSON object"},
 		{`{"jsonrpc":"2.0","id":1}` + "\n" + `{"x":1}`, "line 2: not a host frame"},
@@ -287,6 +294,7 @@ func TestReadScriptErrorsNameTheLine(t *testing.T) {
 // lines and the "answers" defaults answer the plugin's requests with its
 // own ids, and anything else gets null.
 func TestPlayAScript(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
@@ -358,6 +366,7 @@ func TestPlayAScript(t *testing.T) {
 
 // TestStepIs64Bytes: a plan holds a step a host frame; it took 88 bytes.
 func TestStepIs64Bytes(t *testing.T) {
+	t.Parallel()
 	if n := unsafe.Sizeof(step{}); n != 64 && unsafe.Sizeof(uintptr(0)) == 8 {
 		t.Fatalf("a plan step takes %d bytes, want 64", n)
 	}
@@ -373,6 +382,7 @@ func answerFor(recorded *frame.Frame, liveID json.RawMessage) []byte {
 // the plugin's request from the recording: what one run marks on the
 // plan's calls (matched, sent) does not carry into the next.
 func TestAPlanServesRunsOneAfterAnotherAndAtOnce(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}

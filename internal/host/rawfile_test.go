@@ -12,6 +12,7 @@ import (
 // its read deadline holds, and the end is io.EOF; a file that is not
 // non-blocking is read as it is.
 func TestRawFileReadsAsOSFileDoes(t *testing.T) {
+	t.Parallel()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

@@ -185,6 +185,7 @@ func TestASlowPluginWithinTheRecordedBoundPasses(t *testing.T) {
 // counted from that line: a request it no longer makes 1 ms after it
 // costs the floor.
 func TestTheStartIsNotHeldToTheRecording(t *testing.T) {
+	t.Parallel()
 	rec := timed("0 "+initialize, "1 "+panelOpen, "10 "+initReply, "11 "+setPanel, "12 "+panelSet, "12 "+shutdown, "13 eof")
 	for _, c := range []struct {
 		name     string
@@ -278,6 +279,7 @@ func fourMissing(interleaved bool) []frame.Frame {
 // three waits of the floor in all, however the recording interleaved the
 // plugin's reports with the host's answers.
 func TestARequestGivenUpOnIsNotWaitedForAgain(t *testing.T) {
+	t.Parallel()
 	for _, interleaved := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			p := fake(func(in *bufio.Reader, say func(string)) {
@@ -336,6 +338,7 @@ func TestFourMissingFramesAfterAnException(t *testing.T) {
 // step to the last frame it waits for (an answer: its request too), and
 // from the plugin's first line while it had said nothing before.
 func TestPlanTook(t *testing.T) {
+	t.Parallel()
 	p := makePlan(timed(
 		"5 "+initialize,
 		"300 "+initReply,
@@ -390,6 +393,7 @@ func fake(body func(in *bufio.Reader, say func(string))) Plugin {
 // for; just after it, it is given up on at that bound exactly. A wait
 // that lasts more than 2 s tells Waiting once.
 func TestTheBoundOfAWait(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		took  int           // ms, in the recording

@@ -51,6 +51,7 @@ createInterface({input: process.stdin}).on("line", (line) => {
 // UI tree the host rejects refused with -32602, a method the manifest has
 // no permission for refused with -32001, host/info the host's.
 func TestHostAnswersAsTheHostDoes(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	dir := filepath.Join(t.TempDir(), "asker")
 	os.MkdirAll(dir, 0o755)

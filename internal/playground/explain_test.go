@@ -17,6 +17,7 @@ import (
 // TestExplain: why a kept session's replay differs is read from what
 // differs, and said with what to do.
 func TestExplain(t *testing.T) {
+	t.Parallel()
 	changed := func(old, new string) cmp.Difference {
 		return cmp.Difference{Kind: cmp.Changed, Method: "ui/setPanel", Changes: []cmp.Change{{Path: "params.x", Old: old, New: new}}}
 	}

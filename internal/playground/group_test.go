@@ -19,6 +19,7 @@ import (
 // has ended, the last one too. (Today's build left each of them running:
 // 11 after 10 restarts.)
 func TestNothingLeftBehind(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid(1)")
 	}

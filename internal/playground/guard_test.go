@@ -25,6 +25,7 @@ import (
 // another origin, or to another host name (DNS rebinding); the page
 // itself, by 127.0.0.1 or localhost, with the token, is served.
 func TestGuardRefusesStrangers(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)
 	u, err := url.Parse(p.url)
@@ -134,6 +135,7 @@ fetch(%q, {method: 'POST', mode: 'no-cors', headers: {'Content-Type': 'text/plai
 // server served 64 connections at once, and the page waited for an idle
 // one's read timeout.)
 func TestIdleConnectionsDoNotBlockThePage(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)
 	u, _ := url.Parse(p.url)
@@ -188,6 +190,8 @@ func TestIdleConnectionsDoNotBlockThePage(t *testing.T) {
 // an action over 4 MiB is refused 413, by its Content-Length or, sent in
 // chunks, once past the limit.
 func TestBodiesAreReadOnlyWithTheToken(t *testing.T) {
+	// Not parallel: it reads the whole process's allocations, which
+	// tests beside it would add to.
 	needNode(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)
 	u, _ := url.Parse(p.url)

@@ -131,6 +131,7 @@ var keepCases = []keepCase{{
 // passes, and so do 20 replays of the tape at once, each in folders of
 // its own; the real home folder is never written.
 func TestKeptGoldensPass(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	for _, c := range keepCases {
 		t.Run(c.plugin, func(t *testing.T) {
@@ -211,6 +212,7 @@ func TestKeptGoldensPass(t *testing.T) {
 // session clicked, with the plugin as it is now: its host frames are the
 // clicks, it starts from the same data, and it passes.
 func TestWatchKeepsWhatWasClicked(t *testing.T) {
+	t.Parallel()
 	needNode(t)
 	dir := copyFixture(t, "xfeed-node")
 	p := play(t, dir, func(o *Options) { o.Watch, o.WatchEvery, o.PinClock = true, 50*time.Millisecond, true })

@@ -11,6 +11,7 @@ import (
 // ".", "_", "-"), over names of every length around the limit and every
 // byte in every place.
 func TestKeepNameIsTheFileNameRule(t *testing.T) {
+	t.Parallel()
 	rule := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$`)
 	names := []string{"", "a", "clicks", "a.b_c-d", ".hidden", "-x", "_x", "a b", "a/b", "é", "a\n", "ok.host"}
 	for n := 78; n <= 83; n++ {

@@ -46,6 +46,10 @@ type Options struct {
 	// limits are the page server's (nil: defaultLimits; its tests' are
 	// shorter).
 	limits *limits
+	// tempDir is where the plugin's data folder and the copies of its
+	// start are made ("": the system's, as os.TempDir says); a test's
+	// puts them inside the plugin's folder.
+	tempDir string
 	// StepTimeout bounds each wait of a replay of the actions (0: 10 s).
 	StepTimeout time.Duration
 	// PinClock starts the plugin with its clock pinned and its random
@@ -130,12 +134,12 @@ func Run(ctx context.Context, opt *Options) error {
 	if err != nil {
 		return err
 	}
-	dataDir, err := os.MkdirTemp("", "tapedeck-play-data-")
+	dataDir, err := os.MkdirTemp(o.tempDir, "tapedeck-play-data-")
 	if err != nil {
 		return fmt.Errorf("the plugin's data folder: %w", err)
 	}
 	defer os.RemoveAll(dataDir)
-	snaps, err := os.MkdirTemp("", "tapedeck-play-start-")
+	snaps, err := os.MkdirTemp(o.tempDir, "tapedeck-play-start-")
 	if err != nil {
 		return fmt.Errorf("the plugin's data folder: %w", err)
 	}

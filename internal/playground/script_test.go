@@ -19,6 +19,7 @@ import (
 // than null, a pause where the person had read a toast; it reads back as
 // a host script.
 func TestHostScriptOfABundledTape(t *testing.T) {
+	t.Parallel()
 	rec, err := playback.ReadTape(filepath.Join("..", "..", "testdata", "tapes", "hello-node.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +48,7 @@ func TestHostScriptOfABundledTape(t *testing.T) {
 // timeline are one copy, report's, in both the HTML report and the
 // playground's page; no other file of the module defines them.
 func TestOneRendererForReportAndPlayground(t *testing.T) {
+	t.Parallel()
 	s := &server{plugin: &Plugin{ID: "x"}}
 	page, err := s.page()
 	if err != nil {

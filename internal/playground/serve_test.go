@@ -89,6 +89,7 @@ func closedWithin(t *testing.T, c net.Conn, d time.Duration) time.Duration {
 // answered with its status (or the connection closed) and no handler sees
 // it.
 func TestServeRefusesBadRequests(t *testing.T) {
+	t.Parallel()
 	called := make(chan string, 16)
 	hs, _ := serveTest(t, testLimits(), func(w http.ResponseWriter, r *http.Request) { called <- r.URL.Path })
 	for _, c := range []struct{ what, raw, status string }{
@@ -117,6 +118,7 @@ func TestServeRefusesBadRequests(t *testing.T) {
 // head within the head's limit, or its body within the request's, is let
 // go: its connection is closed, the handler's read of the body ends.
 func TestServeLetsSlowClientsGo(t *testing.T) {
+	t.Parallel()
 	lim := testLimits()
 	bodyRead := make(chan error, 1)
 	hs, _ := serveTest(t, lim, func(w http.ResponseWriter, r *http.Request) {
@@ -155,6 +157,7 @@ func TestServeLetsSlowClientsGo(t *testing.T) {
 // Context is done and the handler ends; a client that stops reading is
 // let go after the write limit.
 func TestServeStreamsAndSeesTheClientGo(t *testing.T) {
+	t.Parallel()
 	lim := testLimits()
 	next := make(chan struct{})
 	ended := make(chan string, 2)
@@ -236,6 +239,7 @@ func TestServeStreamsAndSeesTheClientGo(t *testing.T) {
 // stream's handler ends, and returns once every handler has; the port is
 // closed then. A server never served closes too.
 func TestServeCloseEndsStreams(t *testing.T) {
+	t.Parallel()
 	lim := testLimits()
 	hs, err := listen(lim, io.Discard)
 	if err != nil {
@@ -287,6 +291,7 @@ func TestServeCloseEndsStreams(t *testing.T) {
 // TestServePanicIsAnswered500: a handler's panic is told to the log, one
 // line, and answered 500; the server goes on.
 func TestServePanicIsAnswered500(t *testing.T) {
+	t.Parallel()
 	hs, logw := serveTest(t, testLimits(), func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/boom" {
 			panic("boom")
@@ -308,6 +313,7 @@ func TestServePanicIsAnswered500(t *testing.T) {
 // other address of this machine (IPv6 loopback, the interfaces'
 // addresses).
 func TestServeListensOnLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	hs, _ := serveTest(t, testLimits(), func(http.ResponseWriter, *http.Request) {})
 	host, port, _ := net.SplitHostPort(hs.Addr())
 	if host != "127.0.0.1" {
@@ -343,6 +349,7 @@ func TestServeListensOnLoopbackOnly(t *testing.T) {
 // kept-alive connection, which showed the token, is never closed for
 // them.
 func TestServeStrangersCannotCrowdOutThePage(t *testing.T) {
+	t.Parallel()
 	lim := testLimits()
 	lim.readHeader, lim.read = 30*time.Second, 30*time.Second // idle strangers stay, but for the cap
 	hs, _ := serveTest(t, lim, func(w http.ResponseWriter, r *http.Request) {
@@ -404,6 +411,7 @@ func TestServeStrangersCannotCrowdOutThePage(t *testing.T) {
 // 13 a restart took more than the 10 s limit, and the page's connection
 // was closed with no answer).
 func TestASlowActionIsAnswered(t *testing.T) {
+	t.Parallel()
 	lim := testLimits()
 	lim.write = 200 * time.Millisecond
 	// The plugin takes a second to exit once its stdin closes, five

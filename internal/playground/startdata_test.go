@@ -12,6 +12,7 @@ import (
 // TestFreshDirTooLarge: a --fresh-dir folder past what a tape carries
 // stops play at once, saying which, how large it may be, and what to do.
 func TestFreshDirTooLarge(t *testing.T) {
+	t.Parallel()
 	big := t.TempDir()
 	for i := range 2001 {
 		os.WriteFile(filepath.Join(big, fmt.Sprintf("f%d", i)), nil, 0o644)
@@ -34,6 +35,7 @@ func TestFreshDirTooLarge(t *testing.T) {
 // terminal says so as the run starts, and Keep it refuses with the reason
 // and what to do, the tape not written and the session left running.
 func TestKeepRefusesATooLargeStart(t *testing.T) {
+	t.Parallel()
 	script := `while IFS= read -r l; do case "$l" in
 *'"initialize"'*) echo '{"jsonrpc":"2.0","id":1,"result":{}}';;
 *'"fill"'*) i=0; while [ $i -le 2000 ]; do : > "$AGENTTY_PLUGIN_DATA/f$i"; i=$((i+1)); done; echo '{"jsonrpc":"2.0","method":"ui/notify","params":{"message":"filled"}}';;

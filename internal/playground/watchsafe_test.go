@@ -27,15 +27,17 @@ done
 
 // TestWatchLeavesThePluginsOwnWritesAlone: with Watch, a plugin that
 // writes into its own folder at every start, into a log it holds open at
-// every host frame, and into its data folder (inside its folder, as
-// TMPDIR puts it) is not started again for any of it, while the page
-// clicks; a change of the person's (main.sh) starts it again once, and
-// what the new run writes as it starts does not start it again. Each of
-// the plugin's files is said once. (Today's build started such a plugin
+// every host frame, and into its data folder (inside its folder, where
+// the test has the playground make it) is not started again for any of
+// it, while the page clicks; a change of the person's (main.sh) starts
+// it again once, and what the new run writes as it starts does not start
+// it again. Each of the plugin's files is said once. (Today's build started such a plugin
 // again without end: 24 times in 15 s.)
 func TestWatchLeavesThePluginsOwnWritesAlone(t *testing.T) {
+	t.Parallel()
 	for _, poll := range []bool{false, true} {
 		t.Run(map[bool]string{false: "notified", true: "polling"}[poll], func(t *testing.T) {
+			t.Parallel()
 			leavesOwnWritesAlone(t, poll)
 		})
 	}
@@ -50,8 +52,8 @@ func leavesOwnWritesAlone(t *testing.T, poll bool) {
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TMPDIR", tmp) // the plugin's data folder is made inside its folder
 	p := play(t, dir, func(o *Options) {
+		o.tempDir = tmp // the plugin's data folder is made inside its folder
 		o.Command = []string{"sh", "main.sh"}
 		o.Watch, o.WatchEvery, o.poll = true, 50*time.Millisecond, poll
 	})
@@ -116,6 +118,7 @@ func leavesOwnWritesAlone(t *testing.T, poll bool) {
 // starts the plugin again, and the terminal line names it escaped.
 // (Today's build printed the name raw.)
 func TestWatchEscapesNames(t *testing.T) {
+	t.Parallel()
 	for _, poll := range []bool{false, true} {
 		t.Run(map[bool]string{false: "notified", true: "polling"}[poll], func(t *testing.T) {
 			t.Parallel()
@@ -154,6 +157,7 @@ func escapesNames(t *testing.T, poll bool) {
 // new one written; others: a temporary file renamed over the old) starts
 // the plugin again once, for the file saved, not its scratch files.
 func TestWatchSeesAnEditorsSave(t *testing.T) {
+	t.Parallel()
 	saves := map[string]func(dir string) error{
 		"vim": func(dir string) error {
 			main := filepath.Join(dir, "main.sh")
