@@ -37,6 +37,9 @@ func TestListCapsWithACount(t *testing.T) {
 // 641 MB tape of such lines had held 285 MB), and an answer to a request
 // still remembered is still paired with it.
 func TestTimelinePendingStaysBounded(t *testing.T) {
+	if raceEnabled {
+		t.Skip("measures the heap, which the race detector multiplies; the plain run measures it")
+	}
 	tl := NewTimeline(io.Discard, TimelineOptions{})
 	pad := strings.Repeat("m", 2000)
 	var before, after runtime.MemStats

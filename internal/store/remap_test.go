@@ -21,6 +21,9 @@ import (
 //
 // It runs alone (not parallel): other tests' maps would count in the measure.
 func TestLongWriteMapsTheFileAnew(t *testing.T) {
+	if raceEnabled {
+		t.Skip("one goroutine writing 600,000 frames: nothing for the race detector, which makes it 20 s; the plain run measures it")
+	}
 	if testing.Short() {
 		t.Skip("stores 300,000 frames twice")
 	}

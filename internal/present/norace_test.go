@@ -1,0 +1,5 @@
+//go:build !race
+
+package present
+
+const raceEnabled = false
