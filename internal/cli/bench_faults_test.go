@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -16,14 +15,15 @@ import (
 // MB; it fails b when the command fails.
 func peakRSS(b *testing.B, args ...string) float64 {
 	b.Helper()
-	cmd := exec.Command(tapedeckBin, args...)
+	peak := filepath.Join(b.TempDir(), "peak")
+	cmd := exec.Command(peakRSSProgram(b), append([]string{peak, tapedeckBin}, args...)...)
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = nil, &errb
 	err := cmd.Run()
 	if _, exit := err.(*exec.ExitError); err != nil && !(exit && args[len(args)-2] == "check") {
 		b.Fatalf("tapedeck %s: %v: %s", strings.Join(args, " "), err, errb.Bytes())
 	}
-	return float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
+	return float64(readPeakKiB(b, peak)) / 1024
 }
 
 // BenchmarkImportLongLine imports a tape holding one 300 MB line (the

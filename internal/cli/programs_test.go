@@ -34,7 +34,7 @@ var builtPrograms *programs
 // from the module root, "./testdata/mcp/go"), named name, building it the
 // first time a test asks. A test that needs the program in a folder of its
 // own copies it.
-func goProgram(t *testing.T, pkg, name string) string {
+func goProgram(t testing.TB, pkg, name string) string {
 	t.Helper()
 	ps := builtPrograms
 	ps.mu.Lock()

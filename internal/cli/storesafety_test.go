@@ -15,8 +15,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,7 +53,8 @@ func boundedShell(t *testing.T, store string, limitMB int, deadline time.Duratio
 		// any such limit; the deadline still holds.
 		script = `exec "$0" "$@"` + redirect
 	}
-	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", script, tapedeckBin, "--store", store}, args...)...)
+	peak := filepath.Join(t.TempDir(), "peak")
+	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", script, peakRSSProgram(t), peak, tapedeckBin, "--store", store}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	start := time.Now()
 	r := runCommand(t, cmd)
@@ -61,8 +62,32 @@ func boundedShell(t *testing.T, store string, limitMB int, deadline time.Duratio
 	if ctx.Err() != nil {
 		t.Fatalf("tapedeck %s did not end within %v (it loops); stderr %.300q", strings.Join(args, " "), deadline, r.stderr)
 	}
-	rss := float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
-	return r, took, rss
+	return r, took, float64(readPeakKiB(t, peak)) / 1024
+}
+
+// peakRSSProgram is testdata/peakrss, which runs a command and writes the
+// command's own peak RSS to a file. A child of this test process cannot
+// report its own: os/exec starts it in this process's memory, and Linux
+// carries this process's high-water mark into the child's ru_maxrss, so
+// every child read as at least this process's peak, which grows as the
+// tests run (a 200 MB parent: /bin/true read as 202 MB; through peakrss,
+// 2.3 MB).
+func peakRSSProgram(t testing.TB) string {
+	return goProgram(t, "./testdata/peakrss", "peakrss")
+}
+
+// readPeakKiB reads what peakrss wrote: the command's peak RSS in KiB.
+func readPeakKiB(t testing.TB, path string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the command's peak RSS: %v (peakrss wrote nothing)", err)
+	}
+	kib, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		t.Fatalf("the command's peak RSS: %v", err)
+	}
+	return kib
 }
 
 // sessionID is the id of the stored session named name.
