@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/tapedeck/tapedeck/internal/waittest"
 )
 
 // tapedeckBin is the real binary, built once by TestMain (or named by
@@ -57,13 +57,9 @@ func (e e2e) Run() int {
 	// (the binary, the plugins), not on the CPU: unless -parallel says
 	// otherwise, run three of them for each CPU instead of one.
 	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(3*runtime.GOMAXPROCS(0))); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	if err := waittest.PerCPU(3); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	// CI set on the machine that runs these tests (as CI services do) is
 	// not what the tests mean: the ones about CI set it themselves.

@@ -4,9 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
-	"strconv"
 	"testing"
+
+	"github.com/tapedeck/tapedeck/internal/waittest"
 )
 
 // TestMain runs the tests four for each CPU, unless -parallel says
@@ -15,13 +15,9 @@ import (
 // the CPU. With one a CPU the package took 12.8 s; with four, 6.1 s.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0))); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
+	if err := waittest.PerCPU(4); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	os.Exit(m.Run())
 }
