@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
@@ -12,6 +13,29 @@ import (
 	"github.com/tapedeck/tapedeck/internal/diff"
 	"github.com/tapedeck/tapedeck/internal/recent"
 )
+
+// timeline is what the page shows of each frame of frames, whole (the
+// streamed pages write the same entries one at a time).
+func timeline(frames []frame.Frame) []frameData {
+	tl := newTimeline()
+	out := make([]frameData, len(frames))
+	for i := range frames {
+		out[i] = tl.entry(&frames[i])
+	}
+	return out
+}
+
+// writePage renders the page with p encoded whole, as the reports were
+// before they streamed.
+func writePage(w io.Writer, p *pageData) error {
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(true)
+	if err := enc.Encode(p); err != nil {
+		return fmt.Errorf("encode report data: %w", err)
+	}
+	return renderPage(w, p.Title, p.Kind, string(bytes.TrimSuffix(data.Bytes(), []byte("\n"))))
+}
 
 // wholeReplay is the replay report as it was written before it streamed:
 // both timelines and every difference built, then the page encoded whole.

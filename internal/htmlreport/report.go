@@ -246,6 +246,11 @@ func (s *streamWriter) raw(text string) {
 	s.spill()
 }
 
+// json writes v as encoding/json's Marshal does. It escapes <, > and &
+// as \u003c, \u003e and \u0026, and U+2028 and U+2029 always, so no
+// frame content can end the page's script element or start markup; the
+// page's Content-Security-Policy allows only the page's own script (by
+// hash) and no network at all.
 func (s *streamWriter) json(v any) {
 	js, err := json.Marshal(v)
 	if err != nil && s.err == nil {
@@ -416,18 +421,6 @@ type changeData struct {
 	Path string `json:"path"`
 	Old  string `json:"old"`
 	New  string `json:"new"`
-}
-
-// timeline derives what the page shows of each frame: kind, method, id,
-// the request a response answers and its latency (the page gives the
-// request its answer).
-func timeline(frames []frame.Frame) []frameData {
-	tl := newTimeline()
-	out := make([]frameData, len(frames))
-	for i := range frames {
-		out[i] = tl.entry(&frames[i])
-	}
-	return out
 }
 
 // timeliner derives the timeline entries of a session's frames, in one
@@ -637,23 +630,6 @@ func pageParts(title, kind string) (head, tail []byte, err error) {
 		return nil, nil, fmt.Errorf("write report: the page template has no place for the data")
 	}
 	return head, tail, nil
-}
-
-// writePage renders the page: the template, the CSS and the script from
-// assets, and p as JSON in a script element of type application/json.
-//
-// encoding/json escapes <, > and & as \u003c, \u003e and \u0026, and
-// U+2028 and U+2029 always, so no frame content can end the script element
-// or start markup; the page's Content-Security-Policy allows only the
-// page's own script (by hash) and no network at all.
-func writePage(w io.Writer, p *pageData) error {
-	var data bytes.Buffer
-	enc := json.NewEncoder(&data)
-	enc.SetEscapeHTML(true)
-	if err := enc.Encode(p); err != nil {
-		return fmt.Errorf("encode report data: %w", err)
-	}
-	return renderPage(w, p.Title, p.Kind, string(bytes.TrimSuffix(data.Bytes(), []byte("\n"))))
 }
 
 // renderPage renders the page template with data (JSON) as the page's data.
