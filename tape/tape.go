@@ -585,12 +585,21 @@ func (r *Reader) readPiece(pending []byte) (_ []byte, ended bool, _ error) {
 // back).
 func (r *Reader) streamString(start int, b64 bool) ([]byte, error) {
 	h := sha256.New()
-	long := &longLine{}
+	long := &longLine{raw: make([]byte, 0, r.cutOver)}
 	pending := bytes.Clone(r.line[start+1:]) // after the opening quote
 	var decoded, quoted []byte
 	ended := false // the line's "\n" was read
 	for {
-		n, closed := wholeString(pending, b64)
+		// A piece at a time, so that what is decoded stays the size of a
+		// piece, not of the line's first MiB.
+		piece := len(pending) > decodePiece
+		n, closed := wholeString(pending[:min(len(pending), decodePiece)], b64)
+		if n == 0 && !closed && piece {
+			// Not one whole escape in a piece: not JSON, which the
+			// whole says.
+			piece = false
+			n, closed = wholeString(pending, b64)
+		}
 		var err error
 		if b64 {
 			decoded, err = decode64(decoded[:0], pending[:n])
@@ -617,6 +626,9 @@ func (r *Reader) streamString(start int, b64 bool) ([]byte, error) {
 			pending = pending[1:]
 			break
 		}
+		if piece {
+			continue
+		}
 		if ended {
 			r.n++
 			return nil, r.malformed("not valid JSON: a long line whose string does not end")
@@ -637,6 +649,10 @@ func (r *Reader) streamString(start int, b64 bool) ([]byte, error) {
 	r.line = append(append(r.line[:start], `""`...), pending...)
 	return r.line, nil
 }
+
+// decodePiece is the most of a long line's string streamString decodes
+// at once.
+const decodePiece = 64 << 10
 
 // wholeString is how many bytes of p, the inside of a JSON string from
 // some point on, can be decoded now: up to the closing quote (closed),

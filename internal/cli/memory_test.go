@@ -48,6 +48,26 @@ func skipUnderRace(t *testing.T) {
 	}
 }
 
+// lowerPeak returns rss, a command's peak RSS in MB, or when it is over
+// bound the lower of it and another run's (again, whose second result
+// says the run exited as the first did). Under load the collector runs
+// late and a run overshoots by a few MB (shrink 3.68 times the tape once
+// in CI, 3.0–3.1 on a quiet machine; an import 16.1 MB over a small
+// tape's, 9–11 MB quiet); a command that holds more than its bound is over
+// in both runs.
+func lowerPeak(t *testing.T, what string, rss, bound float64, again func() (float64, bool)) float64 {
+	t.Helper()
+	if rss <= bound {
+		return rss
+	}
+	rss2, ok := again()
+	t.Logf("%s: peak RSS %.1f MB, over its bound of %.1f MB; run once more: %.1f MB", what, rss, bound, rss2)
+	if !ok {
+		return rss
+	}
+	return min(rss, rss2)
+}
+
 // diffWindowMB is what diff may take, in MB, over what it takes for two
 // empty tapes, whatever the tapes' size: a window of each.
 const diffWindowMB = 24
@@ -141,6 +161,10 @@ func TestBigTapeMemory(t *testing.T) {
 			if c.window > 0 {
 				bound = baseRSS + c.window
 			}
+			rss = lowerPeak(t, c.name, rss, bound, func() (float64, bool) {
+				again, _, rss := boundedTapedeck(t, t.TempDir(), limit, c.deadline, nil, c.args(a, b)...)
+				return rss, again.code == c.code
+			})
 			t.Logf("%s of %d frames (%.1f MB read): peak RSS %.1f MB (empty tape %.1f MB, bound %.1f MB), %v", c.name, frames, float64(c.read)/(1<<20), rss, baseRSS, bound, took.Round(time.Millisecond))
 			if rss > bound && c.window > 0 {
 				t.Errorf("%s: peak RSS %.1f MB, want at most %.1f MB (%.0f MB over the %.1f MB of an empty tape, whatever the %.1f MB read)", c.name, rss, bound, c.window, baseRSS, float64(c.read)/(1<<20))
@@ -223,6 +247,10 @@ func TestImportStreamsALongLine(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("import: exit %d, %s", r.code, r.stderr)
 	}
+	rss = lowerPeak(t, "import of a long line", rss, baseRSS+16, func() (float64, bool) {
+		again, _, rss := boundedTapedeck(t, t.TempDir(), 2048, 2*time.Minute, nil, "import", "--max-frame", "1048576", path)
+		return rss, again.code == 0
+	})
 	if rss > baseRSS+16 {
 		t.Errorf("peak RSS %.1f MB importing a %d MiB line cut to 1 MiB: want at most 16 MB over a small tape's %.1f MB", rss, size>>20, baseRSS)
 	}
@@ -282,6 +310,10 @@ func TestImportStreamsALongTextLine(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("import: exit %d, %s", r.code, r.stderr)
 			}
+			rss = lowerPeak(t, "import of a long "+form+" line", rss, baseRSS+16, func() (float64, bool) {
+				again, _, rss := boundedTapedeck(t, t.TempDir(), 2048, 2*time.Minute, nil, "import", "--max-frame", "1048576", path)
+				return rss, again.code == 0
+			})
 			if rss > baseRSS+16 {
 				t.Errorf("peak RSS %.1f MB importing a %d MiB %s line cut to 1 MiB: want at most 16 MB over a small tape's %.1f MB", rss, size>>20, form, baseRSS)
 			}
@@ -359,6 +391,10 @@ func TestStreamingCommandsDoNotHoldTheTape(t *testing.T) {
 				t.Fatalf("%s: exit %d: %.500s", c.name, r.code, r.stderr)
 			}
 			bound := baseRSS + max(16, 0.5*float64(size)/(1<<20)) // 16 MB for the collector's slack
+			rss = lowerPeak(t, c.name, rss, bound, func() (float64, bool) {
+				again, _, rss := boundedQuiet(t, t.TempDir(), limit, 5*time.Minute, nil, c.args...)
+				return rss, again.code == r.code
+			})
 			t.Logf("%s of %d frames (%.1f MB): peak RSS %.1f MB (empty %.1f MB, bound %.1f MB), %v", c.name, frames, float64(size)/(1<<20), rss, baseRSS, bound, took.Round(time.Millisecond))
 			if rss > bound {
 				t.Errorf("%s: peak RSS %.1f MB, want at most %.1f MB (the empty tape's %.1f MB and half the %.1f MB tape, or 16 MB)", c.name, rss, bound, baseRSS, float64(size)/(1<<20))
