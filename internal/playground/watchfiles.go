@@ -138,11 +138,34 @@ func (t *tree) skipDir(abs, name string) bool {
 
 // scratch says whether a file named name is an editor's scratch file: a
 // vim swap file or its write test (4913), a backup (name~), an emacs
-// lock or autosave.
+// lock or autosave, or the temporary file of a save by rename
+// (tempFile).
 func scratch(name string) bool {
 	return name == "4913" || strings.HasSuffix(name, "~") || strings.HasPrefix(name, ".#") ||
 		strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#") ||
-		strings.HasPrefix(name, ".") && (strings.HasSuffix(name, ".swp") || strings.HasSuffix(name, ".swx") || strings.HasSuffix(name, ".swo"))
+		strings.HasPrefix(name, ".") && (strings.HasSuffix(name, ".swp") || strings.HasSuffix(name, ".swx") || strings.HasSuffix(name, ".swo")) ||
+		tempFile(name)
+}
+
+// tempFile says whether name is the temporary file an editor or an
+// atomic write renames over the file it saves: NAME.tmp, NAME.tmp-XXXX,
+// NAME.tmp_XXXX, NAME.tmp.1234 (not NAME.tmpl), or JetBrains' safe write
+// (NAME___jb_tmp___, NAME___jb_old___). A look between its write and
+// its rename would take it for a file added.
+func tempFile(name string) bool {
+	if strings.HasSuffix(name, "___jb_tmp___") || strings.HasSuffix(name, "___jb_old___") {
+		return true
+	}
+	i := strings.LastIndex(name, ".tmp")
+	if i <= 0 {
+		return false
+	}
+	rest := name[i+len(".tmp"):]
+	if rest == "" || rest[0] == '-' || rest[0] == '_' {
+		return true
+	}
+	digits := strings.TrimPrefix(rest, ".")
+	return len(digits) < len(rest) && digits != "" && strings.Trim(digits, "0123456789") == ""
 }
 
 // watched says whether the file at rel is one the watch looks at.
@@ -396,6 +419,7 @@ func (s *server) poll(t *tree) {
 	seen := t.walk(nil)
 	fmt.Fprintf(s.opt.Log, "tapedeck: play: --watch: watching %s of %s for changes\n", counted(len(seen), "file"), escape.Text(t.root))
 	var pending map[string]fileStamp
+	var pendingSince time.Time
 	wait := time.NewTimer(s.opt.WatchEvery)
 	defer wait.Stop()
 	for {
@@ -413,14 +437,33 @@ func (s *server) poll(t *tree) {
 			seen, pending = now, nil
 			continue
 		case pending == nil || len(diff(pending, now, nil)) > 0:
-			pending = now // still being written: look again
+			pending, pendingSince = now, time.Now() // still being written: look again
 			continue
+		case removes(cs) && time.Since(pendingSince) < removalSettles:
+			continue // a save by rename: the file is written again in a moment
 		}
 		seen, pending = now, nil
 		if err := s.restartFor(cs); err != nil {
 			return
 		}
 	}
+}
+
+// removalSettles is how long a look must see a file gone before the
+// polling watch takes it for removed: an editor that saves by rename
+// (vim) moves the file away a moment before it writes it anew, and a look
+// in between, two looks if the editor is slow to be scheduled, sees it
+// gone.
+const removalSettles = time.Second
+
+// removes says whether cs removes a file.
+func removes(cs []change) bool {
+	for _, c := range cs {
+		if c.what == "removed" {
+			return true
+		}
+	}
+	return false
 }
 
 // userChanges are the changes cs, seen by a look that began and ended at

@@ -236,3 +236,21 @@ func TestALookThatSpansAClickSeesTheUsersSave(t *testing.T) {
 		t.Error("a look that ended before the click, while the plugin was starting, took what it saw for the user's")
 	}
 }
+
+// TestScratchNames: an editor's scratch files and the temporary file of a
+// save by rename are not watched (a polling look between the temporary
+// file's write and its rename took it for a file added, in CI's race
+// step), and the names like them that are a plugin's own are.
+func TestScratchNames(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]bool{
+		".main.js.swp": true, "4913": true, "main.js~": true, ".#main.js": true, "#main.js#": true,
+		"main.sh.tmp-8f3a": true, "main.js.tmp": true, "main.js.tmp_x1": true, "main.js.tmp.12345": true,
+		"main.js___jb_tmp___": true, "main.js___jb_old___": true,
+		"main.js": false, "page.tmpl": false, "x.tmp.js": false, ".tmp": false, "main.js.tmp.": false, "swp": false, "main.swp": false,
+	} {
+		if got := scratch(name); got != want {
+			t.Errorf("scratch(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
