@@ -254,3 +254,32 @@ func TestScratchNames(t *testing.T) {
 		}
 	}
 }
+
+// TestPollingSeesARemoval: a file removed for good starts the plugin again
+// under the polling watch too, once it has stayed gone (removalSettles),
+// and the terminal names it.
+func TestPollingSeesARemoval(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.sh"), []byte("while read -r line; do :; done\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "extra.js"), []byte("1"), 0o644)
+	p := play(t, dir, func(o *Options) {
+		o.Command = []string{"sh", "main.sh"}
+		o.Watch, o.WatchEvery, o.poll = true, 50*time.Millisecond, true
+	})
+	waitUntil(10*time.Second, func() bool { return strings.Contains(p.log.String(), "tapedeck: play: --watch: watching ") })
+	if status, res := p.post(t, `{"do":"ui","element":"a","event":"click"}`); status != 200 {
+		t.Fatalf("click: %d %v", status, res)
+	}
+	removed := time.Now()
+	if err := os.Remove(filepath.Join(dir, "extra.js")); err != nil {
+		t.Fatal(err)
+	}
+	want := "tapedeck: play: extra.js removed: starting the plugin again"
+	if !waitUntil(20*time.Second, func() bool { return strings.Contains(p.log.String(), want) }) {
+		t.Fatalf("the terminal does not say %q:\n%s", want, p.log)
+	}
+	if took := time.Since(removed); took < removalSettles {
+		t.Errorf("the removal was taken after %v, want once it had stayed gone %v", took, removalSettles)
+	}
+}
