@@ -129,14 +129,7 @@ func TestWatchEscapesNames(t *testing.T) {
 
 func escapesNames(t *testing.T, poll bool) {
 	dir := t.TempDir()
-	p := play(t, dir, func(o *Options) {
-		o.Command = []string{"sh", "-c", "while read -r line; do :; done"}
-		o.Watch, o.WatchEvery, o.poll = true, 50*time.Millisecond, poll
-	})
-	waitUntil(10*time.Second, func() bool { return strings.Contains(p.log.String(), "tapedeck: play: --watch: watching ") })
-	if status, res := p.post(t, `{"do":"ui","element":"a","event":"click"}`); status != 200 {
-		t.Fatalf("click: %d %v", status, res)
-	}
+	p := watchedAndClicked(t, dir, []string{"sh", "-c", "while read -r line; do :; done"}, poll)
 	if err := os.WriteFile(filepath.Join(dir, "x\x1b[2Jy\u202e.js"), []byte("1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -190,14 +183,7 @@ func TestWatchSeesAnEditorsSave(t *testing.T) {
 				t.Parallel()
 				dir := t.TempDir()
 				os.WriteFile(filepath.Join(dir, "main.sh"), []byte("while read -r line; do :; done\n"), 0o644)
-				p := play(t, dir, func(o *Options) {
-					o.Command = []string{"sh", "main.sh"}
-					o.Watch, o.WatchEvery, o.poll = true, 50*time.Millisecond, poll
-				})
-				waitUntil(10*time.Second, func() bool { return strings.Contains(p.log.String(), "tapedeck: play: --watch: watching ") })
-				if status, res := p.post(t, `{"do":"ui","element":"a","event":"click"}`); status != 200 {
-					t.Fatalf("click: %d %v", status, res)
-				}
+				p := watchedAndClicked(t, dir, []string{"sh", "main.sh"}, poll)
 				if err := save(dir); err != nil {
 					t.Fatal(err)
 				}
@@ -263,14 +249,7 @@ func TestPollingSeesARemoval(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "main.sh"), []byte("while read -r line; do :; done\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "extra.js"), []byte("1"), 0o644)
-	p := play(t, dir, func(o *Options) {
-		o.Command = []string{"sh", "main.sh"}
-		o.Watch, o.WatchEvery, o.poll = true, 50*time.Millisecond, true
-	})
-	waitUntil(10*time.Second, func() bool { return strings.Contains(p.log.String(), "tapedeck: play: --watch: watching ") })
-	if status, res := p.post(t, `{"do":"ui","element":"a","event":"click"}`); status != 200 {
-		t.Fatalf("click: %d %v", status, res)
-	}
+	p := watchedAndClicked(t, dir, []string{"sh", "main.sh"}, true)
 	removed := time.Now()
 	if err := os.Remove(filepath.Join(dir, "extra.js")); err != nil {
 		t.Fatal(err)
@@ -282,4 +261,20 @@ func TestPollingSeesARemoval(t *testing.T) {
 	if took := time.Since(removed); took < removalSettles {
 		t.Errorf("the removal was taken after %v, want once it had stayed gone %v", took, removalSettles)
 	}
+}
+
+// watchedAndClicked plays command in dir with --watch (looking every
+// 50 ms, by polling when poll is set), waits until the watch watches, and
+// clicks once, so that a change after it is the user's.
+func watchedAndClicked(t *testing.T, dir string, command []string, poll bool) *playing {
+	t.Helper()
+	p := play(t, dir, func(o *Options) {
+		o.Command = command
+		o.Watch, o.WatchEvery, o.poll = true, 50*time.Millisecond, poll
+	})
+	waitUntil(10*time.Second, func() bool { return strings.Contains(p.log.String(), "tapedeck: play: --watch: watching ") })
+	if status, res := p.post(t, `{"do":"ui","element":"a","event":"click"}`); status != 200 {
+		t.Fatalf("click: %d %v", status, res)
+	}
+	return p
 }
