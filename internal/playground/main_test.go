@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,9 +23,7 @@ import (
 // TestMain runs the tests three at a time per CPU unless -parallel says
 // otherwise: they wait for plugins, pages and browsers, not on the CPU.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if err := waittest.PerCPU(3); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if !waittest.PerCPU(3) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
