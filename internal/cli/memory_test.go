@@ -34,9 +34,9 @@ func writeBadgeTape(t *testing.T, name string, frames, changeEvery int) (string,
 	return path, size
 }
 
-// These tests are not parallel on purpose: a child's peak RSS as Linux
-// reports it after exit starts at its parent's (the test process's) at
-// the fork, and the parallel tests make the test process large.
+// These tests are not parallel on purpose: a command's peak RSS depends on
+// when its collector runs, which tests running beside it delay (see
+// lowerPeak).
 
 // skipUnderRace skips a test of peak memory in a race-built run: the
 // race detector's memory is not the program's (the plain test run, which
@@ -80,7 +80,7 @@ const memoryFactor = 3
 // holdFactor is memoryFactor for the commands that still hold the tape
 // (replay, test, shrink; issue 36), at the 100,000 frames of
 // TestBigTapeMemory: they measure 3.0 to 3.1 times it there on a quiet
-// machine and shrink 3.4 in CI (load 5: the collector runs late), where
+// machine and shrink 3.4–3.7 in CI (load 5: the collector runs late), where
 // the soft memory limit's base of 8 MiB (cli/memory.go) weighs more than
 // on 1,000,000 frames (2.7 times). A base of 4 MiB held 3× but doubled
 // their time (the collector ran without end). Until these were measured

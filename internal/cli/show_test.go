@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -422,9 +423,12 @@ func bigSession(b testing.TB, n int) string {
 }
 
 // showRun runs show on the store and reports the time to the first line
-// and the peak resident memory of the whole run (0 where /proc is absent).
+// and the peak resident memory of the whole run.
 func showRun(b testing.TB, dir string) (first time.Duration, total time.Duration, maxRSS int64) {
-	cmd := exec.Command(tapedeckBin, "--store", dir, "show", "last")
+	// The peak memory of the command itself, through peakrss (the rusage
+	// of a child of this process would start from this process's peak).
+	peak := filepath.Join(b.TempDir(), "peak")
+	cmd := exec.Command(peakRSSProgram(b), peak, tapedeckBin, "--store", dir, "show", "last")
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -433,44 +437,17 @@ func showRun(b testing.TB, dir string) (first time.Duration, total time.Duration
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	// The peak memory of the process itself: VmHWM, sampled until it ends.
-	// (The rusage of a child starts from its parent's peak on Linux, so it
-	// would measure the test process.)
-	stop := make(chan struct{})
-	sampled := make(chan int64)
-	go func() {
-		var peak int64
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
-				if _, v, ok := strings.Cut(string(b), "VmHWM:"); ok {
-					var kb int64
-					fmt.Sscan(v, &kb)
-					peak = max(peak, kb*1024)
-				}
-			}
-			select {
-			case <-stop:
-				sampled <- peak
-				return
-			case <-tick.C:
-			}
-		}
-	}()
 	br := bufio.NewReaderSize(pipe, 1<<20)
 	if _, err := br.ReadString('\n'); err != nil {
 		b.Fatal(err)
 	}
 	first = time.Since(start)
 	io.Copy(io.Discard, br)
-	close(stop)
-	maxRSS = <-sampled
 	if err := cmd.Wait(); err != nil {
 		b.Fatal(err)
 	}
 	total = time.Since(start)
-	return first, total, maxRSS
+	return first, total, readPeakKiB(b, peak) * 1024
 }
 
 // BenchmarkShow prints sessions of 100,000 and 1,000,000 frames with the
