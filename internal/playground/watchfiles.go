@@ -138,34 +138,11 @@ func (t *tree) skipDir(abs, name string) bool {
 
 // scratch says whether a file named name is an editor's scratch file: a
 // vim swap file or its write test (4913), a backup (name~), an emacs
-// lock or autosave, or the temporary file of a save by rename
-// (tempFile).
+// lock or autosave.
 func scratch(name string) bool {
 	return name == "4913" || strings.HasSuffix(name, "~") || strings.HasPrefix(name, ".#") ||
 		strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#") ||
-		strings.HasPrefix(name, ".") && (strings.HasSuffix(name, ".swp") || strings.HasSuffix(name, ".swx") || strings.HasSuffix(name, ".swo")) ||
-		tempFile(name)
-}
-
-// tempFile says whether name is the temporary file an editor or an
-// atomic write renames over the file it saves: NAME.tmp, NAME.tmp-XXXX,
-// NAME.tmp_XXXX, NAME.tmp.1234 (not NAME.tmpl), or JetBrains' safe write
-// (NAME___jb_tmp___, NAME___jb_old___). A look between its write and
-// its rename would take it for a file added.
-func tempFile(name string) bool {
-	if strings.HasSuffix(name, "___jb_tmp___") || strings.HasSuffix(name, "___jb_old___") {
-		return true
-	}
-	i := strings.LastIndex(name, ".tmp")
-	if i <= 0 {
-		return false
-	}
-	rest := name[i+len(".tmp"):]
-	if rest == "" || rest[0] == '-' || rest[0] == '_' {
-		return true
-	}
-	digits := strings.TrimPrefix(rest, ".")
-	return len(digits) < len(rest) && digits != "" && strings.Trim(digits, "0123456789") == ""
+		strings.HasPrefix(name, ".") && (strings.HasSuffix(name, ".swp") || strings.HasSuffix(name, ".swx") || strings.HasSuffix(name, ".swo"))
 }
 
 // watched says whether the file at rel is one the watch looks at.
@@ -439,8 +416,8 @@ func (s *server) poll(t *tree) {
 		case pending == nil || len(diff(pending, now, nil)) > 0:
 			pending, pendingSince = now, time.Now() // still being written: look again
 			continue
-		case removes(cs) && time.Since(pendingSince) < removalSettles:
-			continue // a save by rename: the file is written again in a moment
+		case addsOrRemoves(cs) && time.Since(pendingSince) < fileSetSettles:
+			continue // a save by rename: its temporary file, or the file moved away, is gone in a moment
 		}
 		seen, pending = now, nil
 		if err := s.restartFor(cs); err != nil {
@@ -449,17 +426,19 @@ func (s *server) poll(t *tree) {
 	}
 }
 
-// removalSettles is how long a look must see a file gone before the
-// polling watch takes it for removed: an editor that saves by rename
-// (vim) moves the file away a moment before it writes it anew, and a look
-// in between, two looks if the editor is slow to be scheduled, sees it
-// gone.
-const removalSettles = time.Second
+// fileSetSettles is how long a file must be seen added or gone, with
+// nothing else heard of, before the watch takes it so. A save by rename writes a temporary file
+// (sed -i's sedXXXXXX, an editor's NAME.tmp) and renames it over the
+// file, or (vim) moves the file away a moment before it writes it anew; a
+// look in between, or two if the saving program is slow to be scheduled,
+// sees a file added or gone. A change to a file that stays is taken as
+// soon as two looks agree.
+const fileSetSettles = time.Second
 
-// removes says whether cs removes a file.
-func removes(cs []change) bool {
+// addsOrRemoves says whether cs adds or removes a file.
+func addsOrRemoves(cs []change) bool {
 	for _, c := range cs {
-		if c.what == "removed" {
+		if c.what != "changed" {
 			return true
 		}
 	}
@@ -552,6 +531,7 @@ func (s *server) notified(t *tree, n notifier) error {
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	defer settle.Stop()
+	var heard time.Time // the last events
 	for {
 		select {
 		case <-s.quitCh:
@@ -561,8 +541,13 @@ func (s *server) notified(t *tree, n notifier) error {
 				return fmt.Errorf("inotify: %w", <-readErr)
 			}
 			w.take(b)
+			heard = time.Now()
 			settle.Reset(s.opt.WatchEvery)
 		case <-settle.C:
+			if quiet := time.Since(heard); quiet < fileSetSettles && w.comeOrGone() {
+				settle.Reset(fileSetSettles - quiet) // a save by rename, half done
+				continue
+			}
 			cs := w.settled()
 			if len(cs) == 0 {
 				continue
@@ -721,6 +706,26 @@ func (w *inotifyWatch) newDir(abs string, booting bool) {
 		}
 		return nil
 	})
+}
+
+// comeOrGone says whether a watched file the events touched has come or
+// gone since the last look (as polling's addsOrRemoves says of a look),
+// without looking for good: settled still takes it.
+func (w *inotifyWatch) comeOrGone() bool {
+	if w.rescan {
+		return false
+	}
+	for rel := range w.touched {
+		if !w.t.watched(rel) {
+			continue
+		}
+		_, was := w.stamps[rel]
+		_, is := w.t.stat(rel)
+		if was != is {
+			return true
+		}
+	}
+	return false
 }
 
 // settled looks at what was heard of once the events have settled, and
