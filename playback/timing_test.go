@@ -131,7 +131,9 @@ func TestChatterComesAsOftenAsItComes(t *testing.T) {
 
 // TestAMessageCutByTheExitIsANote: a language server whose stdout ends in
 // the middle of a message after the host's exit is the same replay, with
-// a note; the same cut before the host asked it to go is a difference.
+// a note, whether the replay or the recording holds the cut (gopls cut one
+// recording in 4 to 12 in CI's soak, which no replay reproduced); the same
+// cut before the host asked it to go is a difference.
 func TestAMessageCutByTheExitIsANote(t *testing.T) {
 	framed := func(dir frame.Dir, seq uint64, body string, length int) frame.Frame {
 		f := frame.Frame{Seq: seq, Dir: dir, Raw: []byte(body)}
@@ -147,8 +149,15 @@ func TestAMessageCutByTheExitIsANote(t *testing.T) {
 	if !res.Same() || len(notes) != 1 || !strings.Contains(notes[0], "ended in the middle of a message (22 of 90 bytes, replay seq 4) after the host's shutdown") {
 		t.Errorf("differences %+v, notes %q", res.Differences, notes)
 	}
+	res, notes = compareTimed(t, profile.LSP{}, live, rec)
+	if !res.Same() || len(notes) != 1 || !strings.Contains(notes[0], "ended in the middle of a message (22 of 90 bytes, recorded seq 4) after the host's shutdown") {
+		t.Errorf("recorded cut: differences %+v, notes %q", res.Differences, notes)
+	}
 	early := []frame.Frame{framed(frame.Out, 1, `{"jsonrpc":"2.0","meth`, 90)}
 	if res, _ := compareTimed(t, profile.LSP{}, nil, early); res.Same() {
 		t.Error("a message cut before the host's shutdown passed")
+	}
+	if res, _ := compareTimed(t, profile.LSP{}, early, nil); res.Same() {
+		t.Error("a recorded message cut before the host's shutdown passed")
 	}
 }
