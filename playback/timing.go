@@ -1,6 +1,7 @@
 package playback
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -75,6 +76,22 @@ func (t timing) relax(res diff.Result, recorded, live []frame.Frame, notes []not
 	var order, counts []string
 	nOrder := map[string]int{}
 	nCount := map[string][2]int{} // method → fewer, more
+	// The recording's message cut by the plugin's exit, if any, and the
+	// replay's extra frame that finished it, if any.
+	var recCut, finished *frame.Frame
+	var recClosing string
+	for _, d := range res.Differences {
+		if d.Kind == diff.Missing && recCut == nil {
+			recCut, recClosing = t.cutAtExit(d.Recorded, &rec)
+		}
+	}
+	for i := 0; recCut != nil && finished == nil && i < len(res.Differences); i++ {
+		if d := res.Differences[i]; d.Kind == diff.Extra && d.Live != nil {
+			if f := liv.frame(d.Live.Seq); finishes(f, recCut) {
+				finished = f
+			}
+		}
+	}
 	for _, d := range res.Differences {
 		switch d.Kind {
 		case diff.Moved:
@@ -86,13 +103,19 @@ func (t timing) relax(res diff.Result, recorded, live []frame.Frame, notes []not
 				continue
 			}
 		case diff.Extra:
-			if cut := t.cutAtExit(d.Live, &liv, "replay"); cut != "" {
-				notes = append(notes, note.Text(cut))
+			if f, closing := t.cutAtExit(d.Live, &liv); f != nil {
+				notes = append(notes, note.Text(cutNote(f, "replay", closing)))
+				continue
+			}
+			if finished != nil && d.Live.Seq == finished.Seq {
+				notes = append(notes, note.Textf("the plugin's stdout ended in the middle of a message (recorded seq %d) after the host's %s, and the replay finished it (replay seq %d): not compared", recCut.Seq, recClosing, finished.Seq))
 				continue
 			}
 		case diff.Missing:
-			if cut := t.cutAtExit(d.Recorded, &rec, "recorded"); cut != "" {
-				notes = append(notes, note.Text(cut))
+			if f, closing := t.cutAtExit(d.Recorded, &rec); f != nil {
+				if finished == nil {
+					notes = append(notes, note.Text(cutNote(f, "recorded", closing)))
+				}
 				continue
 			}
 		}
@@ -150,24 +173,24 @@ func (t timing) relax(res diff.Result, recorded, live []frame.Frame, notes []not
 	return res, notes
 }
 
-// cutAtExit says, of a frame of the plugin's that only one side holds
-// (an extra one of the replay's, a missing one of the recording's), when
-// it is a header-framed message its stdout ended in the middle of (it can
-// only be the last) after the host sent its closing message: a server that
-// exits while another of its threads writes (gopls: 1 replay in 40 under
-// load, and 1 recording in 4 to 12 in CI's soak), to a host that has
-// stopped reading. which names the side in the note. "" otherwise.
-func (t timing) cutAtExit(side *diff.Side, idx *streamIndex, which string) string {
+// cutAtExit returns, of a frame of the plugin's that only one side holds
+// (an extra one of the replay's, a missing one of the recording's), the
+// frame when it is a header-framed message its stdout ended in the middle
+// of (it can only be the last) after the host sent its closing message,
+// and that message's method: a server that exits while another of its
+// threads writes (gopls: 1 replay in 40 under load, and 1 recording in 4
+// to 12 in CI's soak), to a host that has stopped reading. nil otherwise.
+func (t timing) cutAtExit(side *diff.Side, idx *streamIndex) (*frame.Frame, string) {
 	if side == nil || t.closing == nil {
-		return ""
+		return nil, ""
 	}
 	f := idx.frame(side.Seq)
 	if f == nil || f.IsEvent() || f.Dir != frame.Out || f.Head() == nil {
-		return ""
+		return nil, ""
 	}
 	n, ok := wire.ContentLength(f.Head())
 	if !ok || n <= int64(len(f.Raw)) {
-		return ""
+		return nil, ""
 	}
 	for i := range idx.frames {
 		h := &idx.frames[i]
@@ -175,10 +198,28 @@ func (t timing) cutAtExit(side *diff.Side, idx *streamIndex, which string) strin
 			continue
 		}
 		if e := message.ReadEnvelope(h.Raw); (e.Kind == message.Notification || e.Kind == message.Request) && t.closing(string(e.Method)) {
-			return fmt.Sprintf("the plugin's stdout ended in the middle of a message (%d of %d bytes, %s seq %d) after the host's %s: not compared", len(f.Raw), n, which, f.Seq, e.Method)
+			return f, string(e.Method)
 		}
 	}
-	return ""
+	return nil, ""
+}
+
+// cutNote says that f, a message cut by the plugin's exit after the
+// host's closing message, was not compared; which names its side.
+func cutNote(f *frame.Frame, which, closing string) string {
+	n, _ := wire.ContentLength(f.Head())
+	return fmt.Sprintf("the plugin's stdout ended in the middle of a message (%d of %d bytes, %s seq %d) after the host's %s: not compared", len(f.Raw), n, which, f.Seq, closing)
+}
+
+// finishes reports whether f, a frame of the replay's, is the whole of
+// the message cut, of the recording's, is the start of: the same header
+// block, and a body of the length it gives that begins with cut's bytes.
+func finishes(f, cut *frame.Frame) bool {
+	if f == nil || f.IsEvent() || f.Dir != frame.Out || !bytes.Equal(f.Head(), cut.Head()) {
+		return false
+	}
+	n, ok := wire.ContentLength(f.Head())
+	return ok && n == int64(len(f.Raw)) && bytes.HasPrefix(f.Raw, cut.Raw)
 }
 
 // freeMove says why a moved frame's place does not count ("" when it

@@ -132,8 +132,9 @@ func TestChatterComesAsOftenAsItComes(t *testing.T) {
 // TestAMessageCutByTheExitIsANote: a language server whose stdout ends in
 // the middle of a message after the host's exit is the same replay, with
 // a note, whether the replay or the recording holds the cut (gopls cut one
-// recording in 4 to 12 in CI's soak, which no replay reproduced); the same
-// cut before the host asked it to go is a difference.
+// recording in 4 to 12 in CI's soak, which no replay reproduced), and so is
+// a replay that finished the recording's cut message; the same cut before
+// the host asked it to go is a difference.
 func TestAMessageCutByTheExitIsANote(t *testing.T) {
 	framed := func(dir frame.Dir, seq uint64, body string, length int) frame.Frame {
 		f := frame.Frame{Seq: seq, Dir: dir, Raw: []byte(body)}
@@ -152,6 +153,21 @@ func TestAMessageCutByTheExitIsANote(t *testing.T) {
 	res, notes = compareTimed(t, profile.LSP{}, live, rec)
 	if !res.Same() || len(notes) != 1 || !strings.Contains(notes[0], "ended in the middle of a message (22 of 90 bytes, recorded seq 4) after the host's shutdown") {
 		t.Errorf("recorded cut: differences %+v, notes %q", res.Differences, notes)
+	}
+	// The replay finished the message the recording holds the start of:
+	// a note; a whole message it does not start is a difference.
+	whole := `{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"file:///a","diagnostics":[]}}`
+	cut := append(append([]frame.Frame(nil), rec...), framed(frame.Out, 4, whole[:20], len(whole)))
+	finished := append(append([]frame.Frame(nil), rec...), framed(frame.Out, 4, whole, len(whole)))
+	res, notes = compareTimed(t, profile.LSP{}, cut, finished)
+	if !res.Same() || len(notes) != 1 || !strings.Contains(notes[0], "(recorded seq 4) after the host's shutdown, and the replay finished it (replay seq 4)") {
+		t.Errorf("finished: differences %+v, notes %q", res.Differences, notes)
+	}
+	other := strings.Replace(whole, "file:///a", "file:///b", 1)
+	finished[3] = framed(frame.Out, 4, other, len(other))
+	cut[3] = framed(frame.Out, 4, whole[:len(whole)-10], len(whole))
+	if res, _ := compareTimed(t, profile.LSP{}, cut, finished); len(res.Differences) != 1 || res.Differences[0].Kind != diff.Extra {
+		t.Errorf("another message than the cut one: differences %+v, want the extra one", res.Differences)
 	}
 	early := []frame.Frame{framed(frame.Out, 1, `{"jsonrpc":"2.0","meth`, 90)}
 	if res, _ := compareTimed(t, profile.LSP{}, nil, early); res.Same() {
