@@ -125,10 +125,11 @@ func openingRequest(frames []frame.Frame, prof profile.Profile) *message.Message
 		if f.IsEvent() || f.Dir != frame.In || f.Cut != nil {
 			continue
 		}
-		m := message.Parse(bytes.TrimSuffix(f.Raw, []byte("\r")))
-		if m.Kind != message.Request {
-			continue
+		raw := bytes.TrimSuffix(f.Raw, []byte("\r"))
+		if message.ReadEnvelope(raw).Kind != message.Request {
+			continue // read without a copy: a recording may hold nothing else
 		}
+		m := message.Parse(raw)
 		if !prof.Opening(m.Method) {
 			return nil
 		}

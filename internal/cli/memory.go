@@ -15,8 +15,10 @@ import (
 // live set grows through it (the live timeline, then the diff), so a
 // replay of a 110 MB tape peaked at 1.4 times its live heap and a shrink
 // at twice. Near the limit the collector runs sooner instead. What such a
-// command keeps live is about 2 to 2.3 times the tape (README
-// "Performance"), under the limit; a recording that needs more still
+// command keeps live is about 2 to 2.4 times the tape, most while the
+// replay's plan is made (docs/performance.md; 3.2 at 1,000,000 frames
+// until the plan's reading stopped allocating for each frame), under the
+// limit; a recording that needs more still
 // gets it (the limit is soft, and the runtime caps the collector's share
 // of the CPU), at the cost of more collections.
 const (

@@ -216,6 +216,9 @@ type comparison struct {
 	// those found past them.
 	kept, keptBytes, more int
 	scratch               []byte
+	// held: the frames read stay as they are (see compare), and an item
+	// holds its frame itself.
+	held bool
 }
 
 // maxClassBytes bounds what a comparison keeps of the classes it made.
@@ -279,9 +282,10 @@ func (c *comparison) classOf(kind message.Kind, name []byte) *class {
 
 // Frames compares the plugin's side of two timelines (recorded, live):
 // stdout lines, stderr lines when asked (as a stream of their own), and the
-// exit. It is Stream over frames held in memory.
+// exit. It is Stream over frames held in memory, which its items hold
+// without a copy.
 func Frames(recorded, live []frame.Frame, opts Options) Result {
-	return Stream(Slice(recorded), Slice(live), opts)
+	return compare(Slice(recorded), Slice(live), opts, Window, nil, true)
 }
 
 // normaliser reads one side's frames, in order, into the items of one
@@ -325,8 +329,8 @@ func (c *comparison) normaliser(stderr bool, requestID func(*frame.Frame, string
 }
 
 // add reads f, the side's next frame, and returns its item when the
-// stream compares it. The item holds a copy of f: f itself may be reused
-// once add returns.
+// stream compares it. The item holds a copy of f, unless the comparison's
+// frames are held (Frames'): f itself may be reused once add returns.
 func (n *normaliser) add(f *frame.Frame) (item, bool) {
 	c := n.c
 	opts := &c.opts
@@ -341,7 +345,7 @@ func (n *normaliser) add(f *frame.Frame) (item, bool) {
 			return item{}, false
 		}
 		n.n++
-		it := item{f: kept(f), index: n.n, cls: c.class(class{what: "stderr line", align: "err"})}
+		it := item{f: c.itemFrame(f), index: n.n, cls: c.class(class{what: "stderr line", align: "err"})}
 		it.sum = c.rawSum("raw:err:", f.Raw)
 		return it, true
 	}
@@ -359,7 +363,7 @@ func (n *normaliser) add(f *frame.Frame) (item, bool) {
 		return item{}, false
 	}
 	n.n++
-	it := item{f: kept(f), index: n.n}
+	it := item{f: c.itemFrame(f), index: n.n}
 	if m.Kind == message.Stray || m.Kind == message.Blank {
 		it.sum = c.rawSum("raw:out:", f.Raw)
 		it.cls = c.class(class{align: "out:" + m.Kind.String(), what: "stray output"})
@@ -412,9 +416,12 @@ func (n *normaliser) add(f *frame.Frame) (item, bool) {
 	return it, true
 }
 
-// kept is a copy of f that owns its bytes: what an item holds while it is
-// in a window.
-func kept(f *frame.Frame) *frame.Frame {
+// itemFrame is what an item holds of f while it is in a window: f itself when
+// the comparison's frames are held, else a copy that owns its bytes.
+func (c *comparison) itemFrame(f *frame.Frame) *frame.Frame {
+	if c.held {
+		return f
+	}
 	k := *f
 	k.Raw = bytes.Clone(f.Raw)
 	return &k

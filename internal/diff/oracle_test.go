@@ -91,13 +91,13 @@ func (c *comparison) oraclePairChanged(missing, extra *[]item) []Difference {
 
 // oracleFrames is Frames as it was.
 func oracleFrames(recorded, live []frame.Frame, opts Options) Result {
-	return compare(Slice(recorded), Slice(live), opts, 0, (*comparison).oracleAlign)
+	return compare(Slice(recorded), Slice(live), opts, 0, (*comparison).oracleAlign, false)
 }
 
 // framesWithBudget is Frames with another budget for exact alignments
 // (0: anchors only).
 func framesWithBudget(recorded, live []frame.Frame, opts Options, budget int) Result {
-	return compare(Slice(recorded), Slice(live), opts, 0, func(c *comparison, a, b []item) []Difference { return c.align(a, b, budget) })
+	return compare(Slice(recorded), Slice(live), opts, 0, func(c *comparison, a, b []item) []Difference { return c.align(a, b, budget) }, false)
 }
 
 // oracleScript is go-diff's alignment of the whole of a and b, as edits.

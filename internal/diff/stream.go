@@ -61,17 +61,20 @@ const wholeWindow = 1 << 40
 // Frames does, holding about Window compared frames of each side at once
 // whatever their length, and the differences found.
 func Stream(recorded, live Timeline, opts Options) Result {
-	return compare(recorded, live, opts, Window, nil)
+	return compare(recorded, live, opts, Window, nil, false)
 }
 
 // compare is Stream with a window of window frames, or, with whole set,
-// the two sides read whole and aligned and classified by whole.
-func compare(recorded, live Timeline, opts Options, window int, whole func(c *comparison, a, b []item) []Difference) Result {
+// the two sides read whole and aligned and classified by whole. held says
+// that the timelines' frames are held by the caller, unchanged, for as
+// long as the Result lives (Frames'): an item then holds its frame, not a
+// copy.
+func compare(recorded, live Timeline, opts Options, window int, whole func(c *comparison, a, b []item) []Difference, held bool) Result {
 	names := opts.Names
 	if names[0] == "" || names[1] == "" {
 		names = [2]string{"recorded", "replayed"}
 	}
-	c := &comparison{opts: opts, names: names, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, classes: map[class]*class{}, byKind: map[message.Kind]map[string]*class{}}
+	c := &comparison{opts: opts, names: names, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, classes: map[class]*class{}, byKind: map[message.Kind]map[string]*class{}, held: held}
 	if whole != nil {
 		window = wholeWindow
 	}

@@ -163,7 +163,6 @@ func walkMessage(b []byte, paths bool, fn func(path []string, start, end int)) {
 	if i >= len(b) || b[i] != '{' {
 		return
 	}
-	var path [16]string
 	i++
 	for {
 		i = jsonscan.SkipSpace(b, i)
@@ -186,7 +185,7 @@ func walkMessage(b []byte, paths bool, fn func(path []string, start, end int)) {
 		if string(name) == "params" || string(name) == "result" {
 			var p []string
 			if paths {
-				p = append(path[:0], string(name))
+				p = append(make([]string, 0, 16), string(name))
 			}
 			i = walkLeaves(b, i, p, paths, fn)
 		} else if i, ok = jsonscan.SkipValue(b, i); !ok {
@@ -346,6 +345,13 @@ func carryFrames(recorded []frame.Frame, msgs []parsed) (frames []carryFrame, ho
 	var key []byte
 	hostMethod := map[string]string{} // host request id → method
 	hostWords = map[string]bool{}
+	n := 0
+	for i := range recorded {
+		if f := &recorded[i]; !f.IsEvent() && f.Dir != frame.Err && f.Cut == nil {
+			n++
+		}
+	}
+	frames = make([]carryFrame, 0, n)
 	for i := range recorded {
 		f := &recorded[i]
 		if f.IsEvent() || f.Dir == frame.Err || f.Cut != nil {

@@ -434,3 +434,22 @@ func readHeaderFrame(in *bufio.Reader) (head, body string, ok bool) {
 	}
 	return head, string(b), true
 }
+
+// TestCarryReadsWithoutAllocatingPerFrame: finding what a recording
+// carries back allocates a few slices and maps, not something for each
+// frame: walking a host frame's values took a 16-string path array from
+// the heap (256 bytes a frame) and the frames' list grew by doubling, 42
+// and 20 MB of a 200,000-frame replay's 212 MB of garbage, and its live
+// peak 3.2 times the tape at 1,000,000 frames. (Not parallel:
+// AllocsPerRun counts the whole process's allocations.)
+func TestCarryReadsWithoutAllocatingPerFrame(t *testing.T) {
+	rec := echoRecording(10000)
+	msgs := parseAll(rec)
+	if n := testing.AllocsPerRun(3, func() { planCarry(rec, msgs, Reading{}) }); n > 100 {
+		t.Errorf("planCarry of %d frames: %.0f allocations, want under 100", len(rec), n)
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a long enough value"}}}`)
+	if n := testing.AllocsPerRun(100, func() { values(body, func(int, int) {}) }); n != 0 {
+		t.Errorf("values: %.0f allocations a frame, want none", n)
+	}
+}
