@@ -76,8 +76,9 @@ func (t timing) relax(res diff.Result, recorded, live []frame.Frame, notes []not
 	var order, counts []string
 	nOrder := map[string]int{}
 	nCount := map[string][2]int{} // method → fewer, more
-	// The recording's message cut by the plugin's exit, if any, and the
-	// replay's extra frame that finished it, if any.
+	// The recording's message cut by the plugin's exit (there is at most
+	// one: its stdout's last), and the replay's extra frame that finished
+	// it after the host's closing message, if any.
 	var recCut, finished *frame.Frame
 	var recClosing string
 	for _, d := range res.Differences {
@@ -87,7 +88,7 @@ func (t timing) relax(res diff.Result, recorded, live []frame.Frame, notes []not
 	}
 	for i := 0; recCut != nil && finished == nil && i < len(res.Differences); i++ {
 		if d := res.Differences[i]; d.Kind == diff.Extra && d.Live != nil {
-			if f := liv.frame(d.Live.Seq); finishes(f, recCut) {
+			if f := liv.frame(d.Live.Seq); finishes(f, recCut) && t.closedBefore(&liv, f.Seq) != "" {
 				finished = f
 			}
 		}
@@ -112,9 +113,9 @@ func (t timing) relax(res diff.Result, recorded, live []frame.Frame, notes []not
 				continue
 			}
 		case diff.Missing:
-			if f, closing := t.cutAtExit(d.Recorded, &rec); f != nil {
+			if recCut != nil && d.Recorded != nil && d.Recorded.Seq == recCut.Seq {
 				if finished == nil {
-					notes = append(notes, note.Text(cutNote(f, "recorded", closing)))
+					notes = append(notes, note.Text(cutNote(recCut, "recorded", recClosing)))
 				}
 				continue
 			}
@@ -192,16 +193,25 @@ func (t timing) cutAtExit(side *diff.Side, idx *streamIndex) (*frame.Frame, stri
 	if !ok || n <= int64(len(f.Raw)) {
 		return nil, ""
 	}
+	if closing := t.closedBefore(idx, f.Seq); closing != "" {
+		return f, closing
+	}
+	return nil, ""
+}
+
+// closedBefore is the method of the first closing message the host sent
+// before seq in idx's timeline (the profile's Closing); "" for none.
+func (t timing) closedBefore(idx *streamIndex, seq uint64) string {
 	for i := range idx.frames {
 		h := &idx.frames[i]
-		if h.IsEvent() || h.Dir != frame.In || h.Seq > f.Seq {
+		if h.IsEvent() || h.Dir != frame.In || h.Seq > seq {
 			continue
 		}
 		if e := message.ReadEnvelope(h.Raw); (e.Kind == message.Notification || e.Kind == message.Request) && t.closing(string(e.Method)) {
-			return f, string(e.Method)
+			return string(e.Method)
 		}
 	}
-	return nil, ""
+	return ""
 }
 
 // cutNote says that f, a message cut by the plugin's exit after the
@@ -214,6 +224,7 @@ func cutNote(f *frame.Frame, which, closing string) string {
 // finishes reports whether f, a frame of the replay's, is the whole of
 // the message cut, of the recording's, is the start of: the same header
 // block, and a body of the length it gives that begins with cut's bytes.
+// (Where it came is the caller's to check.)
 func finishes(f, cut *frame.Frame) bool {
 	if f == nil || f.IsEvent() || f.Dir != frame.Out || !bytes.Equal(f.Head(), cut.Head()) {
 		return false

@@ -169,6 +169,11 @@ func TestAMessageCutByTheExitIsANote(t *testing.T) {
 	if res, _ := compareTimed(t, profile.LSP{}, cut, finished); len(res.Differences) != 1 || res.Differences[0].Kind != diff.Extra {
 		t.Errorf("another message than the cut one: differences %+v, want the extra one", res.Differences)
 	}
+	// The whole message before the host's shutdown finished nothing.
+	before := []frame.Frame{framed(frame.Out, 1, whole, len(whole)), framed(frame.In, 2, shutdown, len(shutdown)), framed(frame.Out, 3, done, len(done)), framed(frame.In, 4, exit, len(exit))}
+	if res, _ := compareTimed(t, profile.LSP{}, cut, before); len(res.Differences) != 1 || res.Differences[0].Kind != diff.Extra {
+		t.Errorf("the whole message before the shutdown: differences %+v, want it extra", res.Differences)
+	}
 	early := []frame.Frame{framed(frame.Out, 1, `{"jsonrpc":"2.0","meth`, 90)}
 	if res, _ := compareTimed(t, profile.LSP{}, nil, early); res.Same() {
 		t.Error("a message cut before the host's shutdown passed")
