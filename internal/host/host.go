@@ -259,11 +259,18 @@ type runner struct {
 	lastSaid time.Time
 	firstOut time.Time // the plugin's first line on stdout
 	// need and have count, per cause, the frames the steps so far require
-	// and the frames the live plugin has produced; unmet is the number of
-	// causes with have < need. required counts what the steps so far
-	// required, given up on or not.
+	// and the frames the live plugin has produced; unmet holds the causes
+	// with have < need. required counts what the steps so far required,
+	// given up on or not.
 	need, have, required map[string]int
-	unmet                int
+	unmet                map[string]struct{}
+	// causesTo is how many recorded stdout lines (plan.expect) came before
+	// the step under way, forgivenTo how many before the last step that
+	// gave up on the causes unmet: the frames still owed are among those
+	// between (see owedSeqs). lostTo is, per method, how many of its calls
+	// a give-up has looked at (see forgiveCauses).
+	causesTo, forgivenTo int
+	lostTo               map[string]int
 	// ended says how the last wait that was given up ended; timedOutIn,
 	// what a wait the replay's time limit ended was waiting for.
 	ended      waitEnd
@@ -431,6 +438,8 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 		need:     map[string]int{},
 		have:     map[string]int{},
 		required: map[string]int{},
+		unmet:    map[string]struct{}{},
+		lostTo:   map[string]int{},
 		// The timeline and the map of what was sent are made to the
 		// recording's size: grown by doubling, they would cost twice that
 		// and copies on the way.
@@ -557,6 +566,8 @@ func (r *runner) play(ctx context.Context) error {
 	for i := range r.plan.steps {
 		st := &r.plan.steps[i]
 		r.require(st.causes)
+		for ex := r.plan.expect; r.causesTo < len(ex) && ex[r.causesTo].frame.Seq < st.frame.Seq; r.causesTo++ {
+		}
 		if st.kind == sendAnswer && !st.call.used && (st.call.lost || r.plan.isChatter(st.call.method)) {
 			// A wait gave up on the request this answers, or it is
 			// chatter, whose number depends on timing: it is not waited
@@ -609,6 +620,7 @@ func (r *runner) play(ctx context.Context) error {
 	}
 	// Let the plugin say what it said after the last host frame.
 	r.require(r.plan.tail)
+	r.causesTo = len(r.plan.expect)
 	ready, err := r.waitFor(ctx, nil)
 	if err != nil {
 		return err
@@ -648,7 +660,7 @@ func (r *runner) require(causes []string) {
 		n := r.need[c] + 1
 		r.need[c] = n
 		if n == r.have[c]+1 {
-			r.unmet++
+			r.unmet[c] = struct{}{}
 		}
 	}
 }
@@ -658,7 +670,7 @@ func (r *runner) saw(cause string) {
 	n := r.have[cause] + 1
 	r.have[cause] = n
 	if n == r.need[cause] {
-		r.unmet--
+		delete(r.unmet, cause)
 	}
 }
 
@@ -715,7 +727,8 @@ func (r *runner) laterAnswerWaiting(i int) bool {
 // forgive gives up on every cause still unmet and every request owed, so
 // that no later step waits for them again, and describes what was given up.
 func (r *runner) forgive() string {
-	missing := r.forgiveCauses()
+	missing := r.unmetCauses()
+	r.forgiveCauses()
 	for _, c := range r.owed {
 		if !c.used {
 			missing = append(missing, c.method+" request")
@@ -725,75 +738,102 @@ func (r *runner) forgive() string {
 	return strings.Join(missing, ", ")
 }
 
-// forgiveCauses gives up on the causes still unmet and lists them. The
-// recorded requests among them are lost: their answers' steps do not wait
-// for them again.
-func (r *runner) forgiveCauses() []string {
-	missing := r.unmetCauses()
-	for c, n := range r.need {
-		if r.have[c] >= n {
-			continue
-		}
+// forgiveCauses gives up on the causes still unmet. The recorded requests
+// among them are lost: their answers' steps do not wait for them again.
+// A method's calls are in recorded order, and what the steps required of
+// it only grows, so each call is looked at by one give-up at most (lostTo):
+// a replay that gives up at every step takes time in step with its length,
+// where it took the square of it (20,000 give-ups: 30 s).
+func (r *runner) forgiveCauses() {
+	for c := range r.unmet {
 		r.need[c] = r.have[c]
 		if method, ok := strings.CutPrefix(c, "call "); ok {
-			for _, cl := range r.plan.calls[method] {
-				if !cl.used && cl.occ <= r.required[c] {
-					cl.lost = true
+			calls, req := r.plan.calls[method], r.required[c]
+			i := r.lostTo[method]
+			for ; i < len(calls) && calls[i].occ <= req; i++ {
+				if !calls[i].used {
+					calls[i].lost = true
 				}
 			}
+			r.lostTo[method] = i
 		}
 	}
-	r.unmet = 0
-	return missing
+	clear(r.unmet)
+	r.forgivenTo = r.causesTo
 }
 
 // unmetCauses lists the causes still unmet, sorted, each with the
 // recorded frames it stands for: "ui/setPanel (recorded seq 4)".
 func (r *runner) unmetCauses() []string {
-	var missing []string
-	for c, n := range r.need {
-		if h := r.have[c]; h < n {
-			what := strings.Replace(strings.Replace(c, "call ", "", 1), "reply ", "reply to id ", 1)
-			if n-h > 1 {
-				what = fmt.Sprintf("%d × %s", n-h, what)
-			}
-			// The frames still owed are the last n-h the steps so far
-			// required of the recording (a wait given up on forgave the
-			// ones before).
-			req := r.required[c]
-			missing = append(missing, what+r.plan.recordedSeqs(c, req-(n-h), req))
+	seqs := r.owedSeqs()
+	missing := make([]string, 0, len(r.unmet))
+	for c := range r.unmet {
+		n, h := r.need[c], r.have[c]
+		what := strings.Replace(strings.Replace(c, "call ", "", 1), "reply ", "reply to id ", 1)
+		if n-h > 1 {
+			what = fmt.Sprintf("%d × %s", n-h, what)
 		}
+		missing = append(missing, what+seqs[c].String())
 	}
 	sort.Strings(missing)
 	return missing
 }
 
-// recordedSeqs names the recorded frames of cause from its occurrence
-// from+1 to to, " (recorded seq 4)" or " (recorded seq 7, 9 and 11)", at
-// most three and how many more; "" when the plan knows none (a host
-// script records no plugin frame).
-func (p *plan) recordedSeqs(cause string, from, to int) string {
-	var seqs []string
-	n, more := 0, 0
-	for i := range p.expect {
-		e := &p.expect[i]
-		if !e.ok || e.cause != cause {
+// owed is what a cause still owes: the first of its recorded frames (at
+// most three) and how many it owes in all.
+type owed struct {
+	seqs []uint64
+	n    int
+}
+
+// owedSeqs finds the recorded frames each unmet cause stands for: the
+// last need − have of its frames that the steps so far required, which
+// are among the recorded lines since the last give-up (every cause was
+// met then). One pass back over those lines serves every cause.
+func (r *runner) owedSeqs() map[string]owed {
+	out := make(map[string]owed, len(r.unmet))
+	left := make(map[string]int, len(r.unmet))
+	for c := range r.unmet {
+		left[c] = r.need[c] - r.have[c]
+	}
+	ex := r.plan.expect
+	for i := min(r.causesTo, len(ex)) - 1; i >= r.forgivenTo && len(left) > 0; i-- {
+		e := &ex[i]
+		if !e.ok {
 			continue
 		}
-		n++
-		switch {
-		case n <= from:
-		case n > to:
-		case len(seqs) < 3:
-			seqs = append(seqs, strconv.FormatUint(e.frame.Seq, 10))
-		default:
-			more++
+		k, ok := left[e.cause]
+		if !ok {
+			continue
 		}
-		if n >= to {
-			break
+		o := out[e.cause]
+		o.n++
+		// Back to front: the first three are the last found.
+		if len(o.seqs) == 3 {
+			copy(o.seqs[1:], o.seqs[:2])
+			o.seqs[0] = e.frame.Seq
+		} else {
+			o.seqs = append([]uint64{e.frame.Seq}, o.seqs...)
+		}
+		out[e.cause] = o
+		if k == 1 {
+			delete(left, e.cause)
+		} else {
+			left[e.cause] = k - 1
 		}
 	}
-	switch {
+	return out
+}
+
+// String names the frames, " (recorded seq 4)" or " (recorded seq 7, 9
+// and 11)", at most three and how many more; "" when the plan knows none
+// (a host script records no plugin frame).
+func (o owed) String() string {
+	seqs := make([]string, len(o.seqs))
+	for i, s := range o.seqs {
+		seqs[i] = strconv.FormatUint(s, 10)
+	}
+	switch more := o.n - len(seqs); {
 	case len(seqs) == 0:
 		return ""
 	case more > 0:
@@ -834,7 +874,7 @@ func (r *runner) awaited(st *step, quiet, bound time.Duration) string {
 // plugin has produced its causes; an answer's request was made; before a
 // host frame of the host's own, every request owed was made.
 func (r *runner) ready(st *step) bool {
-	if r.unmet > 0 {
+	if len(r.unmet) > 0 {
 		return false
 	}
 	if st != nil && st.kind == sendAnswer {
