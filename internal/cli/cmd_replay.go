@@ -95,7 +95,7 @@ func (e *env) replay(c *cli.Context, v *replayValues) error {
 	}
 	run := &replayRun{opts: opts, runs: max(c.Int("runs"), 1), jobs: max(c.Int("jobs"), 1), html: c.String("html"), json: c.Bool("json"),
 		writeConfig: c.Bool("write-config"), update: c.Bool("update"), verbose: v.verbose, open: open}
-	e.limitMemory(replaysHold(recs, run.runs, run.jobs))
+	defer e.limitMemory(replaysHold(recs, run.runs, run.jobs))()
 	// One recording after the other, each reported as if alone; the exit
 	// status is the worst of them.
 	code := 0

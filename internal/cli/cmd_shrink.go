@@ -80,7 +80,7 @@ func (e *env) shrink(c *cli.Context, v *replayValues) error {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	e.limitMemory(withRuns(heldBytes(rec), opt.Jobs))
+	defer e.limitMemory(withRuns(heldBytes(rec), opt.Jobs))()
 	var prog *present.ShrinkProgress
 	opt.OnStart = func(s shrink.Start) {
 		fmt.Fprintf(e.stderr, "tapedeck: shrink %s: %d host steps (%d kept: initialize and the ending); chasing %s\n",

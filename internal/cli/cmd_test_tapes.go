@@ -90,7 +90,7 @@ func (e *env) test(c *cli.Context, v *replayValues) error {
 	if c.String("junit") != "" {
 		t.junit = &present.JUnitSuite{}
 	}
-	e.limitMemory(largestTapes(tapes, c.Int("jobs")))
+	defer e.limitMemory(largestTapes(tapes, c.Int("jobs")))()
 	suite := &playback.SuiteOptions{Replay: *opts, Jobs: c.Int("jobs"), FailOnSkip: c.Bool("fail-on-skip")}
 	if update {
 		suite.Update = writePending

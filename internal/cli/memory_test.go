@@ -175,6 +175,44 @@ func TestBigTapeMemory(t *testing.T) {
 	}
 }
 
+// TestMemoryLimitFollowsTheLiveHeap: a replay of a 30,000-frame tape
+// (3.4 MB) whose plugin now says another line each time, a failing test
+// that keeps every line twice and the differences, runs its collector a
+// few dozen times. Its live heap passes the soft memory limit set for the
+// tape (cli/memory.go), and before the limit followed it, the collector
+// ran 1,033 times without end and the replay took 2.4 times as long.
+func TestMemoryLimitFollowsTheLiveHeap(t *testing.T) {
+	skipUnderRace(t)
+	if testing.Short() {
+		t.Skip("writes and replays a 30,000-frame tape")
+	}
+	if _, err := os.Stat("/bin/sed"); err != nil {
+		t.Skip("needs sed as the plugin")
+	}
+	a, size := writeBadgeTape(t, "a.jsonl", 30000, 0)
+	if size < memoryFrom {
+		t.Fatalf("the tape is %d bytes, under the %d from which the limit is set", size, memoryFrom)
+	}
+	longer := `s|ui/event","params":{"text":"|ui/setBadge","params":{"text":"` + strings.Repeat("x", 60) + `|`
+	r, took, rss := boundedQuiet(t, t.TempDir(), 2048, 2*time.Minute, []string{"GODEBUG=gctrace=1"}, "replay", a, "--", "sed", "-u", longer)
+	if r.code != 1 {
+		t.Fatalf("replay: exit %d, want 1 (every badge differs); stderr %.500s", r.code, r.stderr)
+	}
+	cycles := 0
+	for _, l := range strings.Split(string(r.stderr), "\n") {
+		if strings.HasPrefix(l, "gc ") {
+			cycles++
+		}
+	}
+	t.Logf("replay of 30,000 frames (%.1f MB), every badge changed: %d collections, peak RSS %.1f MB, %v", float64(size)/(1<<20), cycles, rss, took.Round(time.Millisecond))
+	if cycles == 0 {
+		t.Fatalf("no collection traced (GODEBUG=gctrace=1); stderr %.500s", r.stderr)
+	}
+	if cycles > 300 {
+		t.Errorf("the collector ran %d times: held to a memory limit under the live heap, it runs without end", cycles)
+	}
+}
+
 // TestDeepFramesDiffInLinearMemory: two tapes of 20 ui/setPanel frames
 // nested 4,985 columns deep (as deep as a frame decodes) that differ in
 // their innermost text are diffed in bounded memory and time, and the

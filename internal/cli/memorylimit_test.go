@@ -32,7 +32,7 @@ func TestLargestTapes(t *testing.T) {
 func TestLimitMemoryOnlyForTheProcess(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	e := &env{}
-	e.limitMemory(1 << 30)
+	e.limitMemory(1 << 30)()
 	if got := debug.SetMemoryLimit(-1); got != before {
 		debug.SetMemoryLimit(before)
 		t.Fatalf("a command in a test's process set the memory limit to %d (was %d)", got, before)
