@@ -36,6 +36,17 @@ var fixtures = map[string]func() int{
 		io.Copy(io.Discard, br)
 		return 0
 	},
+	// shortkeys is randomkey with three members named by short random
+	// names ("k1021"), which look like any member's.
+	"shortkeys": func() int {
+		br := bufio.NewReader(os.Stdin)
+		br.ReadBytes('\n')
+		var b [6]byte
+		rand.Read(b[:])
+		fmt.Printf(`{"jsonrpc":"2.0","id":1,"result":{"items":{"k%d":1,"k%d":2,"k%d":3}}}`+"\n", int(b[0])<<8|int(b[1]), int(b[2])<<8|int(b[3]), int(b[4])<<8|int(b[5]))
+		io.Copy(io.Discard, br)
+		return 0
+	},
 	// tee copies stdin to stdout and to stderr.
 	"tee": func() int {
 		io.Copy(io.MultiWriter(os.Stdout, os.Stderr), os.Stdin)

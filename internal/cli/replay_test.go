@@ -51,6 +51,9 @@ type replayJSON struct {
 	Unmatched []string `json:"unmatched"`
 	Notes     []string `json:"notes"`
 	Proposed  []string `json:"proposedIgnores"`
+	Stable    []struct {
+		Method, Path, Old, New string
+	} `json:"stableChanges"`
 }
 
 // acceptPending checks that replay --update left the tape as it was and

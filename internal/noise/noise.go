@@ -108,6 +108,7 @@ func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, r
 					s.add(d.Recorded, ch.Segments)
 				}
 				s.add(d.Live, ch.Segments)
+				s.absent = s.absent || ch.Old == "" || ch.New == ""
 			}
 		}
 		return nil
@@ -136,14 +137,7 @@ func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, r
 			proposed = append(proposed, pr)
 		}
 	}
-	covered := func(method string, segs []string) bool {
-		for _, r := range proposed {
-			if r.MatchMethod(method) && r.Path.Match(segs) {
-				return true
-			}
-		}
-		return false
-	}
+	covered := func(method string, segs []string) bool { return coveredBy(proposed, method, segs) }
 	for _, d := range first.Diff.Differences {
 		for _, ch := range d.Changes {
 			// What a proposed rule ignores is noise, however alike the runs
@@ -299,20 +293,72 @@ func groupFilters(parts []proposedFilter) []filter.Filter {
 	return out
 }
 
-// pathChange is a path that changed in a message of method.
+// pathChange is a path that changed in a message of method; absent says
+// the member was missing on one side of a change (it came or went).
 type pathChange struct {
 	method string
 	segs   []string
+	absent bool
 }
+
+// coveredBy reports whether a rule of rules ignores the value at segs of a
+// message of method: the value it names or one that holds it (an ignore
+// rule takes a whole subtree).
+func coveredBy(rules []jsonpath.Rule, method string, segs []string) bool {
+	for _, r := range rules {
+		if !r.MatchMethod(method) {
+			continue
+		}
+		for n := len(segs); n > 0; n-- {
+			if r.Path.Match(segs[:n]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// manyNames is how many member names that came or went under one object
+// between runs make them made up (see proposeRules), however they look.
+const manyNames = 8
 
 // proposeRules spells the narrowest ignore rules that cover paths: each path
 // as it is, except that paths alike but for array indexes (several children
 // whose text varies the same way) share one rule with [*] where their
-// indexes differ. Sorted, without duplicates.
+// indexes differ, and members named by values the plugin made up (idLike,
+// or manyNames or more that came or went under one object) share the rule
+// of the object that holds them. Sorted, without duplicates, and without
+// those another covers (a member of an object whose rule is proposed).
 func proposeRules(paths []pathChange) []string {
 	type group struct {
 		method string
 		segs   []string // the first path, generalised where others differ
+	}
+	// The objects under which members came and go by many names: their
+	// members' names are made up too, however short ("k1021").
+	parentKey := func(p pathChange) string {
+		shape := make([]string, len(p.segs)-1)
+		for i, s := range p.segs[:len(p.segs)-1] {
+			shape[i] = s
+			if isIndex(s) {
+				shape[i] = "[*]"
+			}
+		}
+		return p.method + "\x00" + strings.Join(shape, "\x00")
+	}
+	names := map[string]map[string]bool{}
+	for _, p := range paths {
+		if n := len(p.segs); p.absent && n > 1 && !isIndex(p.segs[n-1]) {
+			k := parentKey(p)
+			if names[k] == nil {
+				names[k] = map[string]bool{}
+			}
+			names[k][p.segs[n-1]] = true
+		}
+	}
+	madeUp := func(p pathChange, i int) bool {
+		s := p.segs[i]
+		return idLike(s) || i == len(p.segs)-1 && p.absent && !isIndex(s) && len(names[parentKey(p)]) >= manyNames
 	}
 	groups := map[string]*group{}
 	var order []string
@@ -323,7 +369,7 @@ func proposeRules(paths []pathChange) []string {
 			switch {
 			case isIndex(s):
 				shape[i] = "[*]"
-			case idLike(s):
+			case madeUp(p, i):
 				shape[i] = anyMember // a member named by a value the plugin made up
 			}
 		}
@@ -339,13 +385,16 @@ func proposeRules(paths []pathChange) []string {
 			case g.segs[i] == s:
 			case isIndex(s):
 				g.segs[i] = "[*]"
-			case idLike(s):
+			case madeUp(p, i):
 				g.segs[i] = anyMember
 			}
 		}
 	}
-	var rules []string
-	seen := map[string]bool{}
+	type proposed struct {
+		method string
+		segs   []string
+	}
+	var all []proposed
 	for _, k := range order {
 		segs := groups[k].segs
 		if n := len(segs); n > 1 && segs[n-1] == anyMember {
@@ -354,7 +403,23 @@ func proposeRules(paths []pathChange) []string {
 			// its name, which differs).
 			segs = segs[:n-1]
 		}
-		r := spellRule(groups[k].method, segs)
+		all = append(all, proposed{groups[k].method, segs})
+	}
+	var parsed []jsonpath.Rule
+	for _, p := range all {
+		if r, err := jsonpath.ParseRule(spellRule(p.method, p.segs)); err == nil {
+			parsed = append(parsed, r)
+		}
+	}
+	var rules []string
+	seen := map[string]bool{}
+	for _, p := range all {
+		// Covered by a rule of an object that holds it: by itself, and
+		// by another's below its own length.
+		if len(p.segs) > 1 && coveredBy(parsed, p.method, p.segs[:len(p.segs)-1]) {
+			continue
+		}
+		r := spellRule(p.method, p.segs)
 		if !seen[r] {
 			seen[r] = true
 			rules = append(rules, r)

@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/filter"
+	"github.com/tapedeck/tapedeck/internal/jsonpath"
 	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/internal/replaytest"
 	"github.com/tapedeck/tapedeck/playback"
@@ -252,5 +254,77 @@ func TestProposeRulesJoinsMadeUpNames(t *testing.T) {
 	want := "tools/call:result.items.*.at tools/list:result.byId ui/setPanel:params.tree.label ui/setPanel:params.tree.title"
 	if got != want {
 		t.Errorf("proposeRules = %s\nwant          %s", got, want)
+	}
+}
+
+// TestProposeRulesJoinsManyNamesThatComeAndGo: members that came or went
+// under one object by manyNames names or more are made up, however short
+// ("k1021"), and share the object's rule; fewer keep a rule each, and
+// members that changed value but stayed keep theirs whatever their
+// number. Before, a plugin naming a member k and a random number got a
+// rule for each short name beside the object's: 300 rules, never the same
+// twice.
+func TestProposeRulesJoinsManyNamesThatComeAndGo(t *testing.T) {
+	t.Parallel()
+	var paths []pathChange
+	for i := range manyNames {
+		paths = append(paths, pathChange{method: "ui/setBadge", segs: []string{"params", fmt.Sprintf("k%d", i)}, absent: true})
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		paths = append(paths, pathChange{method: "ui/notify", segs: []string{"params", name}, absent: true})
+	}
+	for i := range manyNames {
+		paths = append(paths, pathChange{method: "ui/setPanel", segs: []string{"params", fmt.Sprintf("v%d", i)}})
+	}
+	got := proposeRules(paths)
+	want := []string{"ui/notify:params.a", "ui/notify:params.b", "ui/notify:params.c", "ui/setBadge:params"}
+	for i := range manyNames {
+		want = append(want, fmt.Sprintf("ui/setPanel:params.v%d", i))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("proposeRules =\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestProposeRulesLeavesOutWhatAnotherCovers: a rule for a member of an
+// object whose own rule is proposed is left out (an ignore rule takes the
+// whole value), and so is what such a rule covers among the changes every
+// run agrees on. Before, the object's rule came with one for each short
+// name beside it, and the made-up names absent from every run were listed
+// as changes the runs agree on: 9,686 lines.
+func TestProposeRulesLeavesOutWhatAnotherCovers(t *testing.T) {
+	t.Parallel()
+	got := proposeRules([]pathChange{
+		{method: "m", segs: []string{"params", "a1b2c3d4"}, absent: true},
+		{method: "m", segs: []string{"params", "f9e8d7c6"}, absent: true},
+		{method: "m", segs: []string{"params", "k12"}, absent: true},
+		{method: "m", segs: []string{"params", "text"}},
+		{method: "n", segs: []string{"params", "text"}},
+	})
+	if want := []string{"m:params", "n:params.text"}; !slices.Equal(got, want) {
+		t.Errorf("proposeRules = %q, want %q", got, want)
+	}
+	var rules []jsonpath.Rule
+	for _, s := range got {
+		r, err := jsonpath.ParseRule(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, r)
+	}
+	for _, c := range []struct {
+		method string
+		segs   []string
+		want   bool
+	}{
+		{"m", []string{"params", "f00dfeed99"}, true},
+		{"m", []string{"params"}, true},
+		{"m", []string{"result"}, false},
+		{"n", []string{"params", "text", "x"}, true},
+		{"n", []string{"params", "other"}, false},
+	} {
+		if got := coveredBy(rules, c.method, c.segs); got != c.want {
+			t.Errorf("coveredBy(%s %q) = %v, want %v", c.method, c.segs, got, c.want)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
 	"github.com/tapedeck/tapedeck/internal/host"
+	"github.com/tapedeck/tapedeck/internal/noise"
 	"github.com/tapedeck/tapedeck/internal/note"
 	"github.com/tapedeck/tapedeck/playback"
 )
@@ -231,5 +232,25 @@ func TestOutcomeSaysTheDifferencesNotKept(t *testing.T) {
 	var j struct{ More int }
 	if err := json.Unmarshal(js.Bytes(), &j); err != nil || j.More != 5 {
 		t.Errorf("JSON more = %d (%v), want 5", j.More, err)
+	}
+}
+
+// TestNoiseShowsTheFirstStableChanges: what every run changes alike is
+// printed up to StableShown changes, then counted: a plugin whose every
+// frame changed printed 9,686 such lines after its differences.
+func TestNoiseShowsTheFirstStableChanges(t *testing.T) {
+	t.Parallel()
+	nr := &noise.Report{Runs: 3}
+	for i := range StableShown + 5 {
+		nr.Stable = append(nr.Stable, noise.StableChange{Method: "ui/setBadge", Path: fmt.Sprintf("params.n%d", i), Old: "1"})
+	}
+	var b bytes.Buffer
+	Noise(&b, nr)
+	got := b.String()
+	if n := strings.Count(got, "  ui/setBadge:params.n"); n != StableShown {
+		t.Errorf("printed %d stable changes, want %d:\n%s", n, StableShown, got)
+	}
+	if !strings.Contains(got, "  … and 5 more (--json lists them all)\n") || strings.Contains(got, fmt.Sprintf("params.n%d ", StableShown)) {
+		t.Errorf("the changes past the first %d are not counted:\n%s", StableShown, got)
 	}
 }
