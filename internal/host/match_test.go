@@ -51,6 +51,23 @@ func TestMatchTakesTheFirstUnusedCallWithTheseParams(t *testing.T) {
 	}
 }
 
+// matchCase is a recording's requests of one method, by the params of
+// each, and the params of the live requests answered from them in order.
+type matchCase struct {
+	name   string
+	params func(i int) string
+	live   string
+}
+
+// inOrder are the cases of in-order matching: every request with the same
+// params, and live params that match none.
+func inOrder() []matchCase {
+	return []matchCase{
+		{"equal params", func(int) string { return `{}` }, `{}`},
+		{"params that match none", func(i int) string { return fmt.Sprintf(`{"n":%d}`, i) }, `{"n":-1}`},
+	}
+}
+
 // TestMatchLooksPastTheCallsUsed: answering the plugin's requests of
 // one method in their recorded order, each match starts where the one
 // before found the calls used (unusedFrom, sameFrom), with the same params
@@ -60,14 +77,7 @@ func TestMatchTakesTheFirstUnusedCallWithTheseParams(t *testing.T) {
 // waits for 105,708 of them (BenchmarkMatch measures it).
 func TestMatchLooksPastTheCallsUsed(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name   string
-		params func(i int) string
-		live   string
-	}{
-		{"equal params", func(int) string { return `{}` }, `{}`},
-		{"params that match none", func(i int) string { return fmt.Sprintf(`{"n":%d}`, i) }, `{"n":-1}`},
-	} {
+	for _, c := range inOrder() {
 		p := requests(1000, c.params)
 		for i := range 1000 {
 			if got, _ := p.match(json.RawMessage(`1`), "m", json.RawMessage(c.live), nil); got == nil || got.seq != uint64(i+1) {
@@ -87,14 +97,7 @@ func TestMatchLooksPastTheCallsUsed(t *testing.T) {
 // their recorded order (before the calls were indexed: 10 s for equal
 // params, 23 s for params that match none; after: 20 to 60 ms).
 func BenchmarkMatch(b *testing.B) {
-	for _, c := range []struct {
-		name   string
-		params func(i int) string
-		live   string
-	}{
-		{"equal", func(int) string { return `{}` }, `{}`},
-		{"none", func(i int) string { return fmt.Sprintf(`{"n":%d}`, i) }, `{"n":-1}`},
-	} {
+	for _, c := range inOrder() {
 		b.Run(c.name, func(b *testing.B) {
 			recorded := requests(40000, c.params)
 			for b.Loop() {
