@@ -48,6 +48,20 @@ func skipUnderRace(t *testing.T) {
 	}
 }
 
+// skipBigReplay skips a test that replays a big tape with sed as the
+// plugin (what says why it is skipped with -short): under the race
+// detector, with -short, and without sed.
+func skipBigReplay(t *testing.T, what string) {
+	t.Helper()
+	skipUnderRace(t)
+	if testing.Short() {
+		t.Skip(what)
+	}
+	if _, err := os.Stat("/bin/sed"); err != nil {
+		t.Skip("needs sed as the plugin")
+	}
+}
+
 // lowerPeak returns rss, a command's peak RSS in MB, or when it is over
 // bound the lower of it and another run's (again, whose second result
 // says the run exited as the first did). Under load the collector runs
@@ -96,13 +110,7 @@ const holdFactor = 3.6
 // shrink 11× (then 7.5×). TAPEDECK_SOAK=1 runs the same at 1,000,000
 // frames (115 MB), the figures of README "Performance".
 func TestBigTapeMemory(t *testing.T) {
-	skipUnderRace(t)
-	if testing.Short() {
-		t.Skip("writes and replays a 100,000-frame tape")
-	}
-	if _, err := os.Stat("/bin/sed"); err != nil {
-		t.Skip("needs sed as the plugin")
-	}
+	skipBigReplay(t, "writes and replays a 100,000-frame tape")
 	frames := 100000
 	if os.Getenv("TAPEDECK_SOAK") == "1" {
 		frames = 1000000
@@ -182,13 +190,7 @@ func TestBigTapeMemory(t *testing.T) {
 // tape (cli/memory.go), and before the limit followed it, the collector
 // ran 1,033 times without end and the replay took 2.4 times as long.
 func TestMemoryLimitFollowsTheLiveHeap(t *testing.T) {
-	skipUnderRace(t)
-	if testing.Short() {
-		t.Skip("writes and replays a 30,000-frame tape")
-	}
-	if _, err := os.Stat("/bin/sed"); err != nil {
-		t.Skip("needs sed as the plugin")
-	}
+	skipBigReplay(t, "writes and replays a 30,000-frame tape")
 	a, size := writeBadgeTape(t, "a.jsonl", 30000, 0)
 	if size < memoryFrom {
 		t.Fatalf("the tape is %d bytes, under the %d from which the limit is set", size, memoryFrom)

@@ -566,8 +566,7 @@ func (r *runner) play(ctx context.Context) error {
 	for i := range r.plan.steps {
 		st := &r.plan.steps[i]
 		r.require(st.causes)
-		for ex := r.plan.expect; r.causesTo < len(ex) && ex[r.causesTo].frame.Seq < st.frame.Seq; r.causesTo++ {
-		}
+		r.reach(st.frame.Seq)
 		if st.kind == sendAnswer && !st.call.used && (st.call.lost || r.plan.isChatter(st.call.method)) {
 			// A wait gave up on the request this answers, or it is
 			// chatter, whose number depends on timing: it is not waited
@@ -620,7 +619,7 @@ func (r *runner) play(ctx context.Context) error {
 	}
 	// Let the plugin say what it said after the last host frame.
 	r.require(r.plan.tail)
-	r.causesTo = len(r.plan.expect)
+	r.reach(^uint64(0))
 	ready, err := r.waitFor(ctx, nil)
 	if err != nil {
 		return err
@@ -662,6 +661,15 @@ func (r *runner) require(causes []string) {
 		if n == r.have[c]+1 {
 			r.unmet[c] = struct{}{}
 		}
+	}
+}
+
+// reach moves causesTo to the recorded stdout lines before recorded seq:
+// those the steps so far required.
+func (r *runner) reach(seq uint64) {
+	ex := r.plan.expect
+	for r.causesTo < len(ex) && ex[r.causesTo].frame.Seq < seq {
+		r.causesTo++
 	}
 }
 

@@ -217,19 +217,19 @@ func Noise(w io.Writer, nr *noise.Report) {
 	if len(nr.Stable) > 0 {
 		fmt.Fprintf(w, "all %d runs agree with each other but differ from the recording at these paths\n", nr.Runs)
 		fmt.Fprintln(w, "(not noise between runs; time-relative text such as \"5 minutes ago\" is the usual cause):")
-		for _, st := range nr.Stable[:min(len(nr.Stable), StableShown)] {
+		for _, st := range nr.Stable[:min(len(nr.Stable), stableShown)] {
 			fmt.Fprintf(w, "  %s:%s  %s → %s\n", escape.Text(OrAny(st.Method)), escape.Text(st.Path), escape.Text(OrAbsent(st.Old)), escape.Text(OrAbsent(st.New)))
 		}
-		if more := len(nr.Stable) - StableShown; more > 0 {
+		if more := len(nr.Stable) - stableShown; more > 0 {
 			fmt.Fprintf(w, "  … and %d more (--json lists them all)\n", more)
 		}
 	}
 }
 
-// StableShown is how many of the changes every run agrees on Noise prints:
+// stableShown is how many of the changes every run agrees on Noise prints:
 // a plugin that changed everything changes each frame alike, and the
 // differences above already show them.
-const StableShown = 20
+const stableShown = 20
 
 // Proposals counts what --runs proposes: "1 ignore rules", "2 filters",
 // "1 ignore rules and 1 filters" (the first as replay has always said it).

@@ -236,21 +236,21 @@ func TestOutcomeSaysTheDifferencesNotKept(t *testing.T) {
 }
 
 // TestNoiseShowsTheFirstStableChanges: what every run changes alike is
-// printed up to StableShown changes, then counted: a plugin whose every
+// printed up to stableShown changes, then counted: a plugin whose every
 // frame changed printed 9,686 such lines after its differences.
 func TestNoiseShowsTheFirstStableChanges(t *testing.T) {
 	t.Parallel()
 	nr := &noise.Report{Runs: 3}
-	for i := range StableShown + 5 {
+	for i := range stableShown + 5 {
 		nr.Stable = append(nr.Stable, noise.StableChange{Method: "ui/setBadge", Path: fmt.Sprintf("params.n%d", i), Old: "1"})
 	}
 	var b bytes.Buffer
 	Noise(&b, nr)
 	got := b.String()
-	if n := strings.Count(got, "  ui/setBadge:params.n"); n != StableShown {
-		t.Errorf("printed %d stable changes, want %d:\n%s", n, StableShown, got)
+	if n := strings.Count(got, "  ui/setBadge:params.n"); n != stableShown {
+		t.Errorf("printed %d stable changes, want %d:\n%s", n, stableShown, got)
 	}
-	if !strings.Contains(got, "  … and 5 more (--json lists them all)\n") || strings.Contains(got, fmt.Sprintf("params.n%d ", StableShown)) {
-		t.Errorf("the changes past the first %d are not counted:\n%s", StableShown, got)
+	if !strings.Contains(got, "  … and 5 more (--json lists them all)\n") || strings.Contains(got, fmt.Sprintf("params.n%d ", stableShown)) {
+		t.Errorf("the changes past the first %d are not counted:\n%s", stableShown, got)
 	}
 }
