@@ -278,6 +278,9 @@ type runner struct {
 	// owed are requests whose answers were given up on while the plugin
 	// waited for a later answer: the next host frame waits for them.
 	owed []*call
+	// ahead knows which answer steps have their request made, for the
+	// main loop's look past a step given up on (laterAnswerWaiting).
+	ahead answersAhead
 	// direct writes to the plugin's stdin from the main loop when nothing
 	// is queued for the writer (queued counts what is); failed is set once
 	// a write failed.
@@ -445,6 +448,7 @@ func play(ctx context.Context, pl *plan, p Plugin, opts Options) (*Result, error
 		// and copies on the way.
 		res: Result{Live: make([]frame.Frame, 0, pl.frames+8), Pairs: map[uint64]uint64{}, Sent: make(map[uint64]uint64, pl.answers)},
 	}
+	r.ahead = newAnswersAhead(pl)
 	r.moveIn()
 	r.back, r.backTo = backPaths(opts.Moved)
 	r.start = time.Now()
@@ -720,17 +724,7 @@ func short(d time.Duration) time.Duration {
 
 // laterAnswerWaiting reports whether an answer step right after step i
 // (before the next host frame of the host's own) has its request made.
-func (r *runner) laterAnswerWaiting(i int) bool {
-	for _, st := range r.plan.steps[i+1:] {
-		if st.kind != sendAnswer {
-			return false
-		}
-		if st.call.used {
-			return true
-		}
-	}
-	return false
-}
+func (r *runner) laterAnswerWaiting(i int) bool { return r.ahead.waiting(r.plan.steps, i) }
 
 // forgive gives up on every cause still unmet and every request owed, so
 // that no later step waits for them again, and describes what was given up.
@@ -1303,6 +1297,7 @@ func (r *runner) answer(e *message.Envelope, kept bool, same *expected) *call {
 	if kept {
 		r.res.Pairs[r.seq] = c.seq
 	}
+	r.ahead.requested(c)
 	c.liveID = append(json.RawMessage(nil), e.ID...)
 	c.unkept = !kept
 	if c.late && c.answer != nil {
