@@ -131,6 +131,26 @@ func TestCarriedValuesGoBack(t *testing.T) {
 		},
 		wantKept: []string{"progress/create:params.token"},
 	}, {
+		name: "a number said again inside a string or another number is still a new value",
+		rec: []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"initialize"}`,
+			`< {"jsonrpc":"2.0","id":"c","method":"progress/create","params":{"token":1,"title":"job 1 of 10","total":10}}`,
+			`> {"jsonrpc":"2.0","id":"c","result":null}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+			`> {"jsonrpc":"2.0","method":"progress/cancel","params":{"token":1,"version":1}}`,
+			"eof",
+		},
+		live: map[string]string{`"token":1`: `"token":5`},
+		rd: Reading{Carry: func(method string, path []string) bool {
+			return method == "progress/create" && slices.Equal(path, []string{"params", "token"})
+		}},
+		wantHost: []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize"}`,
+			`{"jsonrpc":"2.0","id":"c","result":null}`,
+			`{"jsonrpc":"2.0","method":"progress/cancel","params":{"token":5,"version":1}}`,
+		},
+		wantKept: []string{"progress/create:params.token"},
+	}, {
 		name: "a name from a list the plugin ordered otherwise is not a new value",
 		rec: []string{
 			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
@@ -451,5 +471,26 @@ func TestCarryReadsWithoutAllocatingPerFrame(t *testing.T) {
 	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a long enough value"}}}`)
 	if n := testing.AllocsPerRun(100, func() { values(body, func(int, int) {}) }); n != 0 {
 		t.Errorf("values: %.0f allocations a frame, want none", n)
+	}
+}
+
+// TestTokensOfAFrame: the tokens a frame says, by which a carried value
+// said again elsewhere in it is found: strings and member names as
+// written, numbers and literals whole, none inside another.
+func TestTokensOfAFrame(t *testing.T) {
+	t.Parallel()
+	got := tokensOf([]byte(`{"a" : "x\"y", "n":3120,"l":[true,null,-1.5e3,{}],"s":"id 5"}`))
+	for _, want := range []string{`"a"`, `"x\"y"`, `"n"`, `"l"`, `"s"`, `3120`, `true`, `null`, `-1.5e3`, `"id 5"`} {
+		if _, ok := got[want]; !ok {
+			t.Errorf("%s is not among the tokens %q", want, got)
+		}
+	}
+	for _, not := range []string{`5`, `12`, `x`, `"x"`, `{}`, ``} {
+		if _, ok := got[not]; ok {
+			t.Errorf("%s is among the tokens %q", not, got)
+		}
+	}
+	if len(got) != 10 {
+		t.Errorf("%d tokens %q, want 10", len(got), got)
 	}
 }

@@ -3,6 +3,8 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -70,7 +72,7 @@ func inOrder() []matchCase {
 
 // TestMatchLooksPastTheCallsUsed: answering the plugin's requests of
 // one method in their recorded order, each match starts where the one
-// before found the calls used (unusedFrom, sameFrom), with the same params
+// before found the calls used (skip, sameFrom), with the same params
 // in every one and with params that match none: the work is in step with
 // the requests. Before, each match looked at every call before it, and a
 // replay of 160,000 such requests fell behind the plugin and gave up its
@@ -83,7 +85,7 @@ func TestMatchLooksPastTheCallsUsed(t *testing.T) {
 			if got, _ := p.match(json.RawMessage(`1`), "m", json.RawMessage(c.live), nil); got == nil || got.seq != uint64(i+1) {
 				t.Fatalf("%s: request %d answered from %+v, want the call of recorded seq %d", c.name, i, got, i+1)
 			}
-			if from := p.unusedFrom["m"]; from != i {
+			if from := int(p.skip["m"][0]); from != i {
 				t.Fatalf("%s: match %d started at call %d, want %d: the calls before it were found used before", c.name, i, from, i)
 			}
 		}
@@ -109,5 +111,102 @@ func BenchmarkMatch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnusedAtSkipsTheCallsUsed: over calls marked used at random, as a
+// replay marks them (once used, used), unusedAt finds the first unused
+// call at or after each place asked, as reading them one by one does; and
+// once a run of calls is found used it is passed in one step: a plugin
+// that skipped its first request and chose other ids had each match read
+// every call used since (80,000 requests: 12.3 s).
+func TestUnusedAtSkipsTheCallsUsed(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(36, 2))
+	for round := range 200 {
+		n := 1 + rng.IntN(80)
+		p := requests(n, func(int) string { return `{}` })
+		cs := p.calls["m"]
+		for range 4 * n {
+			if rng.IntN(2) == 0 {
+				cs[rng.IntN(n)].used = true
+				continue
+			}
+			i := rng.IntN(n + 1)
+			want := i
+			for want < n && cs[want].used {
+				want++
+			}
+			if got := p.unusedAt("m", i); got != want {
+				t.Fatalf("round %d: unusedAt(%d) = %d, want %d", round, i, got, want)
+			}
+		}
+	}
+	// The first call never used, every later one used in turn, each
+	// match looking past the first: each look passes the calls used
+	// before in one step.
+	p := requests(1000, func(int) string { return `{}` })
+	cs := p.calls["m"]
+	for k := 1; k < 1000; k++ {
+		cs[k].used = true
+		if got := p.unusedAt("m", 1); got != k+1 {
+			t.Fatalf("after %d calls used: unusedAt(1) = %d, want %d", k, got, k+1)
+		}
+		if hint := p.skip["m"][1]; int(hint) != k+1 {
+			t.Fatalf("after %d calls used: the hint at 1 is %d, want %d: the next look reads them again", k, hint, k+1)
+		}
+	}
+}
+
+// TestAScriptsAnswersByIDGoInTurn: a host script that answers one id many
+// times gives its answers in order, each look starting past those given
+// (a plugin that reused id 1 for 80,000 requests: each read the answers
+// given before it, 10.6 s).
+func TestAScriptsAnswersByIDGoInTurn(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for k := range 100 {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":1,"result":%d}`+"\n", k)
+	}
+	s, err := ReadScript(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.plan.fresh()
+	for k := range 100 {
+		c, _ := p.match(json.RawMessage(`1`), "get", nil, nil)
+		if c == nil || !strings.HasSuffix(string(c.answer.Raw), fmt.Sprintf(`"result":%d}`, k)) {
+			t.Fatalf("request %d answered from %+v, want the script's answer %d", k, c, k)
+		}
+		if from := p.idFrom["1"]; from != k {
+			t.Fatalf("request %d: the look started at answer %d, want %d", k, from, k)
+		}
+	}
+	if c, _ := p.match(json.RawMessage(`1`), "get", nil, nil); c != nil {
+		t.Errorf("a request past the script's answers answered from %+v", c)
+	}
+}
+
+// TestLastAnsweredIsLookedForOnce: chatter the plugin says more of than
+// recorded gets the last recorded answer of its method, looked for once
+// however many ask (a recording of 80,000 such requests, the first alone
+// answered, looked back over the rest at each: 22 s).
+func TestLastAnsweredIsLookedForOnce(t *testing.T) {
+	t.Parallel()
+	lines := []string{`< {"jsonrpc":"2.0","id":0,"method":"progress/create","params":{}}`, `> {"jsonrpc":"2.0","id":0,"result":null}`}
+	for k := 1; k < 50; k++ {
+		lines = append(lines, fmt.Sprintf(`< {"jsonrpc":"2.0","id":%d,"method":"progress/create","params":{}}`, k))
+	}
+	p := makePlan(tl(lines...), Reading{}).fresh()
+	first := p.lastAnswered("progress/create")
+	if first == nil || first.seq != 1 {
+		t.Fatalf("the last answered call: %+v, want recorded seq 1's", first)
+	}
+	p.calls["progress/create"] = nil // a second look would find none
+	if again := p.lastAnswered("progress/create"); again != first {
+		t.Errorf("asked again: %+v, want the first look's", again)
+	}
+	if none := p.lastAnswered("other"); none != nil {
+		t.Errorf("a method never answered: %+v", none)
 	}
 }

@@ -106,19 +106,38 @@ func movedSites(raw []byte, paths []movedPath) []hostSite {
 }
 
 // mergeSites is a and b in order of their starts, a site that overlaps
-// one of a left out of b.
+// one of a left out of b. Both are put in order of their starts (they
+// mostly are) and read once side by side: a frame that holds many carried
+// values and many paths in a moved folder took the square of them when
+// each of b was compared with every one of a (80,000 of each: 11.3 s).
 func mergeSites(a, b []hostSite) []hostSite {
 	if len(a) == 0 {
 		return b
 	}
-	out := slices.Clone(a)
+	byStart := func(s, t hostSite) int { return s.start - t.start }
+	a = slices.Clone(a)
+	slices.SortStableFunc(a, byStart)
+	b = slices.Clone(b)
+	slices.SortStableFunc(b, byStart)
+	out := make([]hostSite, 0, len(a)+len(b))
+	i, j := 0, 0 // the next of a to put out; the first of a that may overlap
 	for _, s := range b {
-		if !slices.ContainsFunc(a, func(t hostSite) bool { return s.start < t.end && t.start < s.end }) {
-			out = append(out, s)
+		// A site of a that ends before s starts ends before every later
+		// one of b starts; the first that does not overlaps s unless it
+		// starts after s ends, as every one after it does.
+		for j < len(a) && a[j].end <= s.start {
+			j++
 		}
+		if j < len(a) && a[j].start < s.end {
+			continue
+		}
+		for i < len(a) && a[i].start <= s.start {
+			out = append(out, a[i])
+			i++
+		}
+		out = append(out, s)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
-	return out
+	return append(out, a[i:]...)
 }
 
 // planMoved adds to cp (nil: a new one) the places the recorded host

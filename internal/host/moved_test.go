@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -163,4 +164,47 @@ func FuzzMovedPaths(f *testing.F) {
 			t.Fatalf("moved %q and back: %q", raw, got)
 		}
 	})
+}
+
+// TestMergeSitesReadsSideBySide: mergeSites gives what comparing each site
+// of b with every one of a gave (mergeSitesByPairs), over random sites in
+// and out of order, overlapping or not.
+func TestMergeSitesReadsSideBySide(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(36, 5))
+	sites := func(n int) []hostSite {
+		var out []hostSite
+		for range n {
+			s := rng.IntN(200)
+			out = append(out, hostSite{start: s, end: s + 1 + rng.IntN(12), key: strconv.Itoa(rng.IntN(1000))})
+		}
+		if rng.IntN(2) == 0 {
+			slices.SortFunc(out, func(x, y hostSite) int { return x.start - y.start })
+		}
+		return out
+	}
+	for round := range 2000 {
+		a, b := sites(rng.IntN(12)), sites(rng.IntN(12))
+		got, want := mergeSites(a, b), mergeSitesByPairs(a, b)
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: mergeSites(%v, %v)\n = %v\nwant %v", round, a, b, got, want)
+		}
+	}
+}
+
+// mergeSitesByPairs is mergeSites as it was: each site of b compared with
+// every one of a, then all put in order of their starts (a first among
+// equal starts).
+func mergeSitesByPairs(a, b []hostSite) []hostSite {
+	if len(a) == 0 {
+		return b
+	}
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.ContainsFunc(a, func(t hostSite) bool { return s.start < t.end && t.start < s.end }) {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y hostSite) int { return x.start - y.start })
+	return out
 }
