@@ -10,10 +10,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/diff"
@@ -66,10 +69,7 @@ type StableChange struct {
 func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, runs, jobs int) (*Report, error) {
 	rec := first.Recording
 	nr := &Report{Runs: runs}
-	type varied struct{ method, path string }
-	seen := map[varied]bool{}
-	var order []varied
-	sites := map[varied]*place{}
+	found := newPlaces()
 	stderr := first.DiffOptions.CompareStderr
 	base := first.Filtered(first.Compared())
 	if jobs > 1 {
@@ -96,21 +96,7 @@ func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, r
 	}
 	// What each found, in run order, on the calling goroutine.
 	note := func(_ int, differences []diff.Difference) error {
-		for _, d := range differences {
-			for _, ch := range d.Changes {
-				v := varied{d.Method, ch.Path}
-				s := sites[v]
-				if !seen[v] {
-					seen[v] = true
-					order = append(order, v)
-					s = &place{pathChange: pathChange{method: d.Method, segs: ch.Segments}, strings: true}
-					sites[v] = s
-					s.add(d.Recorded, ch.Segments)
-				}
-				s.add(d.Live, ch.Segments)
-				s.absent = s.absent || ch.Old == "" || ch.New == ""
-			}
-		}
+		found.add(differences)
 		return nil
 	}
 	if i, err := inorder.Run(ctx, max(runs-1, 0), jobs, between, note); err != nil {
@@ -118,8 +104,8 @@ func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, r
 	}
 	var whole []pathChange
 	var parts []proposedFilter
-	for _, v := range order {
-		s := sites[v]
+	for _, v := range found.order {
+		s := found.byVaried[v]
 		fs := s.filters()
 		if fs == nil {
 			whole = append(whole, s.pathChange)
@@ -129,20 +115,14 @@ func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, r
 			parts = append(parts, proposedFilter{site: s.pathChange, re: f.Regex, repl: f.Replacement})
 		}
 	}
-	nr.Rules = proposeRules(whole)
+	var proposed *ruleSet
+	nr.Rules, proposed = proposeRules(whole)
 	nr.Filters = groupFilters(parts)
-	var proposed []jsonpath.Rule
-	for _, r := range nr.Rules {
-		if pr, err := jsonpath.ParseRule(r); err == nil {
-			proposed = append(proposed, pr)
-		}
-	}
-	covered := func(method string, segs []string) bool { return coveredBy(proposed, method, segs) }
 	for _, d := range first.Diff.Differences {
 		for _, ch := range d.Changes {
 			// What a proposed rule ignores is noise, however alike the runs
 			// made it (a made-up member name absent from every run).
-			if !seen[varied{d.Method, ch.Path}] && !covered(d.Method, ch.Segments) {
+			if found.byVaried[varied{d.Method, ch.Path}] == nil && !proposed.covers(d.Method, ch.Segments) {
 				nr.Stable = append(nr.Stable, StableChange{Method: d.Method, Path: ch.Path, Old: ch.Old, New: ch.New})
 			}
 		}
@@ -205,6 +185,45 @@ func serialiseCallbacks(opt *playback.Options) *playback.Options {
 	return &o
 }
 
+// varied names a place that varied between runs: a path in the messages
+// of a method.
+type varied struct{ method, path string }
+
+// places are the places that varied between runs, gathered in run order
+// from the differences each run found, and the values each took.
+type places struct {
+	byVaried map[varied]*place
+	order    []varied // in the order first found
+	// decoded counts the sides of differences whose JSON was decoded to
+	// read the values: at most two for each difference, however many
+	// changes it holds.
+	decoded int
+}
+
+func newPlaces() *places { return &places{byVaried: map[varied]*place{}} }
+
+// add notes the changes of the differences one run found, and the values
+// their places took: the recorded one when the place is first found, and
+// the run's.
+func (ps *places) add(differences []diff.Difference) {
+	for _, d := range differences {
+		recorded, live := decodedSide{side: d.Recorded}, decodedSide{side: d.Live}
+		for _, ch := range d.Changes {
+			v := varied{d.Method, ch.Path}
+			s := ps.byVaried[v]
+			if s == nil {
+				s = &place{pathChange: pathChange{method: d.Method, segs: ch.Segments}, strings: true}
+				ps.byVaried[v] = s
+				ps.order = append(ps.order, v)
+				s.add(recorded.at(ch.Segments))
+			}
+			s.add(live.at(ch.Segments))
+			s.absent = s.absent || ch.Old == "" || ch.New == ""
+		}
+		ps.decoded += recorded.decodes + live.decodes
+	}
+}
+
 // place is a place that varied between runs and the values it took.
 type place struct {
 	pathChange
@@ -212,14 +231,14 @@ type place struct {
 	strings bool // every value so far is a string
 }
 
-// add notes the value at segs of one side of a difference.
-func (s *place) add(side *diff.Side, segs []string) {
-	v, ok := stringAt(side, segs)
+// add notes a value the place took (nil: none, or null).
+func (s *place) add(v any) {
+	str, ok := v.(string)
 	if !ok {
 		s.strings = false
 		return
 	}
-	s.values = append(s.values, v)
+	s.values = append(s.values, str)
 }
 
 // filters proposes the filters that cover how the site's string varied,
@@ -231,14 +250,77 @@ func (s *place) filters() []filter.Filter {
 	return proposeStringFilters(s.values)
 }
 
-// stringAt is the string at segs in the JSON of a side, if it is one.
-func stringAt(side *diff.Side, segs []string) (string, bool) {
-	if side == nil {
-		return "", false
+// decodedSide is one side of a difference (nil: none), for looking up
+// the values of its changes: its JSON is decoded when the first is looked
+// up, and kept for the rest. A difference may hold thousands of changes
+// (an answer listing that many items that vary), and decoding reads the
+// whole frame: decoded again for each change, a frame of n such items cost
+// n² (4,000 items: 48.6 s).
+type decodedSide struct {
+	side    *diff.Side
+	decodes int  // times its JSON was decoded: 0 or 1
+	tree    any  // the JSON, decoded
+	ok      bool // the JSON decoded
+}
+
+// at is the value at segs in the side's JSON, as jsonpath.Lookup has it;
+// nil when there is none.
+func (ds *decodedSide) at(segs []string) any {
+	if ds.side == nil {
+		return nil
 	}
-	v, _ := jsonpath.Lookup(side.JSON, segs)
-	s, ok := v.(string)
-	return s, ok
+	if ds.decodes == 0 {
+		ds.decodes++
+		ds.tree, ds.ok = jsonpath.Lookup(ds.side.JSON, nil)
+	}
+	if !ds.ok {
+		return nil
+	}
+	return walk(ds.tree, segs)
+}
+
+// walk is the value at segs in a decoded JSON value, nil when there is
+// none: the steps jsonpath.Lookup takes after it has decoded its JSON (an
+// object's member by name, an array's element by an index spelled as
+// jsonpath spells one).
+func walk(v any, segs []string) any {
+	for _, seg := range segs {
+		switch x := v.(type) {
+		case map[string]any:
+			e, ok := x[seg]
+			if !ok {
+				return nil
+			}
+			v = e
+		case []any:
+			if !concreteIndex(seg) {
+				return nil
+			}
+			k, err := strconv.Atoi(seg[1 : len(seg)-1])
+			if err != nil || k >= len(x) {
+				return nil
+			}
+			v = x[k]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// concreteIndex reports whether a concrete segment is an array index as
+// jsonpath spells one, "[n]" of decimal digits (the rules' [*] and an
+// index with a sign are not; isIndex takes whatever is in brackets).
+func concreteIndex(seg string) bool {
+	if len(seg) < 3 || seg[0] != '[' || seg[len(seg)-1] != ']' {
+		return false
+	}
+	for _, c := range seg[1 : len(seg)-1] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // proposedFilter is a filter proposed for one site.
@@ -329,7 +411,8 @@ const manyNames = 8
 // or manyNames or more that came or went under one object) share the rule
 // of the object that holds them. Sorted, without duplicates, and without
 // those another covers (a member of an object whose rule is proposed).
-func proposeRules(paths []pathChange) []string {
+// The rules are also given as a ruleSet, for asking what they cover.
+func proposeRules(paths []pathChange) ([]string, *ruleSet) {
 	type group struct {
 		method string
 		segs   []string // the first path, generalised where others differ
@@ -405,28 +488,196 @@ func proposeRules(paths []pathChange) []string {
 		}
 		all = append(all, proposed{groups[k].method, segs})
 	}
-	var parsed []jsonpath.Rule
+	every, kept := newRuleSet(), newRuleSet()
 	for _, p := range all {
-		if r, err := jsonpath.ParseRule(spellRule(p.method, p.segs)); err == nil {
-			parsed = append(parsed, r)
-		}
+		every.add(p.method, p.segs)
 	}
 	var rules []string
 	seen := map[string]bool{}
 	for _, p := range all {
 		// Covered by a rule of an object that holds it: by itself, and
 		// by another's below its own length.
-		if len(p.segs) > 1 && coveredBy(parsed, p.method, p.segs[:len(p.segs)-1]) {
+		if len(p.segs) > 1 && every.covers(p.method, p.segs[:len(p.segs)-1]) {
 			continue
 		}
 		r := spellRule(p.method, p.segs)
 		if !seen[r] {
 			seen[r] = true
 			rules = append(rules, r)
+			kept.add(p.method, p.segs)
 		}
 	}
 	sort.Strings(rules)
-	return rules
+	return rules, kept
+}
+
+// ruleSet is a set of proposed ignore rules, for asking whether one of
+// them covers a path (as coveredBy does) at a cost of about the path's
+// depth, however many rules it holds: comparing each path with every rule
+// made proposing n rules cost n² (8,000 rules: 7.7 s).
+//
+// It is built from what spellRule spells the rules from, a method and
+// segments, rather than from the parsed rules (whose segments jsonpath
+// keeps to itself): each rule is put in a trie of segments, with one
+// child for a member or index named exactly and one for each wildcard
+// noise spells (* and [*]). The tries are only as right as spellRule's
+// spelling is read back by jsonpath.ParseRule segment for segment, which
+// is the case for all but spellings noise does not make of its own
+// accord (see spelledAsIs): those rules are kept apart and compared one
+// by one, as coveredBy does.
+type ruleSet struct {
+	byMethod map[string]*ruleNode // rules whose method is a name, not a glob
+	globs    []globRules          // rules whose method is a glob (* for no method)
+	odd      []jsonpath.Rule      // rules not spelledAsIs
+	// looked counts the rules, and nodes of their tries, looked at to
+	// answer covers.
+	looked int
+}
+
+// globRules are the rules of one method glob.
+type globRules struct {
+	glob jsonpath.Rule // for its MatchMethod
+	root *ruleNode
+}
+
+// ruleNode is a node in a trie of rule paths: the rules whose path leads
+// to it from the root go on below it by these segments.
+type ruleNode struct {
+	end      bool                 // a rule's path ends here
+	exact    map[string]*ruleNode // a member by name, or an index "[n]"
+	anyName  *ruleNode            // *
+	anyIndex *ruleNode            // [*]
+}
+
+func newRuleSet() *ruleSet { return &ruleSet{byMethod: map[string]*ruleNode{}} }
+
+// add adds the rule spellRule spells for a path (one that does not parse
+// is left out, as it would be from tapedeck.json).
+func (rs *ruleSet) add(method string, segs []string) {
+	r, err := jsonpath.ParseRule(spellRule(method, segs))
+	switch {
+	case err != nil:
+		return
+	case !spelledAsIs(method, segs):
+		rs.odd = append(rs.odd, r)
+		return
+	}
+	var root *ruleNode
+	if !strings.ContainsAny(r.Method, `*?[\`) {
+		// Without a glob's special characters, a method glob matches
+		// that one method alone.
+		if root = rs.byMethod[r.Method]; root == nil {
+			root = &ruleNode{}
+			rs.byMethod[r.Method] = root
+		}
+	} else {
+		i := slices.IndexFunc(rs.globs, func(g globRules) bool { return g.glob.Method == r.Method })
+		if i < 0 {
+			i = len(rs.globs)
+			rs.globs = append(rs.globs, globRules{glob: r, root: &ruleNode{}})
+		}
+		root = rs.globs[i].root
+	}
+	n := root
+	for _, seg := range segs {
+		n = n.child(seg)
+	}
+	n.end = true
+}
+
+// child is the node below n by the segment seg of a path spelledAsIs,
+// made when there is none.
+func (n *ruleNode) child(seg string) *ruleNode {
+	next := func(c **ruleNode) *ruleNode {
+		if *c == nil {
+			*c = &ruleNode{}
+		}
+		return *c
+	}
+	switch seg {
+	case anyMember:
+		return next(&n.anyName)
+	case "[*]":
+		return next(&n.anyIndex)
+	}
+	if n.exact == nil {
+		n.exact = map[string]*ruleNode{}
+	}
+	c := n.exact[seg]
+	if c == nil {
+		c = &ruleNode{}
+		n.exact[seg] = c
+	}
+	return c
+}
+
+// spelledAsIs reports whether jsonpath.ParseRule reads the rule
+// spellRule spells for method and segs back as they are: the method whole
+// (it holds no colon, which would end it early), and for each segment, *
+// for anyMember, [*] for "[*]", the index for an index spelled as
+// jsonpath spells it (no leading zero, below 2³¹), and the member so named
+// for a segment not in brackets (bare, or quoted as JSON, which gives back
+// a name of valid UTF-8 as it was). A concrete member named "[*]" is read
+// as [*] too; that is what the rule says, and the trie follows it.
+func spelledAsIs(method string, segs []string) bool {
+	if strings.Contains(method, ":") {
+		return false
+	}
+	for _, s := range segs {
+		switch {
+		case s == anyMember || s == "[*]":
+		case isIndex(s):
+			n, err := strconv.ParseUint(s[1:len(s)-1], 10, 31)
+			if err != nil || s != jsonpath.Index(int(n)) {
+				return false
+			}
+		case !utf8.ValidString(s):
+			return false
+		}
+	}
+	return true
+}
+
+// covers reports whether a rule of the set ignores the value at segs of a
+// message of method: the value it names or one that holds it (an ignore
+// rule takes a whole subtree), as coveredBy does.
+func (rs *ruleSet) covers(method string, segs []string) bool {
+	if root := rs.byMethod[method]; root != nil && root.covers(segs, &rs.looked) {
+		return true
+	}
+	for _, g := range rs.globs {
+		rs.looked++
+		if g.glob.MatchMethod(method) && g.root.covers(segs, &rs.looked) {
+			return true
+		}
+	}
+	rs.looked += len(rs.odd)
+	return coveredBy(rs.odd, method, segs)
+}
+
+// covers reports whether a path of the trie below n names a prefix of
+// segs, but the empty one: a rule names the value at it, which holds the
+// value at segs. A segment leads to its exact child and to one wildcard's
+// at most, so that a walk forks only where rules were proposed both for a
+// wildcard and for a name or index below the same place; looked counts
+// the nodes it looks at.
+func (n *ruleNode) covers(segs []string, looked *int) bool {
+	*looked++
+	if len(segs) == 0 {
+		return false
+	}
+	seg, rest := segs[0], segs[1:]
+	next := n.exact[seg]
+	if next != nil && (next.end || next.covers(rest, looked)) {
+		return true
+	}
+	// As jsonpath matches: * takes any member, [*] any index, as jsonpath
+	// spells one.
+	next = n.anyName
+	if concreteIndex(seg) {
+		next = n.anyIndex
+	}
+	return next != nil && (next.end || next.covers(rest, looked))
 }
 
 func isIndex(s string) bool { return strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") }

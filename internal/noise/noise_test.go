@@ -250,7 +250,8 @@ func TestProposeRulesJoinsMadeUpNames(t *testing.T) {
 		{method: "ui/setPanel", segs: []string{"params", "tree", "label"}},
 		{method: "ui/setPanel", segs: []string{"params", "tree", "title"}},
 	}
-	got := strings.Join(proposeRules(paths), " ")
+	rules, _ := proposeRules(paths)
+	got := strings.Join(rules, " ")
 	want := "tools/call:result.items.*.at tools/list:result.byId ui/setPanel:params.tree.label ui/setPanel:params.tree.title"
 	if got != want {
 		t.Errorf("proposeRules = %s\nwant          %s", got, want)
@@ -276,7 +277,7 @@ func TestProposeRulesJoinsManyNamesThatComeAndGo(t *testing.T) {
 	for i := range manyNames {
 		paths = append(paths, pathChange{method: "ui/setPanel", segs: []string{"params", fmt.Sprintf("v%d", i)}})
 	}
-	got := proposeRules(paths)
+	got, _ := proposeRules(paths)
 	want := []string{"ui/notify:params.a", "ui/notify:params.b", "ui/notify:params.c", "ui/setBadge:params"}
 	for i := range manyNames {
 		want = append(want, fmt.Sprintf("ui/setPanel:params.v%d", i))
@@ -294,7 +295,7 @@ func TestProposeRulesJoinsManyNamesThatComeAndGo(t *testing.T) {
 // as changes the runs agree on: 9,686 lines.
 func TestProposeRulesLeavesOutWhatAnotherCovers(t *testing.T) {
 	t.Parallel()
-	got := proposeRules([]pathChange{
+	got, kept := proposeRules([]pathChange{
 		{method: "m", segs: []string{"params", "a1b2c3d4"}, absent: true},
 		{method: "m", segs: []string{"params", "f9e8d7c6"}, absent: true},
 		{method: "m", segs: []string{"params", "k12"}, absent: true},
@@ -325,6 +326,9 @@ func TestProposeRulesLeavesOutWhatAnotherCovers(t *testing.T) {
 	} {
 		if got := coveredBy(rules, c.method, c.segs); got != c.want {
 			t.Errorf("coveredBy(%s %q) = %v, want %v", c.method, c.segs, got, c.want)
+		}
+		if got := kept.covers(c.method, c.segs); got != c.want {
+			t.Errorf("the rules kept cover %s %q: %v, want %v", c.method, c.segs, got, c.want)
 		}
 	}
 }
