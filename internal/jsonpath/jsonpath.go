@@ -353,17 +353,18 @@ func (s segment) matches(c string) bool {
 	case segName:
 		return c == s.name
 	case segAnyName:
-		return !isIndex(c)
+		return !IsIndex(c)
 	case segIndex:
 		return c == s.name
 	case segAnyIndex:
-		return isIndex(c)
+		return IsIndex(c)
 	}
 	return false
 }
 
-// isIndex reports whether a concrete segment is an array index "[n]".
-func isIndex(c string) bool {
+// IsIndex reports whether a concrete segment is an array index "[n]", of
+// decimal digits.
+func IsIndex(c string) bool {
 	if len(c) < 3 || c[0] != '[' || c[len(c)-1] != ']' {
 		return false
 	}
@@ -434,8 +435,19 @@ func (p Path) Root() string {
 
 // Lookup is the value at a concrete path (as Match takes it: member names
 // and "[n]") in the JSON text doc, decoded with numbers as json.Number;
-// false when doc is not JSON or holds nothing there.
+// false when doc is not JSON or holds nothing there. It is Decode, then
+// Walk: a caller that looks up many paths in one document decodes it once.
 func Lookup(doc []byte, concrete []string) (any, bool) {
+	v, ok := Decode(doc)
+	if !ok {
+		return nil, false
+	}
+	return Walk(v, concrete)
+}
+
+// Decode is the first JSON value of doc, decoded with numbers as
+// json.Number; false when doc is nil or does not begin with one.
+func Decode(doc []byte) (any, bool) {
 	if doc == nil {
 		return nil, false
 	}
@@ -445,6 +457,12 @@ func Lookup(doc []byte, concrete []string) (any, bool) {
 	if dec.Decode(&v) != nil {
 		return nil, false
 	}
+	return v, true
+}
+
+// Walk is the value at a concrete path in v, a decoded JSON value (see
+// Decode); false when v holds nothing there.
+func Walk(v any, concrete []string) (any, bool) {
 	for _, seg := range concrete {
 		switch x := v.(type) {
 		case map[string]any:
@@ -455,7 +473,7 @@ func Lookup(doc []byte, concrete []string) (any, bool) {
 			v = e
 		case []any:
 			k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(seg, "["), "]"))
-			if !isIndex(seg) || err != nil || k < 0 || k >= len(x) {
+			if !IsIndex(seg) || err != nil || k < 0 || k >= len(x) {
 				return nil, false
 			}
 			v = x[k]

@@ -271,56 +271,13 @@ func (ds *decodedSide) at(segs []string) any {
 	}
 	if ds.decodes == 0 {
 		ds.decodes++
-		ds.tree, ds.ok = jsonpath.Lookup(ds.side.JSON, nil)
+		ds.tree, ds.ok = jsonpath.Decode(ds.side.JSON)
 	}
 	if !ds.ok {
 		return nil
 	}
-	return walk(ds.tree, segs)
-}
-
-// walk is the value at segs in a decoded JSON value, nil when there is
-// none: the steps jsonpath.Lookup takes after it has decoded its JSON (an
-// object's member by name, an array's element by an index spelled as
-// jsonpath spells one).
-func walk(v any, segs []string) any {
-	for _, seg := range segs {
-		switch x := v.(type) {
-		case map[string]any:
-			e, ok := x[seg]
-			if !ok {
-				return nil
-			}
-			v = e
-		case []any:
-			if !concreteIndex(seg) {
-				return nil
-			}
-			k, err := strconv.Atoi(seg[1 : len(seg)-1])
-			if err != nil || k >= len(x) {
-				return nil
-			}
-			v = x[k]
-		default:
-			return nil
-		}
-	}
+	v, _ := jsonpath.Walk(ds.tree, segs)
 	return v
-}
-
-// concreteIndex reports whether a concrete segment is an array index as
-// jsonpath spells one, "[n]" of decimal digits (the rules' [*] and an
-// index with a sign are not; isIndex takes whatever is in brackets).
-func concreteIndex(seg string) bool {
-	if len(seg) < 3 || seg[0] != '[' || seg[len(seg)-1] != ']' {
-		return false
-	}
-	for _, c := range seg[1 : len(seg)-1] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // proposedFilter is a filter proposed for one site.
@@ -674,7 +631,7 @@ func (n *ruleNode) covers(segs []string, looked *int) bool {
 	// As jsonpath matches: * takes any member, [*] any index, as jsonpath
 	// spells one.
 	next = n.anyName
-	if concreteIndex(seg) {
+	if jsonpath.IsIndex(seg) {
 		next = n.anyIndex
 	}
 	return next != nil && (next.end || next.covers(rest, looked))

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -144,7 +143,7 @@ func Run(ctx context.Context, rec *playback.Recording, opt *RunOptions) (*Shrunk
 		// A regression test: the candidate shows the difference chased,
 		// and none that the whole replay did not (a step gone whose state
 		// later frames show: the unchanged plugin would fail it too).
-		whole := targetsOf(first.Diff.Differences)
+		whole := targetSet(first.Diff.Differences)
 		test = replayTest(rec, &ro, t, keep, func(o *playback.Outcome) bool { return tg.in(o) && onlyOf(o, whole) })
 	}
 	if t == nil {
@@ -420,6 +419,17 @@ type target struct {
 }
 
 func targetOf(d diff.Difference) target {
+	if d.Kind != diff.Changed || len(d.Changes) == 0 {
+		return targetAt(d, 0, decoded{}, decoded{})
+	}
+	return targetAt(d, 0, decodeSide(d.Recorded), decodeSide(d.Live))
+}
+
+// targetAt is the target of difference d at its change i (for a changed
+// frame), rec and live its sides decoded (see decodeSide): a difference
+// of many changes is a target for each, and decoding its frames again
+// for each took the square of them.
+func targetAt(d diff.Difference, i int, rec, live decoded) target {
 	t := target{kind: d.Kind, method: d.Method}
 	if d.Recorded != nil && d.Kind != diff.Exit {
 		t.seq = d.Recorded.Seq
@@ -427,10 +437,10 @@ func targetOf(d diff.Difference) target {
 	switch {
 	case d.Kind == diff.Exit:
 		t.what = d.What
-	case d.Kind == diff.Changed && len(d.Changes) > 0:
-		c := d.Changes[0]
+	case d.Kind == diff.Changed && i < len(d.Changes):
+		c := d.Changes[i]
 		t.path = c.Path
-		t.old, t.new = valueAt(d.Recorded, c.Segments), valueAt(d.Live, c.Segments)
+		t.old, t.new = rec.valueAt(c.Segments), live.valueAt(c.Segments)
 	default:
 		t.old, t.new = sideContent(d.Recorded), sideContent(d.Live)
 	}
@@ -465,7 +475,7 @@ func (t target) in(o *playback.Outcome) bool {
 			}
 		case t.path != "":
 			for _, c := range d.Changes {
-				if c.Path == t.path && valueAt(d.Recorded, c.Segments) == t.old && valueAt(d.Live, c.Segments) == t.new {
+				if c.Path == t.path && decodeSide(d.Recorded).valueAt(c.Segments) == t.old && decodeSide(d.Live).valueAt(c.Segments) == t.new {
 					return true
 				}
 			}
@@ -487,36 +497,62 @@ func targetsOf(ds []diff.Difference) []target {
 			out = append(out, targetOf(d))
 			continue
 		}
+		rec, live := decodeSide(d.Recorded), decodeSide(d.Live)
 		for i := range d.Changes {
-			one := d
-			one.Changes = d.Changes[i : i+1]
-			out = append(out, targetOf(one))
+			out = append(out, targetAt(d, i, rec, live))
 		}
 	}
 	return out
 }
 
-// onlyOf reports whether every difference of o is one of whole's: a
-// shrunk candidate that shows another left out a step the rest of the
-// session depends on, and is no regression test (the plugin as recorded
-// would fail it too).
-func onlyOf(o *playback.Outcome, whole []target) bool {
+// targetSet is the targets of ds wherever their frames stand (seq 0), as a
+// set for onlyOf.
+func targetSet(ds []diff.Difference) map[target]bool {
+	set := map[target]bool{}
+	for _, t := range targetsOf(ds) {
+		t.seq = 0
+		set[t] = true
+	}
+	return set
+}
+
+// onlyOf reports whether every difference of o is one of whole's (see
+// targetSet): a shrunk candidate that shows another left out a step the
+// rest of the session depends on, and is no regression test (the plugin
+// as recorded would fail it too).
+func onlyOf(o *playback.Outcome, whole map[target]bool) bool {
 	for _, t := range targetsOf(o.Diff.Differences) {
 		t.seq = 0 // the same failure wherever the frame now stands
-		if !slices.ContainsFunc(whole, func(w target) bool { w.seq = 0; return w == t }) {
+		if !whole[t] {
 			return false
 		}
 	}
 	return true
 }
 
-// valueAt is the value at segs in a side's JSON, spelled as JSON with
-// members sorted; "" when it is absent.
-func valueAt(side *diff.Side, segs []string) string {
+// decoded is one side of a difference, its JSON decoded (see
+// decodeSide).
+type decoded struct {
+	v  any
+	ok bool // there is a side, and its JSON decoded
+}
+
+// decodeSide decodes a side's JSON (nil: no side).
+func decodeSide(side *diff.Side) decoded {
 	if side == nil {
+		return decoded{}
+	}
+	v, ok := jsonpath.Decode(side.JSON)
+	return decoded{v, ok}
+}
+
+// valueAt is the value at segs in the side's JSON, spelled as JSON with
+// members sorted; "" when it is absent.
+func (d decoded) valueAt(segs []string) string {
+	if !d.ok {
 		return ""
 	}
-	v, ok := jsonpath.Lookup(side.JSON, segs)
+	v, ok := jsonpath.Walk(d.v, segs)
 	if !ok {
 		return ""
 	}
