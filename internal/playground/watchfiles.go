@@ -306,6 +306,13 @@ func (s *server) booting(began, ended time.Time) bool {
 	case r.replayed != nil && r.boot.replayed.IsZero():
 		return true
 	}
+	return began.Before(r.bootEndLocked())
+}
+
+// bootEndLocked is when run r has started, for the watch: bootGrace after
+// its first line and its replay of the actions, bootMax after its start
+// for a plugin that says nothing.
+func (r *run) bootEndLocked() time.Time {
 	end := r.start.Add(bootMax)
 	if !r.boot.spoke.IsZero() {
 		end = r.boot.spoke.Add(bootGrace)
@@ -313,7 +320,35 @@ func (s *server) booting(began, ended time.Time) bool {
 	if !r.boot.replayed.IsZero() {
 		end = later(end, r.boot.replayed.Add(bootGrace))
 	}
-	return began.Before(end)
+	return end
+}
+
+// mtimeSlack is how much earlier than it was written a file may say it
+// was modified: the kernel stamps files from a clock that ticks every few
+// milliseconds. A file that says it was modified within it of the page's
+// first action is the user's (a save right after a click).
+const mtimeSlack = 50 * time.Millisecond
+
+// wroteBooting says whether a file last modified at mod was written while
+// the current run was starting, before the page did anything (see
+// booting): the plugin's own, however late a look hears of it. A poll
+// waits ten times as long as its look took, and under the race detector
+// at CI's load the look that heard of what a restarted plugin wrote as it
+// started came after the page's first click, which ended the run's start
+// (TestWatchLeavesThePluginsOwnWritesAlone, polling).
+func (s *server) wroteBooting(mod time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.cur
+	switch {
+	case r == nil || r.over || mod.Before(r.start.Add(-mtimeSlack)):
+		return false
+	case !r.boot.acted.IsZero() && !mod.Before(r.boot.acted.Add(-mtimeSlack)):
+		return false // written once the page had done something, or about then
+	case r.replayed != nil && r.boot.replayed.IsZero():
+		return true // still replaying the actions
+	}
+	return mod.Before(r.bootEndLocked())
 }
 
 // boot is how far a run has come in starting, for the watch (see
@@ -462,7 +497,7 @@ func (t *tree) userChanges(cs []change, now map[string]fileStamp, began, ended t
 			t.claim(c.path, st, "is written by the plugin itself (it holds it open)")
 		case there && t.renamed(c.path, st):
 			t.claim(c.path, st, "is what the plugin wrote, renamed")
-		case booting:
+		case booting || there && t.s.wroteBooting(st.mod):
 			t.absorb(c.path)
 		default:
 			out = append(out, c)

@@ -249,6 +249,48 @@ func TestALookThatSpansAClickSeesTheUsersSave(t *testing.T) {
 	}
 }
 
+// TestWhatARunWroteAsItStartedIsItsOwnHoweverLateHeard: a file whose
+// modification time falls in the run's start (from its start, less the
+// kernel clock's tick, until bootGrace after its first line, and before
+// the page did anything) is the plugin's own, whenever a look hears of it:
+// under the race detector at CI's load a poll heard of what a restarted
+// plugin wrote as it started only after the page's first click, and
+// started it again (TestWatchLeavesThePluginsOwnWritesAlone, polling). A
+// file modified before the run, after the click or after the start is
+// the user's.
+func TestWhatARunWroteAsItStartedIsItsOwnHoweverLateHeard(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	r := &run{start: t0}
+	r.boot.spoke = t0.Add(100 * time.Millisecond) // started at t0 + 100 ms + bootGrace
+	s := &server{cur: r}
+	for _, c := range []struct {
+		mod  time.Duration // after t0
+		want bool
+	}{
+		{-time.Second, false},
+		{-10 * time.Millisecond, true}, // the kernel's clock ticks coarser than ours
+		{time.Millisecond, true},
+		{bootGrace, true},
+		{bootGrace + 200*time.Millisecond, false},
+	} {
+		if got := s.wroteBooting(t0.Add(c.mod)); got != c.want {
+			t.Errorf("modified at t0%+v, before any click: the plugin's own %v, want %v", c.mod, got, c.want)
+		}
+	}
+	r.boot.acted = t0.Add(500 * time.Millisecond)
+	if !s.wroteBooting(t0.Add(400*time.Millisecond)) || s.wroteBooting(t0.Add(600*time.Millisecond)) {
+		t.Error("after a click at t0+500ms: a file modified before it is not the plugin's own, or one modified after it is")
+	}
+	if s.wroteBooting(t0.Add(490 * time.Millisecond)) {
+		t.Error("a file that says it was modified 10 ms before the click (a save right after it, stamped by the kernel's coarser clock) was taken for the plugin's own")
+	}
+	r.over = true
+	if s.wroteBooting(t0.Add(time.Millisecond)) {
+		t.Error("a run that is over took a change for its own")
+	}
+}
+
 // TestScratchNames: an editor's scratch files are not watched, and the
 // names like them that are a plugin's own are.
 func TestScratchNames(t *testing.T) {
