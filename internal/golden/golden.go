@@ -86,6 +86,9 @@ type update struct {
 	// ids are the request ids (canonical) the tape's requests use, to
 	// keep an inserted request from taking one of them.
 	ids map[string]bool
+	// answers maps the recorded index of each plugin request the host
+	// answered to that of its answer; nil until dropAnswer first needs it.
+	answers map[int]int
 }
 
 func newUpdate(t *tape.File, rp Replay) *update {
@@ -197,32 +200,56 @@ func (u *update) pairEqual(dir frame.Dir, liveChanged map[int]bool) error {
 }
 
 // dropAnswer drops the host's recorded answer to the request at recorded
-// index ri (paired by id in order, as replay pairs them).
+// index ri (paired by id in order, as replay pairs them). The pairs are
+// made once, on the first call, so that each missing request costs a
+// lookup rather than a read of the whole tape.
 func (u *update) dropAnswer(ri int) {
-	m := message.Parse(u.t.Frames[ri].Raw)
-	if m.Kind != message.Request {
-		return
+	if u.answers == nil {
+		u.answers = pairAnswers(u.t.Frames)
 	}
-	id := m.IDKey()
-	var reqs, replies []int
-	for i := range u.t.Frames {
-		f := &u.t.Frames[i]
+	if a, ok := u.answers[ri]; ok {
+		u.drop[a] = true
+	}
+}
+
+// pairAnswers maps the index in frames of each plugin request the host
+// answered to the index of the host's answer: the k-th request with an id
+// goes with the k-th answer with that id, as replay pairs them.
+func pairAnswers(frames []frame.Frame) map[int]int {
+	type byID struct{ reqs, replies []int }
+	ids := map[string]*byID{}
+	of := func(id string) *byID {
+		b := ids[id]
+		if b == nil {
+			b = &byID{}
+			ids[id] = b
+		}
+		return b
+	}
+	for i := range frames {
+		f := &frames[i]
 		if f.IsEvent() || f.Dir == frame.Err {
 			continue
 		}
 		m := message.Parse(f.Raw)
 		switch {
-		case f.Dir == frame.Out && m.Kind == message.Request && m.IDKey() == id:
-			reqs = append(reqs, i)
-		case f.Dir == frame.In && m.IsReply() && m.IDKey() == id:
-			replies = append(replies, i)
+		case f.Dir == frame.Out && m.Kind == message.Request:
+			b := of(m.IDKey())
+			b.reqs = append(b.reqs, i)
+		case f.Dir == frame.In && m.IsReply():
+			b := of(m.IDKey())
+			b.replies = append(b.replies, i)
 		}
 	}
-	for k, i := range reqs {
-		if i == ri && k < len(replies) {
-			u.drop[replies[k]] = true
+	pairs := map[int]int{}
+	for _, b := range ids {
+		for k, i := range b.reqs {
+			if k < len(b.replies) {
+				pairs[i] = b.replies[k]
+			}
 		}
 	}
+	return pairs
 }
 
 // placeInserts puts each inserted live frame after the recorded frame that

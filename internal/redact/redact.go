@@ -275,9 +275,9 @@ func (r *Redactor) replace(b []byte) ([]byte, bool) {
 		}
 		spans := placeholders(out)
 		var next []byte
-		last := 0
+		last, at := 0, 0 // at: the first placeholder that does not end before the match
 		for _, m := range ms {
-			if m[0] == m[1] || overlaps(spans, m[0], m[1]) {
+			if m[0] == m[1] || overlapsFrom(spans, &at, m[0], m[1]) {
 				continue
 			}
 			if next == nil {
@@ -314,13 +314,16 @@ func placeholders(b []byte) [][2]int {
 	}
 }
 
-func overlaps(spans [][2]int, start, end int) bool {
-	for _, s := range spans {
-		if start < s[1] && s[0] < end {
-			return true
-		}
+// overlapsFrom reports whether [start, end) overlaps one of spans, in
+// order and apart as placeholders finds them, looking from *at on and
+// moving it past the spans that end before start: matches come in order
+// too, so each span is passed once for all of them. Compared with every
+// span, a line of n matches and n placeholders took n² (2.6 MB: 10.5 s).
+func overlapsFrom(spans [][2]int, at *int, start, end int) bool {
+	for *at < len(spans) && spans[*at][1] <= start {
+		*at++
 	}
-	return false
+	return *at < len(spans) && spans[*at][0] < end
 }
 
 func (r *Redactor) remember(dir frame.Dir, id []byte, method string) {

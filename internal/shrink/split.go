@@ -38,6 +38,10 @@ type Tape struct {
 	units       []Unit
 	steps       []int32 // the units that may go, in order
 	pooled      map[uint64]bool
+	// runReads is how many runs of units Split read to count the steps
+	// that may go in them: one per frame whose from is below its owner
+	// (a test bounds it).
+	runReads int
 }
 
 // Unit is one host step and what goes with it.
@@ -174,18 +178,22 @@ func Split(recorded []frame.Frame, lc Lifecycle) *Tape {
 		}
 	}
 	// A run with fewer than two steps that may go pools nothing: what
-	// followed goes with its last unit, as without a run.
+	// followed goes with its last unit, as without a run. removable[u] is
+	// how many units before unit u may go, so that a run's count is one
+	// subtraction, not a walk over the run for each frame that follows it.
+	removable := make([]int32, len(t.units)+1)
+	for u := range t.units {
+		removable[u+1] = removable[u]
+		if !t.units[u].Fixed {
+			removable[u+1]++
+		}
+	}
 	for i := range t.from {
 		if t.from[i] == t.owner[i] {
 			continue
 		}
-		removable := 0
-		for u := t.from[i]; u <= t.owner[i]; u++ {
-			if !t.units[u].Fixed {
-				removable++
-			}
-		}
-		if removable < 2 {
+		t.runReads++
+		if removable[t.owner[i]+1]-removable[t.from[i]] < 2 {
 			t.from[i] = t.owner[i]
 			continue
 		}
@@ -215,12 +223,29 @@ func (t *Tape) Step(i int) Unit { return t.units[t.steps[i]] }
 // into 0 … Steps()-1) and every fixed unit: the frames in recorded order,
 // with their recorded seq and times. The slice shares the frames' bytes.
 func (t *Tape) Keep(keep []int) []frame.Frame {
+	out, _ := t.keep(keep)
+	return out
+}
+
+// keep is Keep, and also says how many runs of units it read to decide
+// whether a pooled frame stays (one per such frame: a test bounds it).
+func (t *Tape) keep(keep []int) (out []frame.Frame, runReads int) {
 	kept := make([]bool, len(t.units))
 	for i, u := range t.units {
 		kept[i] = u.Fixed
 	}
 	for _, s := range keep {
 		kept[t.steps[s]] = true
+	}
+	// before[u] is how many units before unit u are kept, so that whether
+	// a pooled frame's run keeps one is a subtraction, not a walk over
+	// the run for each frame that follows it.
+	before := make([]int32, len(t.units)+1)
+	for u, k := range kept {
+		before[u+1] = before[u]
+		if k {
+			before[u+1]++
+		}
 	}
 	// Which frames stay is settled first, so that the candidate is made
 	// to its size at once: a shrink makes one per replay, and a slice
@@ -229,19 +254,20 @@ func (t *Tape) Keep(keep []int) []frame.Frame {
 	n := 0
 	for i, o := range t.owner {
 		keep := o < 0 || kept[o]
-		for u := t.from[i]; !keep && u >= 0 && u < o; u++ {
-			keep = kept[u]
+		if f := t.from[i]; !keep && f >= 0 && f < o {
+			runReads++
+			keep = before[o] > before[f]
 		}
 		if keep {
 			stays[i] = true
 			n++
 		}
 	}
-	out := make([]frame.Frame, 0, n)
+	out = make([]frame.Frame, 0, n)
 	for i, keep := range stays {
 		if keep {
 			out = append(out, t.frames[i])
 		}
 	}
-	return out
+	return out, runReads
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -360,4 +361,37 @@ func FuzzParseMCPConfig(f *testing.F) {
 			t.Fatalf("unwrap would not recognise the wrap of\n%s", in)
 		}
 	})
+}
+
+// TestManyServersAreFoundByName: a configuration of many servers is read
+// with each found by its name, and one named twice at its end is still
+// refused: they were compared each with every one before it (40,000
+// servers: 22 s).
+func TestManyServersAreFoundByName(t *testing.T) {
+	t.Parallel()
+	const n = 5000
+	var b strings.Builder
+	b.WriteString(`{"mcpServers":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"server-%d":{"command":"x%d"}`, i, i)
+	}
+	c, err := ParseMCPConfig("/tmp/claude_desktop_config.json", []byte(b.String()+`}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1, n / 2, n - 1} {
+		if s := c.Server(fmt.Sprintf("server-%d", i)); s == nil || s.Command != fmt.Sprintf("x%d", i) {
+			t.Errorf("server-%d: %+v", i, s)
+		}
+	}
+	if s := c.Server("server-x"); s != nil {
+		t.Errorf("a server not configured found: %+v", s)
+	}
+	_, err = ParseMCPConfig("/tmp/claude_desktop_config.json", []byte(b.String()+`,"server-7":{"command":"y"}}}`))
+	if err == nil || !strings.Contains(err.Error(), `server "server-7" appears twice`) {
+		t.Errorf("a server named twice at the end: %v", err)
+	}
 }
