@@ -73,6 +73,10 @@ type Options struct {
 
 // Change is one value that differs inside a changed frame.
 type Change struct {
+	// Path spells Segments for a person, as ignore rules do
+	// ("params.tree.children[1].text"), bounded: a segment longer than
+	// maxSegment bytes is cut (…) and named by its length and a hash, and
+	// a path longer than maxPath bytes loses its middle segments (…).
 	Path string `json:"path"`
 	// Old and New are the values as JSON text, "" when absent; a value
 	// longer than 120 characters is cut (…), two long strings both to a
@@ -100,6 +104,9 @@ type Difference struct {
 	Recorded *Side    `json:"recorded,omitempty"` // nil for extra
 	Live     *Side    `json:"live,omitempty"`     // nil for missing
 	Changes  []Change `json:"changes,omitempty"`
+	// MoreChanges counts the changes found past the first MaxChanges,
+	// which Changes holds: they are counted, not made.
+	MoreChanges int `json:"moreChanges,omitempty"`
 	// Nodes names the UI nodes that hold the changes of a panel's tree
 	// (see Options.Panel).
 	Nodes []string `json:"nodes,omitempty"`
@@ -142,6 +149,12 @@ const (
 	MaxKept      = 10_000
 	MaxKeptBytes = 32 << 20
 )
+
+// MaxChanges is how many changes a difference lists (Difference.Changes):
+// the rest are counted (Difference.MoreChanges), so that two frames whose
+// every leaf differs cost bounded work, memory and output (the first
+// difference is always kept, whatever MaxKeptBytes says).
+const MaxChanges = 1_000
 
 // Same reports whether nothing differs.
 func (r *Result) Same() bool { return r.Count() == 0 }
@@ -682,7 +695,7 @@ func (c *comparison) changed(m, e item) Difference {
 	mv, ev := c.tree(m), c.tree(e)
 	d := Difference{Kind: Changed, Dir: m.f.Dir.String(), Method: m.cls.method, What: m.cls.what, Recorded: c.side(m, mv), Live: c.side(e, ev)}
 	if mv != nil && ev != nil {
-		d.Changes = paths(mv, ev)
+		d.Changes, d.MoreChanges = paths(mv, ev)
 		if c.opts.Panel != "" && m.cls.method == c.opts.Panel {
 			d.Nodes = changedNodes(ev, d.Changes)
 		}
@@ -697,6 +710,7 @@ func (c *comparison) changed(m, e item) Difference {
 func changedNodes(v any, changes []Change) []string {
 	var out []string
 	seen := map[string]bool{}
+	spell := speller{}
 	for _, c := range changes {
 		// The node is the deepest object on the path that has a "type".
 		var node any
@@ -729,7 +743,7 @@ func changedNodes(v any, changes []Change) []string {
 		if !ok {
 			continue
 		}
-		p := joinPath(at)
+		p := spell.path(at)
 		if seen[p] {
 			continue
 		}
@@ -757,19 +771,33 @@ func describeNode(o map[string]any) string {
 	return s
 }
 
-// paths lists the leaf values that differ between a and b: values nested
-// MaxDepth deep count as leaves, compared as their canonical JSON.
-func paths(a, b any) []Change {
-	w := pathWalker{}
+// paths lists the leaf values that differ between a and b, the first
+// MaxChanges of them, and counts the rest: values nested MaxDepth deep
+// count as leaves, compared as their canonical JSON.
+func paths(a, b any) ([]Change, int) {
+	w := pathWalker{spell: speller{}}
 	w.walk(a, b)
-	return w.out
+	return w.out, w.more
 }
 
 // pathWalker walks two trees side by side; path is the current path, one
-// slice for the whole walk, copied only into a change.
+// slice for the whole walk, copied only into a change. Past MaxChanges
+// changes, more counts them.
 type pathWalker struct {
-	path []string
-	out  []Change
+	path  []string
+	out   []Change
+	more  int
+	spell speller
+}
+
+// full reports whether the walker holds MaxChanges changes, and if so
+// counts one more.
+func (w *pathWalker) full() bool {
+	if len(w.out) < MaxChanges {
+		return false
+	}
+	w.more++
+	return true
 }
 
 func (w *pathWalker) walk(a, b any) {
@@ -791,11 +819,11 @@ func (w *pathWalker) walk(a, b any) {
 		return
 	}
 	ja, jb := marshal(a), marshal(b)
-	if ja == jb {
+	if ja == jb || w.full() {
 		return
 	}
 	p := slices.Clone(w.path)
-	c := Change{Path: joinPath(p), Segments: p, full: ja + "\x00" + jb}
+	c := Change{Path: w.spell.path(p), Segments: p, full: ja + "\x00" + jb}
 	sa, oka := a.(string)
 	sb, okb := b.(string)
 	if oka && okb {
@@ -842,10 +870,11 @@ func (w *pathWalker) members(x, y map[string]any) {
 		vb, okb := y[k]
 		w.path = append(w.path, k)
 		switch {
-		case !oka:
-			w.out = append(w.out, added(slices.Clone(w.path), vb))
-		case !okb:
-			w.out = append(w.out, removed(slices.Clone(w.path), va))
+		case !oka && !w.full():
+			w.out = append(w.out, w.added(vb))
+		case !okb && !w.full():
+			w.out = append(w.out, w.removed(va))
+		case !oka, !okb:
 		default:
 			w.walk(va, vb)
 		}
@@ -857,10 +886,11 @@ func (w *pathWalker) elements(x, y []any) {
 	for i := 0; i < max(len(x), len(y)); i++ {
 		w.path = append(w.path, "["+strconv.Itoa(i)+"]")
 		switch {
-		case i >= len(x):
-			w.out = append(w.out, added(slices.Clone(w.path), y[i]))
-		case i >= len(y):
-			w.out = append(w.out, removed(slices.Clone(w.path), x[i]))
+		case i >= len(x) && !w.full():
+			w.out = append(w.out, w.added(y[i]))
+		case i >= len(y) && !w.full():
+			w.out = append(w.out, w.removed(x[i]))
+		case i >= len(x), i >= len(y):
 		default:
 			w.walk(x[i], y[i])
 		}
@@ -868,28 +898,99 @@ func (w *pathWalker) elements(x, y []any) {
 	}
 }
 
-// added and removed are the changes of a value only one side has.
-func added(p []string, v any) Change {
-	return Change{Path: joinPath(p), New: brief(v), Segments: p, full: "\x00" + marshal(v)}
+// added and removed are the changes of a value only one side has, at
+// the walker's path.
+func (w *pathWalker) added(v any) Change {
+	p := slices.Clone(w.path)
+	return Change{Path: w.spell.path(p), New: brief(v), Segments: p, full: "\x00" + marshal(v)}
 }
 
-func removed(p []string, v any) Change {
-	return Change{Path: joinPath(p), Old: brief(v), Segments: p, full: marshal(v) + "\x00"}
+func (w *pathWalker) removed(v any) Change {
+	p := slices.Clone(w.path)
+	return Change{Path: w.spell.path(p), Old: brief(v), Segments: p, full: marshal(v) + "\x00"}
 }
 
-// joinPath spells a path the way ignore rules do: params.tree.children[1].text.
-func joinPath(p []string) string {
-	var b strings.Builder
-	for i, s := range p {
-		if i > 0 && !strings.HasPrefix(s, "[") {
-			b.WriteByte('.')
-		}
-		b.WriteString(s)
-	}
-	if b.Len() == 0 {
+// What a spelled path (Change.Path) holds, so that a change costs bounded
+// bytes however long the member names that lead to it: a segment of more
+// than maxSegment bytes keeps its first segmentHead bytes and is named by
+// its length and a hash (two long names stay apart); a path of more than
+// maxPath bytes keeps its first and last segments, half of it each.
+const (
+	maxSegment  = 64
+	segmentHead = 32
+	maxPath     = 1024
+)
+
+// spellPath spells a path the way ignore rules do,
+// params.tree.children[1].text, bounded (see maxSegment and maxPath): each
+// segment as spell spells it (spellSegment, or what it made before).
+func spellPath(p []string, spell func(string) string) string {
+	if len(p) == 0 {
 		return "(whole message)"
 	}
-	return b.String()
+	pieces := make([]string, len(p))
+	total := 0
+	for i, s := range p {
+		s = spell(s)
+		if i > 0 && !strings.HasPrefix(s, "[") {
+			s = "." + s
+		}
+		pieces[i] = s
+		total += len(s)
+	}
+	if total <= maxPath {
+		return strings.Join(pieces, "")
+	}
+	// The first segments and the last ones, each within half of maxPath
+	// (a spelled segment is far shorter: at least one of the first).
+	head, n := 0, 0
+	for head < len(pieces) && n+len(pieces[head]) <= maxPath/2 {
+		n += len(pieces[head])
+		head++
+	}
+	tail, n := len(pieces), 0
+	for tail > head && n+len(pieces[tail-1]) <= maxPath/2 {
+		n += len(pieces[tail-1])
+		tail--
+	}
+	return strings.Join(pieces[:head], "") + "…" + strings.Join(pieces[tail:], "")
+}
+
+// spellSegment is a segment as a spelled path shows it: whole up to
+// maxSegment bytes, else its head, its length and an FNV-1a hash of it,
+// "kkkk…(20000 bytes #1a2b3c4d)".
+func spellSegment(s string) string {
+	if len(s) <= maxSegment {
+		return s
+	}
+	cut := segmentHead
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	// FNV-1a, 32 bits, without copying s.
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return fmt.Sprintf("%s…(%d bytes #%08x)", s[:cut], len(s), h)
+}
+
+// speller spells paths (see spellPath), each long segment once: the
+// changes of a frame share the segments that lead to them.
+type speller map[string]string
+
+func (sp speller) path(p []string) string {
+	return spellPath(p, func(s string) string {
+		if len(s) <= maxSegment {
+			return s
+		}
+		v, ok := sp[s]
+		if !ok {
+			v = spellSegment(s)
+			sp[s] = v
+		}
+		return v
+	})
 }
 
 // brief is v as JSON, cut to briefMax characters.

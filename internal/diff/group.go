@@ -72,6 +72,12 @@ func sameKey(d Difference) string {
 			}
 			b.WriteString("\x01" + c.Path + "\x00" + full)
 		}
+		if d.MoreChanges > 0 {
+			// The changes not listed differ unseen: the same content is
+			// the same change.
+			content(d.Recorded)
+			content(d.Live)
+		}
 	case d.Kind == Changed:
 		content(d.Recorded)
 		content(d.Live)

@@ -70,6 +70,9 @@ func Render(w io.Writer, r *Result, o RenderOptions) error {
 			}
 			fmt.Fprintf(&b, "    %s: %s → %s\n", esc(c.Path), esc(old), esc(nw))
 		}
+		if d.MoreChanges > 0 {
+			fmt.Fprintf(&b, "    … and %d more changes\n", d.MoreChanges)
+		}
 		for _, n := range d.Nodes {
 			fmt.Fprintf(&b, "    changed node %s\n", esc(n))
 		}

@@ -161,22 +161,32 @@ func roughWords(ta, tb []string) []Span {
 }
 
 // absorbSpaces makes white space alone between two changes part of both:
-// "[-a b-]{+x y+}", not "[-a-]{+x+} [-b-]{+y+}".
+// "[-a b-]{+x y+}", not "[-a-]{+x+} [-b-]{+y+}". A run of changes joined
+// so is gathered once, in two builders, and spelled at its end: its cost
+// is the length of spans, however many spaces it absorbs.
 func absorbSpaces(spans []Span) []Span {
 	var out []Span
+	// del and ins are the - and + that end out (not yet in it) while
+	// pending: the changes gathered at the last white space absorbed.
+	var del, ins strings.Builder
+	pending := false
 	for i := 0; i < len(spans); i++ {
 		s := spans[i]
-		if s.Op == "=" && strings.TrimSpace(s.Text) == "" && len(out) > 0 && out[len(out)-1].Op != "=" && i+1 < len(spans) && spans[i+1].Op != "=" {
+		if s.Op == "=" && strings.TrimSpace(s.Text) == "" && (pending || len(out) > 0 && out[len(out)-1].Op != "=") && i+1 < len(spans) && spans[i+1].Op != "=" {
 			// Gather the changes on both sides of it into one - and one +.
-			var del, ins strings.Builder
-			for len(out) > 0 && out[len(out)-1].Op != "=" {
-				last := out[len(out)-1]
-				out = out[:len(out)-1]
-				if last.Op == "-" {
-					del.WriteString(last.Text)
-				} else {
-					ins.WriteString(last.Text)
+			if !pending {
+				// The changes that end out, last first (as out is
+				// emptied from its end).
+				for len(out) > 0 && out[len(out)-1].Op != "=" {
+					last := out[len(out)-1]
+					out = out[:len(out)-1]
+					if last.Op == "-" {
+						del.WriteString(last.Text)
+					} else {
+						ins.WriteString(last.Text)
+					}
 				}
+				pending = true
 			}
 			del.WriteString(s.Text)
 			ins.WriteString(s.Text)
@@ -188,12 +198,21 @@ func absorbSpaces(spans []Span) []Span {
 					ins.WriteString(spans[i].Text)
 				}
 			}
-			out = appendSpan(out, "-", del.String())
-			out = appendSpan(out, "+", ins.String())
 			// What follows may be white space between changes again.
 			continue
 		}
+		if pending {
+			out = appendSpan(out, "-", del.String())
+			out = appendSpan(out, "+", ins.String())
+			del.Reset()
+			ins.Reset()
+			pending = false
+		}
 		out = appendSpan(out, s.Op, s.Text)
+	}
+	if pending {
+		out = appendSpan(out, "-", del.String())
+		out = appendSpan(out, "+", ins.String())
 	}
 	return out
 }

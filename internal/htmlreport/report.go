@@ -539,6 +539,9 @@ func differenceData(d diff.Difference, recIndex, liveIndex map[uint64]int) diffD
 	for _, c := range d.Changes {
 		dd.Changes = append(dd.Changes, changeData{Path: c.Path, Old: c.Old, New: c.New})
 	}
+	if d.MoreChanges > 0 {
+		dd.Changes = append(dd.Changes, changeData{Path: fmt.Sprintf("… and %d more changes", d.MoreChanges)})
+	}
 	var a, b string
 	if d.Recorded != nil {
 		a = d.Recorded.Pretty

@@ -122,7 +122,7 @@ func Find(ctx context.Context, first *playback.Outcome, opt *playback.Options, r
 		for _, ch := range d.Changes {
 			// What a proposed rule ignores is noise, however alike the runs
 			// made it (a made-up member name absent from every run).
-			if found.byVaried[varied{d.Method, ch.Path}] == nil && !proposed.covers(d.Method, ch.Segments) {
+			if found.byVaried[variedAt(d.Method, ch)] == nil && !proposed.covers(d.Method, ch.Segments) {
 				nr.Stable = append(nr.Stable, StableChange{Method: d.Method, Path: ch.Path, Old: ch.Old, New: ch.New})
 			}
 		}
@@ -186,8 +186,14 @@ func serialiseCallbacks(opt *playback.Options) *playback.Options {
 }
 
 // varied names a place that varied between runs: a path in the messages
-// of a method.
+// of a method, by its segments (a change's spelled Path is cut where it
+// is long, and two long ones may spell alike).
 type varied struct{ method, path string }
+
+// variedAt is the place of change ch in a message of method.
+func variedAt(method string, ch diff.Change) varied {
+	return varied{method, strings.Join(ch.Segments, "\x00")}
+}
 
 // places are the places that varied between runs, gathered in run order
 // from the differences each run found, and the values each took.
@@ -209,7 +215,7 @@ func (ps *places) add(differences []diff.Difference) {
 	for _, d := range differences {
 		recorded, live := decodedSide{side: d.Recorded}, decodedSide{side: d.Live}
 		for _, ch := range d.Changes {
-			v := varied{d.Method, ch.Path}
+			v := variedAt(d.Method, ch)
 			s := ps.byVaried[v]
 			if s == nil {
 				s = &place{pathChange: pathChange{method: d.Method, segs: ch.Segments}, strings: true}

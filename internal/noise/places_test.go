@@ -69,7 +69,7 @@ func TestPlacesDecodeEachSideOnce(t *testing.T) {
 	for _, ds := range differences {
 		for _, d := range ds {
 			for _, ch := range d.Changes {
-				v := varied{d.Method, ch.Path}
+				v := variedAt(d.Method, ch)
 				s := want[v]
 				if s == nil {
 					s = &place{strings: true}
