@@ -59,7 +59,7 @@ type rpcCall struct {
 	// notOwed: no answer is owed (a notification sent with an id, a
 	// cancelled request, one the profile's rules already blamed).
 	notOwed bool
-	token   string // its progress token (MCP), "" for none
+	token   string // recent.Key of its progress token (MCP), "" for none
 	modern  bool   // MCP: a 2026-07-28 request, with its revision in _meta
 }
 
@@ -323,10 +323,13 @@ func (r *rpc) request(s side, f *frame.Frame, m *message.Message) {
 		r.used[s][key] = f.Seq
 	}
 	c := &rpcCall{seq: f.Seq, at: f.At, method: recent.Name(m.Method), id: key}
-	if len(m.Params) <= maxKeptParams {
-		c.params = m.Params
-	}
 	if _, waiting := r.calls[s][key]; waiting || room(len(r.calls[s])) {
+		// A copy of the params only: m.Params is a slice of the whole line,
+		// which the table would otherwise keep alive with whatever else the
+		// line holds (1,000 requests beside 100 KB members had kept 121 MB).
+		if len(m.Params) <= maxKeptParams {
+			c.params = bytes.Clone(m.Params)
+		}
 		r.calls[s][key] = c
 	}
 	r.ext.request(s, f, m, c)

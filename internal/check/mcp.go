@@ -19,6 +19,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/recent"
 	"github.com/tapedeck/tapedeck/message"
 )
 
@@ -43,6 +44,11 @@ const (
 	// maxSpentTokens bounds the answered requests' progress tokens kept
 	// per side, to tell a late progress from an unknown one.
 	maxSpentTokens = 1 << 16
+	// maxListedTools bounds the tool names a tools/list followed page by
+	// page gathers (pages that never stop sending nextCursor had grown the
+	// listing to 795 MB). Past it the server's tools are unknown, as before
+	// any listing: no finding depends on them.
+	maxListedTools = 1 << 14
 	// mcpSectionSchema is what the schema rules cite in the rule list; a
 	// finding cites its method's section.
 	mcpSectionSchema = "schema"
@@ -118,13 +124,23 @@ type mcp struct {
 	clientCaps  map[string]json.RawMessage
 	serverCaps  map[string]json.RawMessage
 	// tokens are the progress tokens of each side's requests still in
-	// progress; spent, of those answered, with the answer's frame.
-	tokens [2]map[string]*rpcCall
-	spent  [2]map[string]uint64
+	// progress; spent, of those answered, with the answer's frame. Both
+	// are keyed by recent.Key of the token's spelling, so that a long
+	// token costs no more than a short one, and hold at most maxTracked
+	// and maxSpentTokens tokens. untracked says a side's token was not
+	// kept for lack of room: a progress naming a token unknown may name
+	// that one, and is not reported.
+	tokens    [2]map[string]*rpcCall
+	spent     [2]map[string]uint64
+	untracked [2]bool
 	// tools is the server's tools once a tools/list was followed to its
-	// last page (and no list_changed came since); listing, the pages so far.
-	tools   map[string]bool
-	listing map[string]bool
+	// last page (and no list_changed came since); listing, the pages so
+	// far; both keyed by recent.Key of the name. overlong says the pages
+	// so far named more than maxListedTools: the tools stay unknown until
+	// a tools/list without a cursor starts over.
+	tools    map[string]bool
+	listing  map[string]bool
+	overlong bool
 }
 
 // newMCP returns the MCP profile's rules for one session. It panics only
@@ -201,8 +217,12 @@ func (m *mcp) request(s side, f *frame.Frame, msg *message.Message, c *rpcCall) 
 	params := object(msg.Params)
 	meta := object(params["_meta"])
 	if tok, ok := meta["progressToken"]; ok {
-		c.token = message.IDKey(tok)
-		m.tokens[s][c.token] = c
+		c.token = recent.Key(message.IDKey(tok))
+		if _, ok := m.tokens[s][c.token]; ok || room(len(m.tokens[s])) {
+			m.tokens[s][c.token] = c
+		} else {
+			m.untracked[s] = true
+		}
 	}
 	name := msg.Method
 	if s == hostSide {
@@ -349,11 +369,11 @@ func (m *mcp) progress(s side, f *frame.Frame, params map[string]json.RawMessage
 		return // no token: the schema says so
 	}
 	key := message.IDKey(raw)
-	if m.tokens[o][key] != nil {
+	if m.tokens[o][recent.Key(key)] != nil || m.untracked[o] {
 		return
 	}
 	msg := fmt.Sprintf("the %s's progress names token %s, which no request of the %s's carried", m.who[s], key, m.who[o])
-	if seq, ok := m.spent[o][key]; ok {
+	if seq, ok := m.spent[o][recent.Key(key)]; ok {
 		msg = fmt.Sprintf("the %s's progress names token %s, whose request was answered at #%d", m.who[s], key, seq)
 	}
 	m.add(at(f), RuleProgressTokenUnknown, "notifications/progress", "params.progressToken", msg)
@@ -399,7 +419,14 @@ func (m *mcp) listed(c *rpcCall, result map[string]json.RawMessage) {
 	if result == nil {
 		return
 	}
-	if _, paged := object(c.params)["cursor"]; !paged || m.listing == nil {
+	_, paged := object(c.params)["cursor"]
+	if !paged {
+		m.overlong = false
+	}
+	if m.overlong {
+		return // the pages named too many tools to follow
+	}
+	if !paged || m.listing == nil {
 		m.listing = map[string]bool{}
 	}
 	var tools []struct {
@@ -407,7 +434,11 @@ func (m *mcp) listed(c *rpcCall, result map[string]json.RawMessage) {
 	}
 	json.Unmarshal(result["tools"], &tools)
 	for _, t := range tools {
-		m.listing[t.Name] = true
+		m.listing[recent.Key(t.Name)] = true
+		if len(m.listing) > maxListedTools {
+			m.tools, m.listing, m.overlong = nil, nil, true
+			return
+		}
 	}
 	if _, more := result["nextCursor"]; !more {
 		m.tools, m.listing = m.listing, nil
@@ -430,7 +461,7 @@ func protocolCode(code int) bool {
 // toolAnswer checks where the answer to a tools/call puts a failure.
 func (m *mcp) toolAnswer(f *frame.Frame, msg *message.Message, c *rpcCall, result map[string]json.RawMessage) {
 	name := text(object(c.params)["name"])
-	unknown := m.tools != nil && !m.tools[name]
+	unknown := m.tools != nil && !m.tools[recent.Key(name)]
 	switch {
 	case msg.Error != nil && !c.notOwed && !unknown && !protocolCode(msg.Error.Code):
 		m.add(at(f), RuleToolErrorAsRPCError, c.method, "error", fmt.Sprintf("the call of tool %s is answered with JSON-RPC error %d %s", show(name), msg.Error.Code, show(msg.Error.Message)))

@@ -27,7 +27,11 @@ const (
 // element count, the depth, long strings and duplicate ids. It keeps the
 // path to where it is as a stack of segments and spells it only for an
 // issue, so the walk is linear in the tree's size however deep it nests
-// (spelling every path would be quadratic in the depth).
+// (spelling every path would be quadratic in the depth). An id's place is
+// kept the same way, for the duplicate that may come later: as a node of
+// a tree of the steps taken (pin), spelled only when a duplicate is
+// reported (a 535 KB tree nesting ids under long member names had taken
+// 1.5 GB when every id's path was spelled).
 type treeWalk struct {
 	count   int
 	tooMany bool
@@ -35,26 +39,73 @@ type treeWalk struct {
 	deepest int // the deepest element's depth
 	strs    int
 	dups    int
-	ids     map[string]string // element id → path of its first element
+	ids     map[string]int // element id → node of its first element (pin)
 	out     []issue
 	prefix  string
 	segs    []seg
+	nodes   []node // the steps pinned so far
 }
 
 // seg is one step of a path: a member name, or an index when key is "".
+// node is the step's index in treeWalk.nodes once it is pinned, else -1.
 type seg struct {
 	key   string
 	index int
+	node  int
 }
 
-func (w *treeWalk) push(s seg) { w.segs = append(w.segs, s) }
+// node is a pinned step of a path: the step, and the index in
+// treeWalk.nodes of the step before it (-1 for the first).
+type node struct {
+	step   seg
+	parent int
+}
+
+func (w *treeWalk) push(s seg) { s.node = -1; w.segs = append(w.segs, s) }
 func (w *treeWalk) pop()       { w.segs = w.segs[:len(w.segs)-1] }
 
+// pin returns a node that stands for where the walk is, for pathAt to
+// spell later: -1 at the root. Each step of the path is pinned once while
+// it is on the stack, so pinning costs no more than the walk itself.
+func (w *treeWalk) pin() int {
+	i := len(w.segs)
+	for i > 0 && w.segs[i-1].node < 0 {
+		i--
+	}
+	for ; i < len(w.segs); i++ {
+		parent := -1
+		if i > 0 {
+			parent = w.segs[i-1].node
+		}
+		w.nodes = append(w.nodes, node{step: w.segs[i], parent: parent})
+		w.segs[i].node = len(w.nodes) - 1
+	}
+	if len(w.segs) == 0 {
+		return -1
+	}
+	return w.segs[len(w.segs)-1].node
+}
+
+// pathAt spells the path pin returned n for.
+func (w *treeWalk) pathAt(n int) string {
+	var steps []seg
+	for ; n >= 0; n = w.nodes[n].parent {
+		steps = append(steps, w.nodes[n].step)
+	}
+	for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
+		steps[i], steps[j] = steps[j], steps[i]
+	}
+	return w.spell(steps)
+}
+
 // path spells where the walk is, as jsonPath does.
-func (w *treeWalk) path() string {
+func (w *treeWalk) path() string { return w.spell(w.segs) }
+
+// spell spells the path of steps below the walk's prefix, as jsonPath does.
+func (w *treeWalk) spell(steps []seg) string {
 	var b strings.Builder
 	b.WriteString(w.prefix)
-	for _, s := range w.segs {
+	for _, s := range steps {
 		switch {
 		case s.key == "":
 			b.WriteString("[" + strconv.Itoa(s.index) + "]")
@@ -80,7 +131,7 @@ func treeIssues(v any, path string) ([]issue, int) {
 	if _, ok := typeOf(v); !ok {
 		return nil, 0 // the schema reports a root that is not an element
 	}
-	w := &treeWalk{ids: map[string]string{}, prefix: path}
+	w := &treeWalk{ids: map[string]int{}, prefix: path}
 	w.element(v.(map[string]any), 0)
 	return w.out, w.deepest
 }
@@ -95,9 +146,11 @@ func (w *treeWalk) element(obj map[string]any, depth int) {
 	}
 	if id, ok := obj["id"].(string); ok {
 		if first, dup := w.ids[id]; dup {
-			w.dup(fmt.Sprintf("id %q is also the id of the element at %s", id, first))
+			w.dup(func() string {
+				return fmt.Sprintf("id %q is also the id of the element at %s", id, w.pathAt(first))
+			})
 		} else {
-			w.ids[id] = w.path()
+			w.ids[id] = w.pin()
 		}
 	}
 	w.members(obj, depth)
@@ -133,7 +186,7 @@ func (w *treeWalk) held(v any, depth int) {
 		}
 		w.members(x, depth)
 	case []any:
-		var siblings map[string]string
+		var siblings map[string]int // id → node of its first entry
 		for i, e := range x {
 			w.push(seg{index: i})
 			if obj, ok := e.(map[string]any); ok {
@@ -145,12 +198,14 @@ func (w *treeWalk) held(v any, depth int) {
 				// An entry such as a list item: ids are unique among siblings.
 				if id, ok := obj["id"].(string); ok {
 					if siblings == nil {
-						siblings = map[string]string{}
+						siblings = map[string]int{}
 					}
 					if first, dup := siblings[id]; dup {
-						w.dup(fmt.Sprintf("id %q is also the id of %s", id, first))
+						w.dup(func() string {
+							return fmt.Sprintf("id %q is also the id of %s", id, w.pathAt(first))
+						})
 					} else {
-						siblings[id] = w.path()
+						siblings[id] = w.pin()
 					}
 				}
 			}
@@ -171,9 +226,11 @@ func (w *treeWalk) tally() {
 	}
 }
 
-func (w *treeWalk) dup(msg string) {
+// dup reports a duplicate id where the walk is, msg spelling it, while
+// fewer than maxTreeNotes have been reported; msg runs only then.
+func (w *treeWalk) dup(msg func() string) {
 	if w.dups < maxTreeNotes {
 		w.dups++
-		w.out = append(w.out, issue{RuleUIDuplicateID, w.path(), msg})
+		w.out = append(w.out, issue{RuleUIDuplicateID, w.path(), msg()})
 	}
 }
