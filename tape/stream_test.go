@@ -111,3 +111,26 @@ func FuzzCutLinesOver(f *testing.F) {
 		}
 	})
 }
+
+// TestALongTextLineIsDecodedInPlace: a long "text" line read cut moves
+// only what is left of each read to its start, not what is left after
+// every piece decoded (a 64 MiB line moved up to the whole first read at
+// each of its pieces: 11.6 s where it now takes 2.4).
+func TestALongTextLineIsDecodedInPlace(t *testing.T) {
+	t.Parallel()
+	const maxFrame = 4 << 20
+	text := strings.Repeat("abcdefgh", (maxFrame+maxFrame/2)/8)
+	head := `{"tapedeck":1,"session":{"id":"s","command":["true"],"cwd":".","status":"complete"}}` + "\n"
+	tr, err := NewReader(strings.NewReader(head + `{"seq":1,"at":1,"dir":"out","text":"` + text + `"}` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.CutLinesOver(maxFrame)
+	f, err := tr.Next()
+	if err != nil || f.Cut == nil || f.Cut.Len != int64(len(text)) || len(f.Raw) != maxFrame {
+		t.Fatalf("the long line: %d bytes, cut %+v, %v", len(f.Raw), f.Cut, err)
+	}
+	if tr.shifted > int64(len(text))/8 {
+		t.Errorf("%d bytes moved to read a %d-byte line: what is left is moved after every piece", tr.shifted, len(text))
+	}
+}

@@ -296,6 +296,9 @@ type Reader struct {
 	f       frame.Frame
 	raw     []byte
 	cut     frame.Cut
+	// shifted counts the bytes of long lines moved to the start of what
+	// is pending (see streamString).
+	shifted int64
 }
 
 // NewReader reads and checks the header line of the tape r. It returns an
@@ -587,24 +590,31 @@ func (r *Reader) streamString(start int, b64 bool) ([]byte, error) {
 	h := sha256.New()
 	long := &longLine{raw: make([]byte, 0, r.cutOver)}
 	pending := bytes.Clone(r.line[start+1:]) // after the opening quote
+	// off is how much of pending is decoded: it is moved past, and
+	// pending kept whole until the next read, when what is left is moved
+	// to its start (less than a piece). Moving what is left after every
+	// piece moved up to the whole first read each time: a 64 MiB line
+	// took 4.6 s.
+	off := 0
 	var decoded, quoted []byte
 	ended := false // the line's "\n" was read
 	for {
 		// A piece at a time, so that what is decoded stays the size of a
 		// piece, not of the line's first MiB.
-		piece := len(pending) > decodePiece
-		n, closed := wholeString(pending[:min(len(pending), decodePiece)], b64)
+		rest := pending[off:]
+		piece := len(rest) > decodePiece
+		n, closed := wholeString(rest[:min(len(rest), decodePiece)], b64)
 		if n == 0 && !closed && piece {
 			// Not one whole escape in a piece: not JSON, which the
 			// whole says.
 			piece = false
-			n, closed = wholeString(pending, b64)
+			n, closed = wholeString(rest, b64)
 		}
 		var err error
 		if b64 {
-			decoded, err = decode64(decoded[:0], pending[:n])
+			decoded, err = decode64(decoded[:0], rest[:n])
 		} else {
-			quoted = append(append(append(quoted[:0], '"'), pending[:n]...), '"')
+			quoted = append(append(append(quoted[:0], '"'), rest[:n]...), '"')
 			var lone rune
 			var ok bool
 			decoded, lone, ok = jsonscan.Unquote(decoded[:0], quoted)
@@ -621,9 +631,9 @@ func (r *Reader) streamString(start int, b64 bool) ([]byte, error) {
 		if room := r.cutOver - len(long.raw); room > 0 {
 			long.raw = append(long.raw, decoded[:min(room, len(decoded))]...)
 		}
-		pending = append(pending[:0], pending[n:]...)
+		off += n
 		if closed {
-			pending = pending[1:]
+			off++ // the closing quote
 			break
 		}
 		if piece {
@@ -633,10 +643,13 @@ func (r *Reader) streamString(start int, b64 bool) ([]byte, error) {
 			r.n++
 			return nil, r.malformed("not valid JSON: a long line whose string does not end")
 		}
+		r.shifted += int64(len(pending) - off)
+		pending, off = append(pending[:0], pending[off:]...), 0
 		if pending, ended, err = r.readPiece(pending); err != nil {
 			return nil, err
 		}
 	}
+	pending = pending[off:]
 	for !ended { // the members after the string
 		var err error
 		if pending, ended, err = r.readPiece(pending); err != nil {
