@@ -156,11 +156,27 @@ func timerDelay(m *message.Message) time.Duration {
 }
 
 // storage is the host's plugin storage, kept while the playground runs
-// (storage/get, storage/set, storage/keys).
-type storage map[string]json.RawMessage
+// (storage/get, storage/set, storage/keys), within storageMaxBytes and
+// storageMaxKeys: a plugin that sets a new key each time held a run's
+// memory without end (4,000 sets of 100 kB: 406 MB). A set past them
+// fails as the host's storage failures do (-32603).
+type storage struct {
+	values map[string]json.RawMessage
+	bytes  int // of the keys and the values held
+}
 
-// answer gives storage's result for a storage method.
-func (s storage) answer(m *message.Message) (json.RawMessage, bool) {
+// The most the playground keeps of a plugin's storage.
+const (
+	storageMaxBytes = 16 << 20
+	storageMaxKeys  = 100_000
+)
+
+// storageFull is the error a storage/set past the bounds gets.
+const storageFull = `{"code":-32603,"message":"storage is full: the playground keeps at most 16 MiB and 100000 keys of a plugin's storage"}`
+
+// answer gives storage's result for a storage method, or its error; ok
+// is false for another method.
+func (s *storage) answer(m *message.Message) (res, fail json.RawMessage, ok bool) {
 	var p struct {
 		Key   string          `json:"key"`
 		Value json.RawMessage `json:"value"`
@@ -168,28 +184,40 @@ func (s storage) answer(m *message.Message) (json.RawMessage, bool) {
 	json.Unmarshal(m.Params, &p)
 	switch m.Method {
 	case "storage/get":
-		v, ok := s[p.Key]
+		v, ok := s.values[p.Key]
 		if !ok {
 			v = json.RawMessage("null")
 		}
 		key, _ := json.Marshal(p.Key)
-		return json.RawMessage(`{"key":` + string(key) + `,"value":` + string(v) + `}`), true
+		return json.RawMessage(`{"key":` + string(key) + `,"value":` + string(v) + `}`), nil, true
 	case "storage/set":
 		if len(p.Value) == 0 {
 			p.Value = json.RawMessage("null")
 		}
-		s[p.Key] = compact(p.Value)
-		return json.RawMessage("null"), true
+		v := compact(p.Value)
+		old, had := s.values[p.Key]
+		size := s.bytes + len(v) - len(old)
+		if !had {
+			size += len(p.Key)
+		}
+		if size > storageMaxBytes || !had && len(s.values) >= storageMaxKeys {
+			return nil, json.RawMessage(storageFull), true
+		}
+		if s.values == nil {
+			s.values = map[string]json.RawMessage{}
+		}
+		s.values[p.Key], s.bytes = v, size
+		return json.RawMessage("null"), nil, true
 	case "storage/keys":
-		keys := make([]string, 0, len(s))
-		for k := range s {
+		keys := make([]string, 0, len(s.values))
+		for k := range s.values {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
 		b, _ := json.Marshal(keys)
-		return b, true
+		return b, nil, true
 	}
-	return nil, false
+	return nil, nil, false
 }
 
 func jsonMarshal(v any) (json.RawMessage, error) { return json.Marshal(v) }

@@ -7,9 +7,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tapedeck/tapedeck/message"
 )
 
 // askerPlugin asks the host, one request after the other, what the table
@@ -117,5 +120,55 @@ func TestHostAnswersAsTheHostDoes(t *testing.T) {
 	var after int
 	if _, err := fmt.Sscan(answers[3][strings.LastIndex(answers[3], " ")+1:], &after); err != nil || after < 150 {
 		t.Errorf("host/timer of 150 ms was answered after %s ms", answers[3][strings.LastIndex(answers[3], " ")+1:])
+	}
+}
+
+// TestStorageIsBounded: the playground's storage of a plugin holds at most
+// storageMaxBytes of keys and values and storageMaxKeys keys; a set past
+// them fails as the host's storage failures do (-32603) and changes
+// nothing, while replacing a key's value with one no larger still works.
+// (A plugin that set a new key each time held memory without end: 4,000
+// sets of 100 kB, 406 MB.)
+func TestStorageIsBounded(t *testing.T) {
+	t.Parallel()
+	var s storage
+	set := func(key string, n int) (json.RawMessage, json.RawMessage) {
+		params, _ := json.Marshal(map[string]any{"key": key, "value": strings.Repeat("x", n)})
+		res, fail, ok := s.answer(&message.Message{Method: "storage/set", Params: params})
+		if !ok {
+			t.Fatal("storage/set is not storage's")
+		}
+		return res, fail
+	}
+	const value = 100 << 10
+	var full int
+	for i := range 400 {
+		if _, fail := set(fmt.Sprintf("k%d", i), value); fail != nil {
+			full = i
+			if !strings.Contains(string(fail), `"code":-32603`) || !strings.Contains(string(fail), "storage is full") {
+				t.Fatalf("set %d past the bound: %s", i, fail)
+			}
+			break
+		}
+	}
+	if want := storageMaxBytes / (value + 8); full < want-2 || full > want+2 {
+		t.Fatalf("storage took %d values of 100 kB before it was full, want about %d", full, want)
+	}
+	if s.bytes > storageMaxBytes || len(s.values) != full {
+		t.Errorf("storage holds %d bytes in %d keys past the bound", s.bytes, len(s.values))
+	}
+	if res, fail := set("k0", 10); fail != nil || string(res) != "null" {
+		t.Errorf("replacing a key's value with a smaller one: %s %s", res, fail)
+	}
+	few := storage{values: map[string]json.RawMessage{}}
+	for i := range storageMaxKeys {
+		few.values[strconv.Itoa(i)] = json.RawMessage("1")
+	}
+	s = few
+	if _, fail := set("one more", 1); fail == nil {
+		t.Error("a key past storageMaxKeys was taken")
+	}
+	if _, fail := set("0", 1); fail != nil {
+		t.Errorf("replacing a key with storageMaxKeys keys held: %s", fail)
 	}
 }

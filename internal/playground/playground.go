@@ -159,7 +159,7 @@ func Run(ctx context.Context, opt *Options) error {
 		ctx:   runs, quit: func() { quitOnce.Do(func() { close(quitCh) }) }, quitCh: quitCh,
 		over: make(chan struct{}), dataDir: dataDir, homes: homes, snaps: snaps,
 		hostCtx: json.RawMessage(defaultContext), answers: defaultAnswers(p),
-		edited: map[string]bool{}, storage: storage{}, subs: map[chan []byte]struct{}{},
+		edited: map[string]bool{}, subs: map[chan []byte]struct{}{},
 	}
 	for _, r := range check.Rules() {
 		s.rules[r.ID] = r

@@ -311,11 +311,11 @@ func (s *server) answerLocked(r *run, m *message.Message, found []check.Finding)
 		return
 	}
 	var a Answer
-	switch res, isStorage := s.storage.answer(m); {
+	switch res, fail, isStorage := s.storage.answer(m); {
 	case m.Method == "context/get" && !s.edited[m.Method]:
 		a.Result = s.hostCtx
 	case isStorage && !s.edited[m.Method]:
-		a.Result = res
+		a.Result, a.Error = res, fail
 	case m.Method == "host/timer" && !s.edited[m.Method]:
 		a.Result = fmt.Appendf(nil, `{"elapsedMs":%d}`, timerDelay(m).Milliseconds())
 	default:
