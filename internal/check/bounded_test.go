@@ -235,6 +235,8 @@ func TestProgressTokensBounded(t *testing.T) {
 	fs := f.feed(frame.Out, progress(fmt.Sprint(7, long)))
 	if len(fs) != 1 || !strings.Contains(fs[0].Message, "whose request was answered at #") {
 		t.Errorf("progress naming a long token answered: %v, want one progress-token-unknown saying when it was answered", fs)
+	} else if len(fs[0].Message) > 200 {
+		t.Errorf("the finding names a long token whole (%d bytes), not by its hash as a long id is", len(fs[0].Message))
 	}
 
 	for i := len(m.tokens[hostSide]); i < maxTracked; i++ {

@@ -330,7 +330,7 @@ func (m *mcp) notification(s side, f *frame.Frame, msg *message.Message) {
 		m.initialized = true
 	case name == "notifications/cancelled":
 		// The sender cancels a request of its own: no answer is owed.
-		if c := m.calls[s][message.IDKey(params["requestId"])]; c != nil {
+		if c := m.calls[s][recent.Key(message.IDKey(params["requestId"]))]; c != nil { // keyed as idKey keys them
 			c.notOwed = true
 		}
 	case s == peerSide && name == "notifications/tools/list_changed":
@@ -368,12 +368,14 @@ func (m *mcp) progress(s side, f *frame.Frame, params map[string]json.RawMessage
 	if !ok || m.blind[o] {
 		return // no token: the schema says so
 	}
-	key := message.IDKey(raw)
-	if m.tokens[o][recent.Key(key)] != nil || m.untracked[o] {
+	// A token as the tables key it, and as the finding names it: a long
+	// one by its hash, as a long id is (a 100 kB token was printed whole).
+	key := recent.Key(message.IDKey(raw))
+	if m.tokens[o][key] != nil || m.untracked[o] {
 		return
 	}
 	msg := fmt.Sprintf("the %s's progress names token %s, which no request of the %s's carried", m.who[s], key, m.who[o])
-	if seq, ok := m.spent[o][recent.Key(key)]; ok {
+	if seq, ok := m.spent[o][key]; ok {
 		msg = fmt.Sprintf("the %s's progress names token %s, whose request was answered at #%d", m.who[s], key, seq)
 	}
 	m.add(at(f), RuleProgressTokenUnknown, "notifications/progress", "params.progressToken", msg)

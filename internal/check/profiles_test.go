@@ -112,6 +112,17 @@ func profileCases() []profileCase {
 		add("clean", profile.NameMCP, b)
 	}
 	{
+		// A request cancelled by an id longer than the tables keep whole
+		// (recent.Key hashes it) owes no answer: the cancel looked its id
+		// up unhashed, and never found it.
+		long := `"` + strings.Repeat("r", 100) + `"`
+		b := (&pb{}).mcpOpen(mcpCaps, mcpServer)
+		b.in(`{"jsonrpc":"2.0","id":` + long + `,"method":"ping"}`)
+		b.in(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + long + `}}`)
+		b.event(frame.EventEOF)
+		add("a long id cancelled", profile.NameMCP, b)
+	}
+	{
 		b := &pb{}
 		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 		b.in(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`)
