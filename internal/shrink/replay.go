@@ -410,6 +410,10 @@ type target struct {
 	kind   diff.Kind
 	method string
 	path   string
+	// at is the path's segments, joined by NUL: what a change is matched
+	// by, as its spelled path is cut where it is long (diff.Change.Path)
+	// and two long ones may spell alike.
+	at string
 	// old and new are the recorded and the live value at path (JSON, ""
 	// when absent), or the recorded and the live frame when there is no
 	// path.
@@ -439,7 +443,7 @@ func targetAt(d diff.Difference, i int, rec, live decoded) target {
 		t.what = d.What
 	case d.Kind == diff.Changed && i < len(d.Changes):
 		c := d.Changes[i]
-		t.path = c.Path
+		t.path, t.at = c.Path, strings.Join(c.Segments, "\x00")
 		t.old, t.new = rec.valueAt(c.Segments), live.valueAt(c.Segments)
 	default:
 		t.old, t.new = sideContent(d.Recorded), sideContent(d.Live)
@@ -475,7 +479,7 @@ func (t target) in(o *playback.Outcome) bool {
 			}
 		case t.path != "":
 			for _, c := range d.Changes {
-				if c.Path == t.path && decodeSide(d.Recorded).valueAt(c.Segments) == t.old && decodeSide(d.Live).valueAt(c.Segments) == t.new {
+				if strings.Join(c.Segments, "\x00") == t.at && decodeSide(d.Recorded).valueAt(c.Segments) == t.old && decodeSide(d.Live).valueAt(c.Segments) == t.new {
 					return true
 				}
 			}

@@ -289,3 +289,25 @@ func TestTargetsOfManyChangesReadTheFrameOnce(t *testing.T) {
 		t.Error("a difference the whole replay did not have passed as one of its own")
 	}
 }
+
+// TestTargetsAreMatchedByTheirSegments: two changes whose spelled paths
+// are alike (diff cuts a long path's middle) but whose segments differ
+// are two targets, and a replay shows the one whose segments it has.
+func TestTargetsAreMatchedByTheirSegments(t *testing.T) {
+	t.Parallel()
+	side := func(v string) *diff.Side { return &diff.Side{JSON: []byte(`{"a":{"x":` + v + `,"y":` + v + `}}`)} }
+	change := func(seg string) diff.Change {
+		return diff.Change{Path: "a.…", Segments: []string{"a", seg}}
+	}
+	d := func(seg string) diff.Difference {
+		return diff.Difference{Kind: diff.Changed, Method: "m", Recorded: side("1"), Live: side("2"), Changes: []diff.Change{change(seg)}}
+	}
+	x, y := targetOf(d("x")), targetOf(d("y"))
+	if x == y {
+		t.Fatalf("the changes at a.x and a.y, spelled alike, are one target: %+v", x)
+	}
+	shown := &playback.Outcome{Diff: diff.Result{Differences: []diff.Difference{d("y")}}}
+	if x.in(shown) || !y.in(shown) {
+		t.Errorf("a replay that changed a.y: shows a.x's target %v, a.y's %v", x.in(shown), y.in(shown))
+	}
+}
