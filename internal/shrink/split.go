@@ -67,6 +67,14 @@ type Unit struct {
 // frames (but replies, which go by id) are pooled over the run and stay
 // while any unit of the run does (see Pooled).
 func Split(recorded []frame.Frame, lc Lifecycle) *Tape {
+	t := assign(recorded, lc)
+	t.pool()
+	return t
+}
+
+// assign is Split before its runs are pooled (see pool): each frame's
+// owner and the first unit of the run it came in.
+func assign(recorded []frame.Frame, lc Lifecycle) *Tape {
 	t := &Tape{frames: recorded, owner: make([]int32, len(recorded)), from: make([]int32, len(recorded)), pooled: map[uint64]bool{}}
 	hostFrames := 0
 	for i := range recorded {
@@ -177,8 +185,14 @@ func Split(recorded []frame.Frame, lc Lifecycle) *Tape {
 			t.steps = append(t.steps, int32(i))
 		}
 	}
-	// A run with fewer than two steps that may go pools nothing: what
-	// followed goes with its last unit, as without a run. removable[u] is
+	return t
+}
+
+// pool settles the frames that came after a run of host steps: a run
+// with fewer than two steps that may go pools nothing, and what followed
+// goes with its last unit, as without a run; the rest are pooled.
+func (t *Tape) pool() {
+	// removable[u] is
 	// how many units before unit u may go, so that a run's count is one
 	// subtraction, not a walk over the run for each frame that follows it.
 	removable := make([]int32, len(t.units)+1)
@@ -197,9 +211,8 @@ func Split(recorded []frame.Frame, lc Lifecycle) *Tape {
 			t.from[i] = t.owner[i]
 			continue
 		}
-		t.pooled[recorded[i].Seq] = true
+		t.pooled[t.frames[i].Seq] = true
 	}
-	return t
 }
 
 // Pooled reports whether the frame of recorded seq went with a run of

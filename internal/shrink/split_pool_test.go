@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/tapedeck/tapedeck/frame"
-	"github.com/tapedeck/tapedeck/message"
 )
 
 // TestSplitMatchesReference: Split and Keep, which count a pooled run's
@@ -149,8 +148,9 @@ func randomRecording(rng *rand.Rand, n int) []frame.Frame {
 	return rec
 }
 
-// referenceSplit is Split as it was before the prefix sums: it counts a
-// run's steps that may go by walking the run for each frame pooled over it.
+// referenceSplit is Split as it was before the prefix sums: the same
+// assignment, then each pooled frame's run walked to count its steps
+// that may go.
 func referenceSplit(recorded []frame.Frame, lc Lifecycle) *Tape {
 	var reads int
 	return referenceSplitCounting(recorded, lc, &reads)
@@ -159,116 +159,7 @@ func referenceSplit(recorded []frame.Frame, lc Lifecycle) *Tape {
 // referenceSplitCounting is referenceSplit, adding to reads each unit its
 // walks read.
 func referenceSplitCounting(recorded []frame.Frame, lc Lifecycle, reads *int) *Tape {
-	t := &Tape{frames: recorded, owner: make([]int32, len(recorded)), from: make([]int32, len(recorded)), pooled: map[uint64]bool{}}
-	hostFrames := 0
-	for i := range recorded {
-		if f := &recorded[i]; f.Dir == frame.In || f.IsEvent() {
-			hostFrames++
-		}
-	}
-	t.units = make([]Unit, 0, hostFrames)
-	names := map[string]string{}
-	var cur int32 = -1
-	type owners struct{ owner, from int32 }
-	hostReqs := map[string][]int32{}
-	pluginReqs := map[string][]owners{}
-	var answers []int
-	curAt := make([]int32, len(recorded))
-	var block []int32
-	heard := false
-	start := func(f *frame.Frame, what string) {
-		t.units = append(t.units, Unit{Seq: f.Seq, What: what})
-		b := int32(len(t.units) - 1)
-		if cur >= 0 && !heard {
-			b = block[cur]
-		}
-		block = append(block, b)
-		cur, heard = int32(len(t.units)-1), false
-	}
-	withCur := func(i int) {
-		t.owner[i], t.from[i] = cur, cur
-		if cur >= 0 {
-			t.from[i] = block[cur]
-		}
-	}
-	for i := range recorded {
-		f := &recorded[i]
-		curAt[i] = cur
-		switch {
-		case f.Event == frame.EventEOF || f.Event == frame.EventSignal:
-			start(f, f.Event.String())
-			t.owner[i], t.from[i] = cur, cur
-			continue
-		case f.IsEvent():
-			t.owner[i], t.from[i] = -1, -1
-			continue
-		case f.Dir == frame.Err:
-			withCur(i)
-			heard = true
-			continue
-		}
-		m := message.ReadEnvelope(f.Raw)
-		switch {
-		case f.Dir == frame.In && m.Kind.IsReply():
-			answers = append(answers, i)
-		case f.Dir == frame.In:
-			what, ok := names[string(m.Method)]
-			if !ok {
-				what = string(m.Method)
-				names[what] = what
-			}
-			if what == "" {
-				what = m.Kind.String()
-			}
-			start(f, what)
-			t.owner[i], t.from[i] = cur, cur
-			if m.Kind == message.Request {
-				hostReqs[message.IDKey(m.ID)] = append(hostReqs[message.IDKey(m.ID)], cur)
-			}
-		case m.Kind.IsReply():
-			heard = true
-			t.owner[i], t.from[i] = cur, cur
-			if q := hostReqs[message.IDKey(m.ID)]; len(q) > 0 {
-				t.owner[i], t.from[i], hostReqs[message.IDKey(m.ID)] = q[0], q[0], q[1:]
-			}
-		default:
-			heard = true
-			withCur(i)
-			if m.Kind == message.Request {
-				pluginReqs[message.IDKey(m.ID)] = append(pluginReqs[message.IDKey(m.ID)], owners{t.owner[i], t.from[i]})
-			}
-		}
-	}
-	for _, i := range answers {
-		m := message.ReadEnvelope(recorded[i].Raw)
-		t.owner[i], t.from[i] = curAt[i], curAt[i]
-		if q := pluginReqs[message.IDKey(m.ID)]; len(q) > 0 {
-			t.owner[i], t.from[i], pluginReqs[message.IDKey(m.ID)] = q[0].owner, q[0].from, q[1:]
-		}
-	}
-	for i := range t.units {
-		if lc.Opening != nil && lc.Opening(t.units[i].What) {
-			t.units[i].Fixed = true
-		}
-	}
-	for i := len(t.units) - 1; i >= 0; i-- {
-		switch w := t.units[i].What; {
-		case w == frame.EventEOF.String(), w == frame.EventSignal.String(), lc.Closing != nil && lc.Closing(w):
-			t.units[i].Fixed = true
-			continue
-		}
-		break
-	}
-	for _, o := range t.owner {
-		if o >= 0 {
-			t.units[o].Frames++
-		}
-	}
-	for i, u := range t.units {
-		if !u.Fixed {
-			t.steps = append(t.steps, int32(i))
-		}
-	}
+	t := assign(recorded, lc)
 	for i := range t.from {
 		if t.from[i] == t.owner[i] {
 			continue
