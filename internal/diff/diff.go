@@ -14,7 +14,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"hash/maphash"
+	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -967,12 +969,9 @@ func spellSegment(s string) string {
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	// FNV-1a, 32 bits, without copying s.
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * 16777619
-	}
-	return fmt.Sprintf("%s…(%d bytes #%08x)", s[:cut], len(s), h)
+	h := fnv.New32a() // once a segment (speller)
+	io.WriteString(h, s)
+	return fmt.Sprintf("%s…(%d bytes #%08x)", s[:cut], len(s), h.Sum32())
 }
 
 // speller spells paths (see spellPath), each long segment once: the
