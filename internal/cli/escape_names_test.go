@@ -45,7 +45,7 @@ func TestTapeNamesAreEscaped(t *testing.T) {
 	if r.code != 0 || !strings.Contains(string(r.stderr), "tapedeck: wrote "+filepath.Join(dir, escaped)+".new") {
 		t.Errorf("test --update: exit %d, no escaped wrote line:\n%s", r.code, r.stderr)
 	}
-	if r := run("test (awaiting review)", nil, nil, "test", dir); !strings.Contains(string(r.stderr), "awaiting review") || !strings.Contains(string(r.stderr), escaped) {
+	if r := run("test (awaiting review)", nil, []string{"TAPEDECK_FIXTURE=mini"}, "test", dir); !strings.Contains(string(r.stderr), "awaiting review") || !strings.Contains(string(r.stderr), escaped) {
 		t.Errorf("test with changes pending: no escaped awaiting-review line:\n%s", r.stderr)
 	}
 	if r := run("review", []byte("s\ns\ns\n"), nil, "review", dir); !strings.Contains(string(r.stdout), filepath.Join(dir, escaped)+": 1 difference pending") {

@@ -49,6 +49,9 @@ func TestHeaderFramedStreamsRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			if len(tc.in) > 1<<20 {
+				skipBigUnderRace(t) // 38 s of CPU under the race detector, 5 s without
+			}
 			store := filepath.Join(t.TempDir(), "store")
 			r := recordFixture(t, store, "echo", []byte(tc.in))
 			if r.code != 0 {

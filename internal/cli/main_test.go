@@ -5,12 +5,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/tapedeck/tapedeck/internal/waittest"
 )
+
+// nestedRun is set in the environment of everything the tests start:
+// the test binary started again without TAPEDECK_FIXTURE finds it (e2e.Run).
+const nestedRun = "TAPEDECK_CLI_TESTS_RUNNING"
 
 // tapedeckBin is the real binary, built once by TestMain (or named by
 // TAPEDECK_TEST_BIN); the scripts find it on PATH as tapedeck.
@@ -52,6 +58,21 @@ func runFixture(mode string) int {
 type e2e struct{ m *testing.M }
 
 func (e e2e) Run() int {
+	// A test binary started by one of its own tests without
+	// TAPEDECK_FIXTURE (a tape recorded from a fixture plugin, replayed
+	// without the fixture's environment) would run every test again,
+	// nested, until the replay gave up on it: 33 s of CPU in one test
+	// before this guard. It says so and exits instead, as a plugin that
+	// fails at once. A nested go test (the README's line that re-records
+	// the bundled tapes) passes -test flags and runs.
+	if os.Getenv(nestedRun) != "" && !slices.ContainsFunc(os.Args[1:], func(a string) bool { return strings.HasPrefix(a, "-test.") }) {
+		fmt.Fprintf(os.Stderr, "the cli test binary was started as a plugin without TAPEDECK_FIXTURE (%s is set): a fixture tape was replayed without its environment\n", nestedRun)
+		return 100
+	}
+	if err := os.Setenv(nestedRun, "1"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	// These tests spend their time waiting for the processes they run
 	// (the binary, the plugins), not on the CPU: unless -parallel says
 	// otherwise, run three of them for each CPU instead of one.

@@ -39,7 +39,7 @@ const ruleNotKept = "not-kept"
 // pageBound is the bound of the page's window on the pipe of direction
 // dir. A host frame is never cut (the playground writes it whole); its
 // longest is an action's body.
-func pageBound(dir frame.Dir) window.Bound {
+func pageBound(dir frame.Dir, frames int) window.Bound {
 	line := host.HostLineLimit + 1
 	switch dir {
 	case frame.Err:
@@ -47,7 +47,7 @@ func pageBound(dir frame.Dir) window.Bound {
 	case frame.In:
 		line = maxAction + 64<<10
 	}
-	return window.Bound{Frames: keptFrames, Bytes: keptBytes + int64(line), Line: line, Recorded: 64 << 10}
+	return window.Bound{Frames: int64(frames), Bytes: keptBytes + int64(line), Line: line, Recorded: 64 << 10}
 }
 
 // keeping is what a run keeps of its pipes for the page: the keepers of
@@ -62,11 +62,15 @@ type keeping struct {
 	tooMany  bool               // the page was told of findings not kept
 }
 
-func newKeeping() *keeping {
+// newKeeping keeps frames of each pipe (0: keptFrames).
+func newKeeping(frames int) *keeping {
+	if frames == 0 {
+		frames = keptFrames
+	}
 	return &keeping{
-		in:   window.Keeper{Bound: pageBound(frame.In)},
-		out:  &window.Keeper{Bound: pageBound(frame.Out)},
-		err:  &window.Keeper{Bound: pageBound(frame.Err)},
+		in:   window.Keeper{Bound: pageBound(frame.In, frames)},
+		out:  &window.Keeper{Bound: pageBound(frame.Out, frames)},
+		err:  &window.Keeper{Bound: pageBound(frame.Err, frames)},
 		said: map[frame.Dir]bool{},
 	}
 }
@@ -137,7 +141,7 @@ func (s *server) unkeptLocked(r *run, f frame.Frame) []check.Finding {
 	r.keep.findings += int64(len(found))
 	if !r.keep.said[f.Dir] {
 		r.keep.said[f.Dir] = true
-		msg := fmt.Sprintf("%s ran past what the playground keeps for the page (%d frames, %d bytes): from here on its frames are counted, not shown; run %d's session in the store has every one", pipeName(f.Dir), keptFrames, keptBytes, r.n)
+		msg := fmt.Sprintf("%s ran past what the playground keeps for the page (%d frames, %d bytes): from here on its frames are counted, not shown; run %d's session in the store has every one", pipeName(f.Dir), r.keep.in.Bound.Frames, keptBytes, r.n)
 		s.noteLocked(r, msg)
 	}
 	return found

@@ -46,6 +46,10 @@ type Options struct {
 	// limits are the page server's (nil: defaultLimits; its tests' are
 	// shorter).
 	limits *limits
+	// pageFrames is the page's window on each pipe, in frames (0:
+	// keptFrames; its test keeps fewer under the race detector, where a
+	// flood past 20,000 took 38 s of CPU).
+	pageFrames int
 	// tempDir is where the plugin's data folder and the copies of its
 	// start are made ("": the system's, as os.TempDir says); a test's
 	// puts them inside the plugin's folder.

@@ -90,7 +90,7 @@ func (s *server) startLocked(actions *replaying) *run {
 		n: s.runs, start: time.Now(),
 		queue: make(chan []byte, queueMax), sigs: make(chan os.Signal, 4), done: make(chan struct{}),
 		live: htmlreport.NewLive(), nextID: 1, have: map[string]int{}, said: make(chan struct{}, 1),
-		replayed: actions, keep: newKeeping(),
+		replayed: actions, keep: newKeeping(s.opt.pageFrames),
 	}
 	opts := check.Options{Manifest: s.plugin.Manifest, NoManifest: s.plugin.NoManifest}
 	r.checker = check.New(opts)
