@@ -60,15 +60,15 @@ func TestPinnedClockHoldsUnderLoad(t *testing.T) {
 
 			tmp := t.TempDir() // the replays' temporary folder: empty again after them
 			slow := append([]string{"STAMP_SLOW_START_MS=900", "TMPDIR=" + tmp}, env...)
-			clean := 0
-			for i, r := range tapedeckMany(t, 20, slow, "replay", tp, "--fresh-dir", "STAMP_HOME") {
+			clean, n := 0, atOnce(20)
+			for i, r := range tapedeckMany(t, n, slow, "replay", tp, "--fresh-dir", "STAMP_HOME") {
 				if r.code == 0 {
 					clean++
 				} else {
-					t.Errorf("pinned replay %d of 20, 900 ms slower: exit %d\n%s%s", i+1, r.code, r.stdout, r.stderr)
+					t.Errorf("pinned replay %d of %d, 900 ms slower: exit %d\n%s%s", i+1, n, r.code, r.stdout, r.stderr)
 				}
 			}
-			t.Logf("%s: %d of 20 pinned replays clean, each started 900 ms slower, 20 at once", p.id, clean)
+			t.Logf("%s: %d of %d pinned replays clean, each started 900 ms slower, all at once", p.id, clean, n)
 			if left, _ := os.ReadDir(tmp); len(left) != 0 {
 				t.Errorf("the replays left %d entries in their temporary folder (fresh folders, preloads): %v", len(left), left)
 			}
