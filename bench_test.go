@@ -149,7 +149,7 @@ func TestBenchReadmeGoLines(t *testing.T) {
 	}
 	for _, c := range []struct{ line, want string }{
 		{"go test -run '^$' -bench BenchmarkReplay10k -benchtime 10x ./internal/host", "BenchmarkReplay10k"},
-		{"go test -run '^$' -bench BenchmarkNoiseHelloGo -benchtime 400x ./internal/noise", "BenchmarkNoiseHelloGo/j1"},
+		{"go test -run '^$' -bench BenchmarkNoiseHelloGo -benchtime 100x ./internal/noise", "BenchmarkNoiseHelloGo/j1"},
 		{"go test -run '^$' -bench . ./message", "BenchmarkParse/scan"},
 	} {
 		if !strings.Contains(string(readme), "\n    "+c.line+"\n") {
