@@ -99,7 +99,7 @@ var layers = map[string]layer{
 	"internal/window":        {[]string{"frame", "internal/wire"}, "how much of a plugin's pipe a live timeline keeps (replay's and play's): the frame model and the framer alone"},
 	"internal/bigtape":       {nil, "the big tape memory is measured on: the standard library alone"},
 	"internal/browsertest":   {[]string{"github.com/chromedp/chromedp"}, "the headless browser of the HTML tests"},
-	"internal/waittest":      {nil, "how many tests run at once where they wait on processes: the standard library alone"},
+	"internal/waittest":      {nil, "how many tests, and replays within a proof, run at once where they wait on processes: the standard library alone"},
 	"bench/echo":             {nil, "a benchmark's plugin"},
 	"bench/firstbyte":        {nil, "a benchmark's plugin"},
 	"bench/lockstep":         {nil, "the minimal replayer replay is measured against"},

@@ -17,22 +17,9 @@ func soakRounds(t *testing.T, full, few int) int {
 	return few
 }
 
-// atOnce is how many replays a proof of stability runs at once: n, or
-// under the race detector a fifth of it (at least 2). The race detector
-// looks for races in each run's goroutines, which a few runs at once
-// show as well as twenty; how often a run is stable is the plain run's
-// proof (20 pinned replays of node under the race detector took 15 s of
-// CPU).
-func atOnce(n int) int {
-	if raceEnabled {
-		return max(2, n/5)
-	}
-	return n
-}
-
 // soakSubtest is called first in each subtest of a repeated-run proof:
 // with a few rounds the subtests run side by side; at full strength one
-// after the other, each with the busy machine to itself.
+// after the other, each with the loaded machine to itself (soakLoad).
 func soakSubtest(t *testing.T) {
 	if os.Getenv("TAPEDECK_SOAK") == "" || testing.Short() {
 		t.Parallel()

@@ -13,6 +13,7 @@ import (
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/datafolder"
 	"github.com/tapedeck/tapedeck/internal/note"
+	"github.com/tapedeck/tapedeck/internal/waittest"
 	"github.com/tapedeck/tapedeck/playback"
 )
 
@@ -166,13 +167,9 @@ func TestKeptGoldensPass(t *testing.T) {
 			if _, start, err := datafolder.Read(tape); err != nil || start == nil || start.Data == "" || len(start.Env) != len(c.fresh) {
 				t.Fatalf("the tape's data: %+v, %v", start, err)
 			}
-			// Under the race detector 4 at once: still side by side in
-			// this process, for the detector; how often a kept golden
-			// passes is the plain run's proof (18 s of CPU there for 20).
-			n := 20
-			if raceEnabled {
-				n = 4
-			}
+			// Under the race detector fewer, still side by side in this
+			// process, for the detector.
+			n := waittest.AtOnce(20, raceEnabled)
 			paths := make([]string, n)
 			for i := range paths {
 				paths[i] = tape

@@ -1,7 +1,8 @@
 // Package waittest owns how many tests run at once in the packages whose
 // tests spend their time waiting on processes (plugins, browsers, the
 // binary) rather than on the CPU: cli, playground and host run several for
-// each CPU. It is for tests only.
+// each CPU; and how many replays a proof of stability runs at once
+// (AtOnce). It is for tests only.
 package waittest
 
 import (
@@ -28,4 +29,17 @@ func PerCPU(n int) bool {
 		return false
 	}
 	return true
+}
+
+// AtOnce is how many replays a proof of stability runs at once: n, or
+// under the race detector (race: the package's build has it) a fifth of
+// it, at least 2. The race detector looks for races in each run's
+// goroutines, which a few runs at once show as well as twenty; how often
+// a run is stable is the plain run's proof (20 pinned replays of node
+// took 15 s of CPU under the race detector, 20 kept goldens 18 s).
+func AtOnce(n int, race bool) int {
+	if race {
+		return max(2, n/5)
+	}
+	return n
 }
