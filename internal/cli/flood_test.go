@@ -70,6 +70,7 @@ func boundedRun(t *testing.T, args ...string) (out string, code int, rssMiB int6
 func TestReplayKeepsOnlyWhatTheRecordingExplains(t *testing.T) {
 	t.Parallel() // its cases run one after another: each floods a core
 	skipUnderRace(t)
+	soakLater(t)
 	if testing.Short() {
 		t.Skip("floods for 1 s a case")
 	}

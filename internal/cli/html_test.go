@@ -27,6 +27,7 @@ func TestReplayHTMLOutlinesTheChangedLabel(t *testing.T) {
 	if fi, err := os.Stat(page); err != nil || fi.Size() == 0 {
 		t.Fatalf("replay --html wrote no report: %v", err)
 	}
+	drawnByThePlainRun(t)
 	ctx := browsertest.Start(t)
 	browsertest.OpenFile(t, ctx, page, "body[data-ready]")
 	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('.difference').length`); n != 1 {
@@ -67,6 +68,7 @@ func TestTestHTMLWritesAReportPerTapeAndAnIndex(t *testing.T) {
 	if !strings.Contains(string(index), `<a href="mini.html">`) || !strings.Contains(string(index), "1 passed, 0 failed") {
 		t.Errorf("index.html does not link mini.html under the summary:\n%s", index)
 	}
+	drawnByThePlainRun(t)
 	ctx := browsertest.Start(t)
 	browsertest.OpenFile(t, ctx, filepath.Join(out, "index.html"), "table.index-table")
 	browsertest.Screenshot(t, ctx, "e2e-test-index")
@@ -87,6 +89,7 @@ func TestSessionHTMLDrawsThePanels(t *testing.T) {
 	if err := present.SessionHTML(page, src.Meta, htmlreport.Slice(src.Frames)); err != nil {
 		t.Fatal(err)
 	}
+	drawnByThePlainRun(t)
 	ctx := browsertest.Start(t)
 	browsertest.OpenFile(t, ctx, page, "body[data-ready]")
 	labels := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#view-timeline .moment .panel .el-button')].map(b => b.textContent)`)
@@ -116,6 +119,7 @@ func TestShowHTMLMarksFindings(t *testing.T) {
 	if r := tapedeck(t, store, nil, nil, "show", "last", "--html", page, "--json"); r.code != 2 {
 		t.Errorf("show --html --json: exit %d, want 2", r.code)
 	}
+	drawnByThePlainRun(t)
 	ctx := browsertest.Start(t)
 	browsertest.OpenFile(t, ctx, page, "body[data-ready]")
 	marks := browsertest.Eval[int](t, ctx, `document.querySelectorAll('.finding-mark.level-error').length`)

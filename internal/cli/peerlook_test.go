@@ -108,6 +108,7 @@ func TestLookingAtALanguageServer(t *testing.T) {
 		if r := tapedeck(t, store, nil, nil, "show", "--html", page, "last"); r.code != 0 {
 			t.Fatalf("show --html: exit %d: %s", r.code, r.stderr)
 		}
+		drawnByThePlainRun(t)
 		ctx := browsertest.Start(t)
 		browsertest.OpenFile(t, ctx, page, "body[data-ready]")
 		meta := browsertest.Eval[string](t, ctx, `document.querySelector('.meta').textContent`)

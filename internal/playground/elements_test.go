@@ -99,6 +99,7 @@ func screenshotTo(t *testing.T, ctx context.Context, name string) {
 // TAPEDECK_SCREENSHOTS=$PWD/docs go test -run TestElementsInABrowser
 // ./internal/playground from the module root.
 func TestElementsInABrowser(t *testing.T) {
+	pageProof(t)
 	needNode(t)
 	bctx := browsertest.Start(t)
 	p := play(t, copyPlugin(t, "elements-node"), nil)

@@ -80,6 +80,7 @@ func TestKeepItInABrowser(t *testing.T) {
 // (--pin-clock=false) of a plugin that says random names and times does
 // not replay the same: the page says why in words, and what to do.
 func TestKeepItSaysWhyInTheBrowser(t *testing.T) {
+	pageProof(t)
 	needNode(t)
 	bctx := browsertest.Start(t)
 	dir := copyFixture(t, "cosmica-node")

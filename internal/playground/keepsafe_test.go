@@ -81,6 +81,7 @@ func TestKeepRefusesATapesLinkOut(t *testing.T) {
 // before asks the person (a confirm naming the files); no keeps the old
 // tape, yes replaces it.
 func TestThePageAsksBeforeOverwriting(t *testing.T) {
+	pageProof(t)
 	needNode(t)
 	bctx := browsertest.Start(t)
 	p := play(t, copyPlugin(t, "widgets-node"), nil)

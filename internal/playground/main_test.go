@@ -29,6 +29,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// pageProof skips, under the race detector, a browser test whose proof is
+// what the page draws or asks: its server side (an action in, a replay
+// run, frames out) runs under the detector in TestPlaygroundInABrowser
+// and TestKeepItInABrowser, and the browser's own work is the same
+// race-built or not (these three took 27 of the race step's CPU seconds,
+// Chromium's counted). The plain run keeps each.
+func pageProof(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("a proof of the page: the plain run has it (pageProof)")
+	}
+}
+
 // needNode skips a test when node is not installed.
 func needNode(t *testing.T) {
 	t.Helper()
