@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // badgeFrames is n ui/setBadge notifications of the plugin, with room for
@@ -28,7 +29,7 @@ func badgeFrames(n, extra int) []frame.Frame {
 // race detector, which allocates beside it.
 func skipAllocationsUnderRace(t *testing.T) {
 	t.Helper()
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("what is allocated is measured by the plain build; the race detector allocates beside it")
 	}
 }

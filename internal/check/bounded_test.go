@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // feeder feeds frames to rules in seq order and gathers the findings.
@@ -180,7 +181,7 @@ func asFindings(issues []issue) []Finding {
 // not the line they are a slice of: 200 requests with small params beside
 // a 100 KB member hold well under the 20 MB their lines take.
 func TestKeptParamsAreCopied(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("measures the heap, which the race detector multiplies")
 	}
 	pad := strings.Repeat("x", 100<<10)
@@ -206,7 +207,7 @@ func TestKeptParamsAreCopied(t *testing.T) {
 // progress that names them, and past maxTracked tokens a side's table
 // takes no more and its unknown tokens are not reported.
 func TestProgressTokensBounded(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("measures the heap, which the race detector multiplies")
 	}
 	long := strings.Repeat("t", 100<<10)

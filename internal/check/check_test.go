@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 	"github.com/tapedeck/tapedeck/tape"
 )
 
@@ -145,7 +146,7 @@ func readTape(t *testing.T, path string) (opts Options, frames []frame.Frame, wa
 // TestRules runs every rule tape and every generated case, and checks
 // that between them every rule is tripped at least once.
 func TestRules(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		// 15 s under the detector, 3 s without: the race step is here for Lint.
 		t.Skip("check reads a session on one goroutine; Lint's own goroutine is TestLint's and TestLintFallsBehind's under the race detector")
 	}
@@ -652,7 +653,7 @@ func TestLintFallsBehind(t *testing.T) {
 // params larger than maxKeptParams, and at most maxTracked of them, under
 // every profile (80,000 requests with 4 KB ids had held 575 MB).
 func TestUnansweredRequestsCostBoundedMemory(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("measures the heap, which the race detector multiplies; the plain run measures it")
 	}
 	id := strings.Repeat("i", 4<<10)

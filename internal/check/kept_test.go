@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // TestKeptCountsAllAndKeepsABound: a finding in every frame is counted
@@ -52,7 +53,7 @@ func TestKeptCountsAllAndKeepsABound(t *testing.T) {
 // check keeps to follow them is bounded: before, every method whole (about
 // 40 MB here; 213 MB for 100,000).
 func TestUnansweredLongMethodsStayBounded(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("measures the heap, which the race detector multiplies; the plain run measures it")
 	}
 	ck := New(Options{})

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,7 +51,7 @@ type specFinding struct {
 // only it, each finding citing its specification.
 func TestCheckProfiles(t *testing.T) {
 	t.Parallel()
-	if raceEnabled {
+	if race.Enabled {
 		// check reads a session on one goroutine; recording these real
 		// peers under the race detector is TestPeersReplayClean's (this
 		// one took 16 s of CPU there).

@@ -4,6 +4,8 @@ package cli
 
 import (
 	"bytes"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,7 +27,7 @@ func sharedDir(t *testing.T) string {
 // race detector it only costs minutes.
 func skipBigUnderRace(t *testing.T) {
 	t.Helper()
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("multi-MiB byte fidelity is tested without -race; under the race detector it only costs time")
 	}
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/xml"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +35,7 @@ func TestMCPGuideWalk(t *testing.T) {
 // after each of headings on a copy of dir (walkAsShown): want of them.
 func guideWalk(t *testing.T, dir, guide, scriptHeading string, headings []string, want int) {
 	t.Parallel()
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the walk repeats what the workflow tests cover; under the race detector it only costs time")
 	}
 	script := firstFenced(readmeAfter(t, scriptHeading), "jsonl")

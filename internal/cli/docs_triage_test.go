@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"errors"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +96,7 @@ func wantIn(t *testing.T, r result, code int, wants ...string) {
 // command, each a line the guide shows.
 func TestReadmeWhenAGoldenFails(t *testing.T) {
 	t.Parallel()
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the README's walk repeats what the clock, fingerprint and shrink tests cover; under the race detector it only costs time")
 	}
 	for _, prog := range []string{"node", "python3"} {

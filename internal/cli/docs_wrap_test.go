@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // run's.
 func TestReadmeWrapWalk(t *testing.T) {
 	t.Parallel()
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the walk repeats what the wrap tests cover; under the race detector it only costs time")
 	}
 	bin, home, shell, node := nodeThroughBin(t)

@@ -19,6 +19,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // checkDB runs bbolt's consistency check on the store's database.
@@ -83,7 +84,7 @@ func TestSIGKILLLosesNothingDelivered(t *testing.T) {
 	// the shim's kill paths under the detector (eight took 113 s of CI's
 	// race step); the plain run's eight and the soak's fifty count lines.
 	rounds := soakRounds(t, 50, 8)
-	if raceEnabled && rounds < 50 {
+	if race.Enabled && rounds < 50 {
 		rounds = 3
 	}
 	seed := uint64(time.Now().UnixNano())

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bufio"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +53,7 @@ const changedPlugin = "# once the plugin changed"
 // a person ends them.
 func TestHelpExamplesRunAsShown(t *testing.T) {
 	t.Parallel()
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the examples repeat what each command's tests cover; under the race detector they only cost time")
 	}
 	for _, tool := range []string{"node", "bash"} {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // tinyTape writes a tape of one host request answered, recorded of command.
@@ -41,7 +42,7 @@ func tinyTape(t *testing.T, command []string) string {
 func boundedRun(t *testing.T, args ...string) (out string, code int, rssMiB int64, took time.Duration) {
 	t.Helper()
 	script := `ulimit -v 4194304 && exec "$@"`
-	if raceEnabled {
+	if race.Enabled {
 		script = `exec "$@"` // the race detector's shadow memory needs more address space
 	}
 	peak := filepath.Join(t.TempDir(), "peak")
@@ -104,7 +105,7 @@ func TestReplayKeepsOnlyWhatTheRecordingExplains(t *testing.T) {
 				if code != 1 {
 					t.Errorf("exit %d, want 1 (differs)", code)
 				}
-				if rss > limit && !raceEnabled { // the race-built binary's memory is the detector's
+				if rss > limit && !race.Enabled { // the race-built binary's memory is the detector's
 					t.Errorf("peak RSS %d MiB, want at most %d", rss, limit)
 				}
 				if took > flooding+5*time.Second {

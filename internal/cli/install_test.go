@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +19,7 @@ import (
 // tapedeck says the version its build info holds.
 func TestGoInstall(t *testing.T) {
 	t.Parallel()
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		t.Skip("builds and links tapedeck again: not with -short or under the race detector")
 	}
 	if block := readmeBlock(t, "\n## Install\n"); len(block) != 1 || block[0] != "CGO_ENABLED=0 go install ." {
@@ -60,7 +62,7 @@ func TestGoInstall(t *testing.T) {
 // step the README's abridged output shows ("$ …" lines) is one it ran.
 func TestDemoPrintsNoEscapesIntoAPipe(t *testing.T) {
 	t.Parallel()
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		t.Skip("builds tapedeck and runs the whole demo: not with -short or under the race detector")
 	}
 	cmd := exec.Command("./demo.sh")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/tapedeck/tapedeck/internal/race"
 	"github.com/tapedeck/tapedeck/internal/waittest"
 )
 
@@ -125,11 +126,11 @@ func (e e2e) Run() int {
 		}
 	}
 	args := []string{"build", "-o", real}
-	if raceEnabled {
+	if race.Enabled {
 		args = append(args, "-race")
 	}
 	build := exec.Command("go", append(args, ".")...)
-	if !raceEnabled { // the race detector needs cgo
+	if !race.Enabled { // the race detector needs cgo
 		build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README installs it: static
 	}
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/bigtape"
+	"github.com/tapedeck/tapedeck/internal/race"
 	"github.com/tapedeck/tapedeck/tape"
 )
 
@@ -43,7 +44,7 @@ func writeBadgeTape(t *testing.T, name string, frames, changeEvery int) (string,
 // CI runs first, measures it).
 func skipUnderRace(t *testing.T) {
 	t.Helper()
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("peak memory is measured by the plain build's run; the race detector multiplies it")
 	}
 }
@@ -54,7 +55,7 @@ func skipUnderRace(t *testing.T) {
 // browsers took about 20 of the race step's CPU seconds).
 func drawnByThePlainRun(t *testing.T) {
 	t.Helper()
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the command ran under the race detector; drawing its page is the plain run's proof")
 	}
 }

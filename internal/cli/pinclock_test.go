@@ -62,7 +62,7 @@ func TestPinnedClockHoldsUnderLoad(t *testing.T) {
 
 			tmp := t.TempDir() // the replays' temporary folder: empty again after them
 			slow := append([]string{"STAMP_SLOW_START_MS=900", "TMPDIR=" + tmp}, env...)
-			clean, n := 0, waittest.AtOnce(20, raceEnabled)
+			clean, n := 0, waittest.AtOnce(20)
 			for i, r := range tapedeckMany(t, n, slow, "replay", tp, "--fresh-dir", "STAMP_HOME") {
 				if r.code == 0 {
 					clean++

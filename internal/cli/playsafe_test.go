@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 	"net/http"
 	"net/url"
 	"os"
@@ -184,7 +186,7 @@ func TestPlayFloodCostsTimeNotMemory(t *testing.T) {
 				t.Fatal("tapedeck play did not end within 20 s of Ctrl-C")
 			}
 			t.Logf("peak RSS %d MiB once the plugin had written %d MiB (at %v), %d MiB %v later", settled, settleBytes>>20, settledAt.Round(time.Millisecond), peak, after)
-			if !raceEnabled { // the race-built binary's memory is the detector's
+			if !race.Enabled { // the race-built binary's memory is the detector's
 				if peak > limit {
 					t.Errorf("peak RSS %d MiB after %v of flood, want under %d", peak, settledAt+after, limit)
 				}
@@ -273,7 +275,7 @@ func TestPlayWatchCostsNothingIdle(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
 	t.Logf("idle with --watch: %.3f s of CPU in %.1f s (%.1f %% of a core)", used, wall, 100*used/wall)
-	if used/wall > 0.03 && !raceEnabled {
+	if used/wall > 0.03 && !race.Enabled {
 		t.Errorf("idle with --watch, tapedeck play used %.1f %% of a core, want under 3 %%", 100*used/wall)
 	}
 	log := stderr.String()

@@ -6,6 +6,8 @@ package cli
 import (
 	"bytes"
 	"errors"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,7 +50,7 @@ func inProcess(env, args []string) bool {
 	if os.Getenv("TAPEDECK_TEST_BIN") != "" || len(args) == 0 || !inProcessCommands[args[0]] {
 		return false
 	}
-	if raceEnabled {
+	if race.Enabled {
 		// urfave/cli v2 keeps its help flag, version flag and help command
 		// in package variables that every App writes while it parses
 		// flags: apps run side by side in one process race there. Under

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // holdDB starts a process that holds the store's database (which must
@@ -48,7 +49,7 @@ func holdDB(t *testing.T, store string) (release func(), pid int) {
 // spool is kept aside, and one line says so, once.
 func TestSpoolBitFlipIsStoredAsDamaged(t *testing.T) {
 	t.Parallel()
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("27,100 frames through the race-built shim only cost time; the plain run covers the reading, store/spool_test.go the races")
 	}
 	store := t.TempDir()

@@ -23,6 +23,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // boundedTapedeck runs the binary under a limit of address space (limitMB,
@@ -48,7 +49,7 @@ func boundedShell(t *testing.T, store string, limitMB int, deadline time.Duratio
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	script := fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`+redirect, limitMB<<10)
-	if raceEnabled {
+	if race.Enabled {
 		// The race detector's shadow memory needs address space far beyond
 		// any such limit; the deadline still holds.
 		script = `exec "$0" "$@"` + redirect

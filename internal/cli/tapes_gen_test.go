@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tapedeck/tapedeck/internal/race"
 	"github.com/tapedeck/tapedeck/tape"
 )
 
@@ -117,7 +118,7 @@ func TestBundledTapesAreClean(t *testing.T) {
 // passes them all.
 func TestReadmeUpdateTapes(t *testing.T) {
 	t.Parallel()
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		t.Skip("runs go test on this package again: not with -short or under the race detector")
 	}
 	readme := []byte(docsText(t))

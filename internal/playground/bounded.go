@@ -75,6 +75,17 @@ func newKeeping(frames int) *keeping {
 	}
 }
 
+// keeper is the keeper of the pipe of direction dir.
+func (k *keeping) keeper(dir frame.Dir) *window.Keeper {
+	switch dir {
+	case frame.Out:
+		return k.out
+	case frame.Err:
+		return k.err
+	}
+	return &k.in
+}
+
 // pipe is one of the plugin's pipes as capture hands on what the plugin
 // writes there: cut into lines at the page's cap, each told to the run.
 type pipe struct {
@@ -84,11 +95,7 @@ type pipe struct {
 
 // newPipe is run r's pipe of direction dir (frame.Out or frame.Err).
 func (s *server) newPipe(r *run, dir frame.Dir) *pipe {
-	k := r.keep.out
-	if dir == frame.Err {
-		k = r.keep.err
-	}
-	p := &pipe{split: window.Splitter{Keep: k, Scan: wire.NewScanner(wire.Lines)}}
+	p := &pipe{split: window.Splitter{Keep: r.keep.keeper(dir), Scan: wire.NewScanner(wire.Lines)}}
 	p.emit = func(l window.Line) {
 		if !l.Unkept {
 			l.Raw = p.split.CopyOut(l.Raw) // a view until now
@@ -141,7 +148,7 @@ func (s *server) unkeptLocked(r *run, f frame.Frame) []check.Finding {
 	r.keep.findings += int64(len(found))
 	if !r.keep.said[f.Dir] {
 		r.keep.said[f.Dir] = true
-		msg := fmt.Sprintf("%s ran past what the playground keeps for the page (%d frames, %d bytes): from here on its frames are counted, not shown; run %d's session in the store has every one", pipeName(f.Dir), r.keep.in.Bound.Frames, keptBytes, r.n)
+		msg := fmt.Sprintf("%s ran past what the playground keeps for the page (%d frames, %d bytes): from here on its frames are counted, not shown; run %d's session in the store has every one", pipeName(f.Dir), r.keep.keeper(f.Dir).Bound.Frames, keptBytes, r.n)
 		s.noteLocked(r, msg)
 	}
 	return found

@@ -1,6 +1,7 @@
 package playground
 
 import (
+	"github.com/tapedeck/tapedeck/internal/race"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ func TestThePageKeepsAWindow(t *testing.T) {
 	// tenth of it (the same code; a flood of 20,500 lines took 38 s of CPU
 	// there, 1.8 s without).
 	kept, pageFrames := keptFrames, 0
-	if raceEnabled {
+	if race.Enabled {
 		kept, pageFrames = keptFrames/10, keptFrames/10
 	}
 	plugin := `yes '{"jsonrpc":"2.0","method":"flood","params":{}}' | head -n ` + strconv.Itoa(kept+500) + `

@@ -169,7 +169,7 @@ func TestKeptGoldensPass(t *testing.T) {
 			}
 			// Under the race detector fewer, still side by side in this
 			// process, for the detector.
-			n := waittest.AtOnce(20, raceEnabled)
+			n := waittest.AtOnce(20)
 			paths := make([]string, n)
 			for i := range paths {
 				paths[i] = tape

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tapedeck/tapedeck/internal/browsertest"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // TestFrameReachesThePage measures how long a frame takes from the
@@ -42,7 +43,7 @@ func TestFrameReachesThePage(t *testing.T) {
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	t.Logf("plugin write → page receipt over %d frames: min %v, median %v, max %v (milliseconds of the two clocks of this machine)", len(lat), lat[0], lat[len(lat)/2], lat[len(lat)-1])
-	if lat[len(lat)-1] > 2*time.Second && !raceEnabled {
+	if lat[len(lat)-1] > 2*time.Second && !race.Enabled {
 		t.Errorf("a frame took %v to reach the page (generous bound 2 s)", lat[len(lat)-1])
 	}
 }

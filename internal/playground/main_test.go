@@ -16,6 +16,7 @@ import (
 
 	"github.com/tapedeck/tapedeck/frame"
 	"github.com/tapedeck/tapedeck/internal/browsertest"
+	"github.com/tapedeck/tapedeck/internal/race"
 	"github.com/tapedeck/tapedeck/internal/waittest"
 	"github.com/tapedeck/tapedeck/tape"
 )
@@ -37,7 +38,7 @@ func TestMain(m *testing.M) {
 // Chromium's counted). The plain run keeps each.
 func pageProof(t *testing.T) {
 	t.Helper()
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("a proof of the page: the plain run has it (pageProof)")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 func TestListCapsWithACount(t *testing.T) {
@@ -37,7 +38,7 @@ func TestListCapsWithACount(t *testing.T) {
 // 641 MB tape of such lines had held 285 MB), and an answer to a request
 // still remembered is still paired with it.
 func TestTimelinePendingStaysBounded(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("measures the heap, which the race detector multiplies; the plain run measures it")
 	}
 	tl := NewTimeline(io.Discard, TimelineOptions{})

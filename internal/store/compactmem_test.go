@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // TestCompactHoldsABoundOfTheCopy: gc copies the database a few MiB at a
 // time, so its heap does not grow with the file: 40 MiB of frames took
 // it 200 MB of heap (RssAnon) with 32 MiB copied in each transaction.
 func TestCompactHoldsABoundOfTheCopy(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("measures the heap, which the race detector multiplies; the plain run measures it")
 	}
 	st, err := Open(t.TempDir(), &Options{NoSync: true})

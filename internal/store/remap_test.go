@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tapedeck/tapedeck/frame"
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // TestLongWriteMapsTheFileAnew stores a session of 300,000 frames (about
@@ -21,7 +22,7 @@ import (
 //
 // It runs alone (not parallel): other tests' maps would count in the measure.
 func TestLongWriteMapsTheFileAnew(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("one goroutine writing 600,000 frames: nothing for the race detector, which makes it 20 s; the plain run measures it")
 	}
 	if testing.Short() {

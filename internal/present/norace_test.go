@@ -1,5 +1,0 @@
-//go:build !race
-
-package present
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package tape
-
-const raceEnabled = false
