@@ -42,6 +42,26 @@ var inProcessCommands = map[string]bool{
 	"show": true, "ls": true, "export": true, "import": true, "rm": true, "gc": true, "verify": true,
 }
 
+// raceInProcess are the commands that run in process under the race
+// detector too, one at a time (inProcessTurn): urfave/cli v2 keeps its
+// help flag, version flag and help command in package variables that
+// every App writes while it parses flags, so apps side by side in one
+// process race there. They are the short ones, which read a store or a
+// tape and are done: in process, the race-built test binary's detector
+// watches their code as closely as in a race-built binary, without a
+// race-built process's start for each of the 400 or so runs (half the
+// command runs of cli's race run). A recording or a replay would hold
+// its turn for seconds, and its process tree is what the race run is
+// for: those run as race-built binaries.
+var raceInProcess = map[string]bool{
+	"diff": true, "check": true, "coverage": true, "show": true, "ls": true,
+	"export": true, "import": true, "rm": true, "gc": true, "verify": true,
+}
+
+// inProcessTurn is held by a command run in process under the race
+// detector (see raceInProcess).
+var inProcessTurn sync.Mutex
+
 // inProcess reports whether a command can run in process: it is one of
 // inProcessCommands, the variables it is given are only those the
 // command layer reads from its environment (or a fixture plugin's), and
@@ -50,11 +70,7 @@ func inProcess(env, args []string) bool {
 	if os.Getenv("TAPEDECK_TEST_BIN") != "" || len(args) == 0 || !inProcessCommands[args[0]] {
 		return false
 	}
-	if race.Enabled {
-		// urfave/cli v2 keeps its help flag, version flag and help command
-		// in package variables that every App writes while it parses
-		// flags: apps run side by side in one process race there. Under
-		// the race detector the commands run as race-built binaries.
+	if race.Enabled && !raceInProcess[args[0]] {
 		return false
 	}
 	for _, kv := range env {
@@ -85,6 +101,10 @@ func tapedeckInProcess(t *testing.T, store string, stdin []byte, env []string, a
 	}
 	defer in.Close()
 	countRun("in-process")
+	if race.Enabled {
+		inProcessTurn.Lock()
+		defer inProcessTurn.Unlock()
+	}
 	var out, errb bytes.Buffer
 	code := run(append([]string{"tapedeck", "--store", store}, args...), in, &out, &errb, append(os.Environ(), env...))
 	return result{stdout: out.Bytes(), stderr: errb.Bytes(), code: code}
