@@ -3,14 +3,14 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-
-	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // peers is buildPeers of the fixture MCP and LSP servers and their

@@ -4,12 +4,12 @@ package cli
 
 import (
 	"bytes"
-
-	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // sharedDir is ../shared, or "" when it is absent.

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"encoding/xml"
-
-	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // TestReadmeGoldenWalk runs the README's golden loop on a copy of

@@ -3,8 +3,6 @@ package cli
 import (
 	"bytes"
 	"errors"
-
-	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // readmeCmd runs one command line of the README's "When a golden fails"

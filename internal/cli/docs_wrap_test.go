@@ -1,12 +1,13 @@
 package cli
 
 import (
-	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // TestReadmeWrapWalk runs the README's "Capture a session in Agentty" walk

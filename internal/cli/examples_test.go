@@ -2,8 +2,6 @@ package cli
 
 import (
 	"bufio"
-
-	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // helpExamples are the lines `tapedeck NAME --help` prints under

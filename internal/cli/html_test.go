@@ -6,15 +6,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tapedeck/tapedeck/internal/browsertest"
 	"github.com/tapedeck/tapedeck/internal/htmlreport"
 	"github.com/tapedeck/tapedeck/internal/present"
+	"github.com/tapedeck/tapedeck/internal/race"
 	"github.com/tapedeck/tapedeck/playback"
-
-	"github.com/tapedeck/tapedeck/internal/browsertest"
 )
 
 // The HTML reports end to end: written by the real binary (or, for show,
 // by the function show calls), opened from disk in a headless Chromium.
+
+// drawnByThePlainRun skips the rest of a test under the race detector
+// where it would open a page the race-built command wrote: a file, which
+// Chromium draws alike whatever built the command (the five such tests'
+// browsers took about 20 of the race step's CPU seconds).
+func drawnByThePlainRun(t *testing.T) {
+	t.Helper()
+	if race.Enabled {
+		t.Skip("the command ran under the race detector; drawing its page is the plain run's proof")
+	}
+}
 
 func TestReplayHTMLOutlinesTheChangedLabel(t *testing.T) {
 	t.Parallel()

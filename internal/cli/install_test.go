@@ -2,14 +2,14 @@ package cli
 
 import (
 	"bytes"
-
-	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // TestGoInstall installs tapedeck as the README says Go users do, and

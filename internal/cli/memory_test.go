@@ -49,17 +49,6 @@ func skipUnderRace(t *testing.T) {
 	}
 }
 
-// drawnByThePlainRun skips the rest of a test under the race detector
-// where it would open a page the race-built command wrote: a file, which
-// Chromium draws alike whatever built the command (the five such tests'
-// browsers took about 20 of the race step's CPU seconds).
-func drawnByThePlainRun(t *testing.T) {
-	t.Helper()
-	if race.Enabled {
-		t.Skip("the command ran under the race detector; drawing its page is the plain run's proof")
-	}
-}
-
 // skipBigReplay skips a test that replays a big tape with sed as the
 // plugin (what says why it is skipped with -short): under the race
 // detector, with -short, and without sed.

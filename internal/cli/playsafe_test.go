@@ -9,8 +9,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-
-	"github.com/tapedeck/tapedeck/internal/race"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // vmHWM is process pid's peak resident memory in MiB (-1 when it cannot

@@ -6,14 +6,14 @@ package cli
 import (
 	"bytes"
 	"errors"
-
-	"github.com/tapedeck/tapedeck/internal/race"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // result is one finished tapedeck invocation.

@@ -1,12 +1,13 @@
 package playground
 
 import (
-	"github.com/tapedeck/tapedeck/internal/race"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tapedeck/tapedeck/internal/race"
 )
 
 // TestThePageKeepsAWindow: a plugin that says more on stdout than the

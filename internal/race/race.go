@@ -2,5 +2,5 @@
 
 package race
 
-// Enabled: the build has the race detector.
+// Enabled reports whether the build has the race detector.
 const Enabled = true

@@ -34,10 +34,11 @@ func PerCPU(n int) bool {
 }
 
 // AtOnce is how many replays a proof of stability runs at once: n, or
-// under the race detector a fifth of it, at least 2. The race detector looks for races in each run's
-// goroutines, which a few runs at once show as well as twenty; how often
-// a run is stable is the plain run's proof (20 pinned replays of node
-// took 15 s of CPU under the race detector, 20 kept goldens 18 s).
+// under the race detector a fifth of it, at least 2. The race detector
+// looks for races in each run's goroutines, which a few runs at once show
+// as well as twenty; how often a run is stable is the plain run's proof
+// (20 pinned replays of node took 15 s of CPU under the race detector, 20
+// kept goldens 18 s).
 func AtOnce(n int) int {
 	if race.Enabled {
 		return max(2, n/5)
